@@ -1,0 +1,4 @@
+from .configuration_transformer_mt import TransformerMTConfig
+
+
+__all__ = ["TransformerMTConfig"]

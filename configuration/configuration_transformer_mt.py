@@ -1,0 +1,123 @@
+"""Configuration of the encoder-decoder Transformer ("Attention Is All You Need") with BERT-style embeddings."""
+
+from transformers import PreTrainedConfig
+from transformers.activations import ACT2FN
+
+
+POSITION_EMBEDDING_TYPES = ("sinusoidal", "learned")
+# "interleaved" is the paper's PE(pos, 2i) = sin, PE(pos, 2i+1) = cos; "concatenated" puts all sines first and
+# all cosines second, the layout Marian/Opus-MT checkpoints were trained with.
+SINUSOIDAL_LAYOUTS = ("interleaved", "concatenated")
+
+
+class TransformerMTConfig(PreTrainedConfig):
+    r"""
+    Configuration of a [`TransformerMTModel`] / [`TransformerMTForConditionalGeneration`].
+
+    The defaults are the base model of Vaswani et al. (2017): 6+6 layers, d_model 512, 8 heads, FFN 2048, ReLU,
+    dropout 0.1, post-LN, sinusoidal positions, token embeddings scaled by sqrt(d_model) and shared between
+    encoder, decoder and output projection. Field names follow transformers' seq2seq models (BART, Marian);
+    the BERT-style embedding block adds `type_vocab_size` (segments) and `layernorm_embedding`.
+
+    Example:
+
+    ```python
+    >>> from transformer_mt import TransformerMTConfig, TransformerMTForConditionalGeneration
+    >>> config = TransformerMTConfig(vocab_size=8000, d_model=256, position_embedding_type="learned")
+    >>> model = TransformerMTForConditionalGeneration(config)
+    ```
+    """
+
+    model_type = "transformer_mt"
+    keys_to_ignore_at_inference = ["cache"]
+    attribute_map = {
+        "hidden_size": "d_model",
+        "num_attention_heads": "encoder_attention_heads",
+        "num_hidden_layers": "encoder_layers",
+        "initializer_range": "init_std",
+    }
+
+    vocab_size: int = 37000  # the paper's shared English-German BPE vocabulary
+    d_model: int = 512
+    encoder_layers: int = 6
+    decoder_layers: int = 6
+    encoder_attention_heads: int = 8
+    decoder_attention_heads: int = 8
+    encoder_ffn_dim: int = 2048
+    decoder_ffn_dim: int = 2048
+    activation_function: str = "relu"
+    dropout: float = 0.1  # residual and embedding dropout (P_drop in the paper)
+    attention_dropout: float = 0.0
+    activation_dropout: float = 0.0
+    # Learned positions: the table size and a hard limit. Sinusoids: only the size precomputed at start; they
+    # extend to any length on demand.
+    max_position_embeddings: int = 512
+    position_embedding_type: str = "sinusoidal"
+    sinusoidal_layout: str = "interleaved"
+    type_vocab_size: int = 2  # BERT's segments A/B; 0 removes the segment table
+    scale_embedding: bool = True  # the paper multiplies token embeddings by sqrt(d_model)
+    layernorm_embedding: bool = False  # BERT's LayerNorm after token + segment + position
+    normalize_before: bool = False  # pre-LN; the paper (and BERT) normalise after the residual (post-LN)
+    layer_norm_eps: float = 1e-5
+    init_std: float = 0.02
+    use_cache: bool = True
+    tie_word_embeddings: bool = True
+    is_encoder_decoder: bool = True
+    pad_token_id: int | None = 0
+    bos_token_id: int | None = 1
+    eos_token_id: int | list[int] | None = 2
+    decoder_start_token_id: int | None = 1
+    forced_eos_token_id: int | list[int] | None = None
+
+    def __post_init__(self, **kwargs):
+        self._validate()
+        super().__post_init__(**kwargs)
+
+    def _validate(self):
+        """Raise ValueError naming the field, its value and what is allowed."""
+        for name in ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+                     "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "max_position_embeddings"):
+            _check_int(name, getattr(self, name), minimum=1)
+        _check_int("type_vocab_size", self.type_vocab_size, minimum=0)
+        for name in ("dropout", "attention_dropout", "activation_dropout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+                raise ValueError(f"`{name}` must be a probability in [0, 1), got {value!r}.")
+        for name in ("init_std", "layer_norm_eps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"`{name}` must be a positive number, got {value!r}.")
+        _check_choice("position_embedding_type", self.position_embedding_type, POSITION_EMBEDDING_TYPES)
+        _check_choice("sinusoidal_layout", self.sinusoidal_layout, SINUSOIDAL_LAYOUTS)
+        _check_choice("activation_function", self.activation_function, tuple(sorted(ACT2FN)))
+        for side in ("encoder", "decoder"):
+            heads = getattr(self, f"{side}_attention_heads")
+            if self.d_model % heads:
+                raise ValueError(
+                    f"`d_model` ({self.d_model}) must be divisible by `{side}_attention_heads` ({heads})."
+                )
+        if self.position_embedding_type == "sinusoidal" and self.d_model % 2:
+            raise ValueError(
+                f"`d_model` must be even with position_embedding_type='sinusoidal' (sine/cosine pairs), got "
+                f"{self.d_model}."
+            )
+        for name in ("pad_token_id", "bos_token_id", "decoder_start_token_id"):
+            value = getattr(self, name)
+            if value is not None:
+                _check_int(name, value, minimum=0, maximum=self.vocab_size - 1)
+
+
+def _check_int(name, value, minimum, maximum=None):
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (
+        maximum is not None and value > maximum
+    ):
+        allowed = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"`{name}` must be an integer {allowed}, got {value!r}.")
+
+
+def _check_choice(name, value, allowed):
+    if value not in allowed:
+        raise ValueError(f"`{name}` must be one of {', '.join(map(repr, allowed))}; got {value!r}.")
+
+
+__all__ = ["TransformerMTConfig"]

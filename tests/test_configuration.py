@@ -1,0 +1,65 @@
+import pytest
+from transformers import AutoConfig
+
+from transformer_mt import TransformerMTConfig
+
+from .conftest import tiny_config
+
+
+def test_defaults_are_the_papers_base_model():
+    config = TransformerMTConfig()
+    assert (config.d_model, config.encoder_layers, config.decoder_layers) == (512, 6, 6)
+    assert (config.encoder_attention_heads, config.encoder_ffn_dim, config.activation_function) == (8, 2048, "relu")
+    assert config.dropout == 0.1
+    assert config.position_embedding_type == "sinusoidal" and config.sinusoidal_layout == "interleaved"
+    assert config.scale_embedding and config.tie_word_embeddings and config.is_encoder_decoder
+    assert not config.normalize_before and not config.layernorm_embedding
+    assert (config.pad_token_id, config.bos_token_id, config.eos_token_id, config.decoder_start_token_id) == (0, 1, 2, 1)
+    # attribute_map aliases that generation and tooling read
+    assert (config.hidden_size, config.num_attention_heads, config.num_hidden_layers) == (512, 8, 6)
+
+
+def test_save_load_round_trip_and_autoconfig(tmp_path, position_type):
+    config = tiny_config(position_embedding_type=position_type, type_vocab_size=0, normalize_before=True)
+    config.save_pretrained(tmp_path)
+    loaded = AutoConfig.from_pretrained(tmp_path)
+    assert type(loaded) is TransformerMTConfig
+    assert loaded.to_diff_dict() == config.to_diff_dict()
+    assert loaded.position_embedding_type == position_type and loaded.type_vocab_size == 0
+
+
+def test_unknown_kwargs_pass_through():
+    assert TransformerMTConfig(my_extra_field=3).my_extra_field == 3
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"position_embedding_type": "rotary"}, "`position_embedding_type` must be one of 'sinusoidal', 'learned'"),
+        ({"sinusoidal_layout": "mixed"}, "`sinusoidal_layout` must be one of 'interleaved', 'concatenated'"),
+        ({"activation_function": "swishy"}, "`activation_function` must be one of"),
+        ({"d_model": 30, "encoder_attention_heads": 4}, "`d_model` (30) must be divisible by `encoder_attention_heads` (4)"),
+        ({"d_model": 36, "decoder_attention_heads": 8}, "`d_model` (36) must be divisible by `decoder_attention_heads` (8)"),
+        ({"d_model": 33, "encoder_attention_heads": 3, "decoder_attention_heads": 3}, "`d_model` must be even"),
+        ({"vocab_size": 0}, "`vocab_size` must be an integer >= 1, got 0"),
+        ({"d_model": -8}, "`d_model` must be an integer >= 1, got -8"),
+        ({"encoder_layers": 0}, "`encoder_layers` must be an integer >= 1, got 0"),
+        ({"decoder_ffn_dim": 2.5}, "`decoder_ffn_dim` must be an integer >= 1, got 2.5"),
+        ({"max_position_embeddings": 0}, "`max_position_embeddings` must be an integer >= 1"),
+        ({"type_vocab_size": -1}, "`type_vocab_size` must be an integer >= 0, got -1"),
+        ({"dropout": 1.0}, "`dropout` must be a probability in [0, 1), got 1.0"),
+        ({"attention_dropout": -0.1}, "`attention_dropout` must be a probability in [0, 1), got -0.1"),
+        ({"activation_dropout": "0.1"}, "`activation_dropout` must be a probability in [0, 1)"),
+        ({"layer_norm_eps": 0}, "`layer_norm_eps` must be a positive number"),
+        ({"pad_token_id": 99}, "`pad_token_id` must be an integer in [0, 98], got 99"),
+    ],
+)
+def test_invalid_values_raise_naming_field_value_and_allowed(overrides, message):
+    with pytest.raises(ValueError) as error:
+        tiny_config(**overrides)
+    assert message in str(error.value)
+
+
+def test_learned_positions_allow_odd_d_model():
+    assert tiny_config(d_model=33, encoder_attention_heads=3, decoder_attention_heads=3,
+                       position_embedding_type="learned").d_model == 33

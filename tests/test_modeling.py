@@ -1,0 +1,211 @@
+import pytest
+import torch
+from transformers import AutoModel, AutoModelForSeq2SeqLM
+
+from transformer_mt import TransformerMTForConditionalGeneration, TransformerMTModel
+from transformer_mt.modeling.modeling_transformer_mt import shift_tokens_right
+from transformer_mt.modeling.positional_embeddings import sinusoid_table
+
+from .conftest import batch, tiny_config, tiny_model
+
+
+def forward_inputs(seed=0):
+    input_ids, attention_mask = batch(seed)
+    decoder_input_ids, decoder_attention_mask = batch(seed + 1, length=5)
+    return dict(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        token_type_ids=(torch.arange(input_ids.size(1)) >= 3).long().expand_as(input_ids),
+        decoder_input_ids=decoder_input_ids,
+        decoder_attention_mask=decoder_attention_mask,
+    )
+
+
+@pytest.mark.parametrize("normalize_before", [False, True])
+def test_save_load_gives_bit_identical_logits_and_rebuilds_the_sinusoid(tmp_path, position_type, normalize_before):
+    model = tiny_model(position_embedding_type=position_type, normalize_before=normalize_before)
+    inputs = forward_inputs()
+    expected = model(**inputs).logits
+    model.save_pretrained(tmp_path)
+    assert (tmp_path / "model.safetensors").exists() and not list(tmp_path.glob("*.bin"))
+
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    assert type(loaded) is TransformerMTForConditionalGeneration
+    torch.testing.assert_close(loaded(**inputs).logits, expected, rtol=0, atol=0)
+    if position_type == "sinusoidal":
+        for stack in (loaded.model.encoder, loaded.model.decoder):
+            torch.testing.assert_close(stack.embeddings.embed_positions.table, sinusoid_table(64, 32), rtol=0, atol=0)
+
+
+def test_checkpoint_holds_no_derived_tensors(tmp_path):
+    from safetensors import safe_open
+
+    tiny_model().save_pretrained(tmp_path)
+    with safe_open(tmp_path / "model.safetensors", "pt") as f:
+        keys = set(f.keys())
+    assert not any("table" in key for key in keys)  # the sinusoid is derived from the config
+    assert "model.shared.weight" in keys and "lm_head.weight" not in keys  # tied, stored once
+
+
+def test_automodel_loads_the_base_model(tmp_path, position_type):
+    model = tiny_model(position_embedding_type=position_type)
+    model.save_pretrained(tmp_path)
+    base = AutoModel.from_pretrained(tmp_path).eval()
+    assert type(base) is TransformerMTModel
+    inputs = forward_inputs()
+    torch.testing.assert_close(base(**inputs).last_hidden_state, model.model(**inputs).last_hidden_state,
+                               rtol=0, atol=0)
+
+
+def test_tied_weights_stay_tied_after_loading(tmp_path):
+    tiny_model().save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
+    shared = loaded.model.shared.weight
+    assert loaded.lm_head.weight is shared
+    assert loaded.model.encoder.embeddings.embed_tokens.weight is shared
+    assert loaded.model.decoder.embeddings.embed_tokens.weight is shared
+
+
+def test_untied_output_projection_is_saved_and_loaded(tmp_path):
+    model = tiny_model(tie_word_embeddings=False)
+    assert model.lm_head.weight is not model.model.shared.weight
+    model.save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
+    torch.testing.assert_close(loaded.lm_head.weight, model.lm_head.weight, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("padding_side", ["right", "left"])
+def test_eager_and_sdpa_agree(position_type, padding_side):
+    inputs = forward_inputs()
+    if padding_side == "left":
+        for ids, mask in (("input_ids", "attention_mask"), ("decoder_input_ids", "decoder_attention_mask")):
+            lengths = inputs[mask].sum(1)
+            shifts = inputs[mask].size(1) - lengths
+            for row in range(len(lengths)):
+                inputs[ids][row] = inputs[ids][row].roll(int(shifts[row]))
+                inputs[mask][row] = inputs[mask][row].roll(int(shifts[row]))
+        assert inputs["attention_mask"][-1, 0] == 0
+    outputs = {}
+    for implementation in ("eager", "sdpa"):
+        torch.manual_seed(0)
+        model = TransformerMTForConditionalGeneration(
+            tiny_config(position_embedding_type=position_type, attn_implementation=implementation)
+        ).eval()
+        assert model.config._attn_implementation == implementation
+        outputs[implementation] = model(**inputs).logits
+    keep = inputs["decoder_attention_mask"].bool()  # padded query rows are undefined in both kernels
+    torch.testing.assert_close(outputs["sdpa"][keep], outputs["eager"][keep], rtol=0, atol=1e-5)
+
+
+def test_loss_equals_hand_computed_cross_entropy_ignoring_minus_100():
+    model = tiny_model()
+    input_ids, attention_mask = batch(0)
+    labels = torch.tensor([[5, 6, 7, 2], [8, 9, 2, -100], [10, 2, -100, -100]])
+    out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+    # decoder inputs are the labels shifted right behind decoder_start_token_id (1), -100 -> pad (0)
+    decoder_input_ids = torch.tensor([[1, 5, 6, 7], [1, 8, 9, 2], [1, 10, 2, 0]])
+    torch.testing.assert_close(shift_tokens_right(labels, 0, 1), decoder_input_ids, rtol=0, atol=0)
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids).logits
+    torch.testing.assert_close(out.logits, logits, rtol=0, atol=0)
+    log_probs = logits.double().log_softmax(-1)
+    picked = [-log_probs[b, t, labels[b, t]] for b in range(3) for t in range(4) if labels[b, t] != -100]
+    assert out.loss.item() == pytest.approx(torch.stack(picked).mean().item(), abs=1e-6)
+
+
+def test_gradient_checkpointing_gives_the_same_gradients(position_type):
+    inputs = forward_inputs()
+    labels = inputs.pop("decoder_input_ids").masked_fill(inputs.pop("decoder_attention_mask") == 0, -100)
+    grads = []
+    for checkpointing in (False, True):
+        model = tiny_model(position_embedding_type=position_type, dropout=0.0, attention_dropout=0.0,
+                           activation_dropout=0.0).train()
+        if checkpointing:
+            model.activation_checkpointing_enable()
+            assert model.model.encoder.layers[0].gradient_checkpointing
+        model(**inputs, labels=labels).loss.backward()
+        grads.append({name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None})
+    assert grads[0].keys() == grads[1].keys() and len(grads[0]) > 20
+    for name in grads[0]:
+        torch.testing.assert_close(grads[1][name], grads[0][name], rtol=0, atol=1e-6, msg=name)
+
+
+def test_builds_on_the_meta_device(position_type):
+    with torch.device("meta"):
+        model = TransformerMTForConditionalGeneration(tiny_config(position_embedding_type=position_type))
+    assert all(p.is_meta for p in model.parameters())
+    assert all(b.is_meta for b in model.buffers())
+
+
+def test_output_attentions_hidden_states_and_tuples():
+    model = tiny_model(attn_implementation="eager")
+    inputs = forward_inputs()
+    out = model(**inputs, output_attentions=True, output_hidden_states=True)
+    assert len(out.encoder_attentions) == 2 and out.encoder_attentions[0].shape == (3, 4, 7, 7)
+    assert len(out.decoder_attentions) == 2 and out.decoder_attentions[0].shape == (3, 4, 5, 5)
+    assert len(out.cross_attentions) == 2 and out.cross_attentions[0].shape == (3, 4, 5, 7)
+    assert len(out.encoder_hidden_states) == 3 and len(out.decoder_hidden_states) == 3
+    torch.testing.assert_close(out.encoder_hidden_states[-1], out.encoder_last_hidden_state, rtol=0, atol=0)
+    # causal: no weight on future target positions; padding: no weight on padded source positions
+    assert out.decoder_attentions[0][0].triu(1).abs().max() == 0
+    assert out.cross_attentions[0][2][..., inputs["attention_mask"][2] == 0].abs().max() == 0
+
+    as_tuple = model(**inputs, return_dict=False)
+    assert isinstance(as_tuple, tuple)
+    torch.testing.assert_close(as_tuple[0], out.logits, rtol=0, atol=0)
+
+
+def test_inputs_embeds_equal_input_ids(position_type):
+    model = tiny_model(position_embedding_type=position_type)
+    inputs = forward_inputs()
+    embed = model.get_input_embeddings()
+    expected = model(**inputs).logits
+    inputs["inputs_embeds"] = embed(inputs.pop("input_ids"))
+    inputs["decoder_inputs_embeds"] = embed(inputs.pop("decoder_input_ids"))
+    torch.testing.assert_close(model(**inputs).logits, expected, rtol=0, atol=1e-6)
+
+
+def test_bfloat16_forward_is_close_to_float32():
+    model = tiny_model()
+    inputs = forward_inputs()
+    expected = model(**inputs).logits
+    logits = model.to(torch.bfloat16)(**inputs).logits
+    assert logits.dtype == torch.bfloat16
+    torch.testing.assert_close(logits.float(), expected, rtol=0, atol=0.1)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda x: x.update(input_ids=x["input_ids"] + 99), r"`input_ids` contains \d+, outside \[0, vocab_size=99\)"),
+        (lambda x: x["input_ids"].__setitem__((0, 0), -1), r"`input_ids` contains -1, outside \[0, vocab_size=99\)"),
+        (lambda x: x["decoder_input_ids"].__setitem__((1, 1), 120),
+         r"`decoder_input_ids` contains 120, outside \[0, vocab_size=99\)"),
+        (lambda x: x.update(token_type_ids=x["token_type_ids"] * 2),
+         r"`token_type_ids` contains 2, outside \[0, type_vocab_size=2\)"),
+        (lambda x: x.update(attention_mask=x["attention_mask"][:, :-1]),
+         r"`attention_mask` has shape \(3, 6\) but must be \(3, 7\)"),
+        (lambda x: x.update(token_type_ids=x["token_type_ids"][:2]),
+         r"`token_type_ids` has shape \(2, 7\) but `input_ids` has shape \(3, 7\)"),
+        (lambda x: x.update(decoder_attention_mask=x["decoder_attention_mask"][:, :2]),
+         r"`decoder_attention_mask` has shape \(3, 2\) but must be \(3, 5\)"),
+        (lambda x: x.update(input_ids=x["input_ids"][0]), r"`input_ids` must have shape \(batch, length\)"),
+    ],
+)
+def test_bad_input_raises_a_value_error_naming_the_argument(change, message):
+    model = tiny_model()
+    inputs = forward_inputs()
+    change(inputs)
+    with pytest.raises(ValueError, match=message):
+        model(**inputs)
+
+
+def test_learned_positions_reject_too_long_input_at_the_boundary():
+    model = tiny_model(position_embedding_type="learned")
+    with pytest.raises(ValueError, match="needs 65 positions .* max_position_embeddings=64"):
+        model(input_ids=torch.full((1, 65), 5), decoder_input_ids=torch.full((1, 3), 5))
+
+
+def test_sinusoidal_model_runs_past_max_position_embeddings():
+    model = tiny_model()
+    logits = model(input_ids=torch.full((1, 3 * 64), 5), decoder_input_ids=torch.full((1, 130), 5)).logits
+    assert torch.isfinite(logits).all() and logits.shape == (1, 130, 99)

@@ -1,0 +1,27 @@
+"""transformer-mt: the "Attention Is All You Need" encoder-decoder as a Hugging Face transformers model.
+
+Importing the package registers the config and models with transformers' Auto classes.
+"""
+
+from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
+
+from .configuration import TransformerMTConfig
+from .modeling import (
+    TransformerMTForConditionalGeneration,
+    TransformerMTModel,
+    TransformerMTPreTrainedModel,
+)
+
+
+__version__ = "0.1.0"
+
+AutoConfig.register(TransformerMTConfig.model_type, TransformerMTConfig, exist_ok=True)
+AutoModel.register(TransformerMTConfig, TransformerMTModel, exist_ok=True)
+AutoModelForSeq2SeqLM.register(TransformerMTConfig, TransformerMTForConditionalGeneration, exist_ok=True)
+
+__all__ = [
+    "TransformerMTConfig",
+    "TransformerMTForConditionalGeneration",
+    "TransformerMTModel",
+    "TransformerMTPreTrainedModel",
+]
