@@ -3,7 +3,7 @@
 Importing the package registers the config and models with transformers' Auto classes.
 """
 
-from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
+from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer
 
 from .configuration import TransformerMTConfig
 from .modeling import (
@@ -11,6 +11,7 @@ from .modeling import (
     TransformerMTModel,
     TransformerMTPreTrainedModel,
 )
+from .tokenization import TransformerMTTokenizerFast, train_tokenizer
 
 
 __version__ = "0.1.0"
@@ -18,10 +19,13 @@ __version__ = "0.1.0"
 AutoConfig.register(TransformerMTConfig.model_type, TransformerMTConfig, exist_ok=True)
 AutoModel.register(TransformerMTConfig, TransformerMTModel, exist_ok=True)
 AutoModelForSeq2SeqLM.register(TransformerMTConfig, TransformerMTForConditionalGeneration, exist_ok=True)
+AutoTokenizer.register(TransformerMTConfig, fast_tokenizer_class=TransformerMTTokenizerFast, exist_ok=True)
 
 __all__ = [
     "TransformerMTConfig",
     "TransformerMTForConditionalGeneration",
     "TransformerMTModel",
     "TransformerMTPreTrainedModel",
+    "TransformerMTTokenizerFast",
+    "train_tokenizer",
 ]
