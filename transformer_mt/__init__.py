@@ -11,6 +11,7 @@ from .modeling import (
     TransformerMTModel,
     TransformerMTPreTrainedModel,
 )
+from .pipelines import TranslationPipeline, register_translation_pipeline
 from .tokenization import TransformerMTTokenizerFast, train_tokenizer
 
 
@@ -20,6 +21,7 @@ AutoConfig.register(TransformerMTConfig.model_type, TransformerMTConfig, exist_o
 AutoModel.register(TransformerMTConfig, TransformerMTModel, exist_ok=True)
 AutoModelForSeq2SeqLM.register(TransformerMTConfig, TransformerMTForConditionalGeneration, exist_ok=True)
 AutoTokenizer.register(TransformerMTConfig, fast_tokenizer_class=TransformerMTTokenizerFast, exist_ok=True)
+register_translation_pipeline()
 
 __all__ = [
     "TransformerMTConfig",
@@ -27,5 +29,6 @@ __all__ = [
     "TransformerMTModel",
     "TransformerMTPreTrainedModel",
     "TransformerMTTokenizerFast",
+    "TranslationPipeline",
     "train_tokenizer",
 ]

@@ -1,0 +1,201 @@
+"""Load parallel text (local TSV/CSV/JSON Lines files or a Hub dataset) into a `datasets.DatasetDict`.
+
+Local files are parsed here instead of by `load_dataset("csv"/"json")` so that every malformed line fails with
+its file and 1-based line number, rather than being skipped, mis-split by quoting, or reported as a parser
+error without a location.
+"""
+
+import csv
+import functools
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+import datasets
+
+
+SPLITS = ("train", "validation", "test")
+# Hub translation datasets (wmt16, opus_books, ...) nest the texts as {"translation": {"en": ..., "de": ...}}.
+TRANSLATION_KEY = "translation"
+_HUB_ID = re.compile(r"[\w-][\w.-]*(/[\w.-]+)?")
+
+
+def load_parallel_data(
+    data_files_or_name: Mapping[str, str | os.PathLike] | str | os.PathLike,
+    source_lang: str = "en",
+    target_lang: str = "de",
+    *,
+    extra_columns: Sequence[str] = (),
+    config_name: str | None = None,
+) -> datasets.DatasetDict:
+    """Return one Dataset per split with `source_lang` and `target_lang` text columns (plus `extra_columns`).
+
+    Args:
+        data_files_or_name: a mapping split -> file (`.tsv`, `.csv`, `.jsonl`, `.json`), a directory holding
+            `train.*`, `validation.*` and/or `test.*`, or a Hub dataset id passed to `datasets.load_dataset`.
+            A `str` that names no existing path, has no supported extension and reads as `name` or
+            `owner/name` is taken as a Hub id; every other argument is local.
+        source_lang, target_lang: the column (or `translation` key) names of the two texts.
+        extra_columns: further columns to keep, e.g. `["origin"]`.
+        config_name: the Hub dataset's configuration, e.g. "de-en" for wmt16.
+
+    Raises:
+        FileNotFoundError: a file or directory does not exist (the message names it).
+        ValueError: an unsupported extension, a missing column, or a malformed line (named by file and line).
+    """
+    if source_lang == target_lang:
+        raise ValueError(f"source_lang and target_lang are both {source_lang!r}")
+    columns = list(dict.fromkeys([source_lang, target_lang, *extra_columns]))
+    if isinstance(data_files_or_name, Mapping):
+        files = {split: Path(path).expanduser() for split, path in data_files_or_name.items()}
+    elif _is_hub_id(data_files_or_name):
+        return _load_hub_dataset(data_files_or_name, config_name, columns)
+    else:
+        files = _split_files(Path(data_files_or_name).expanduser())
+    return datasets.DatasetDict(
+        {split: _load_file(path, columns, (source_lang, target_lang)) for split, path in files.items()}
+    )
+
+
+def _is_hub_id(name) -> bool:
+    """True when `name` is a str that can only mean a Hub dataset id (see `load_parallel_data`)."""
+    return (
+        isinstance(name, str)
+        and _HUB_ID.fullmatch(name) is not None
+        and Path(name).suffix.lower() not in _READERS
+        and not os.path.exists(name)
+    )
+
+
+def _split_files(directory: Path) -> dict[str, Path]:
+    """Return split -> file for the `train.*`, `validation.*`, `test.*` files of a directory."""
+    if not directory.exists():
+        raise FileNotFoundError(f"{directory}: no such file or directory")
+    if not directory.is_dir():
+        raise ValueError(f"{directory} is a file; pass a mapping such as {{'train': {str(directory)!r}}}")
+    files = {}
+    for split in SPLITS:
+        found = sorted(path for path in directory.iterdir() if path.stem == split and path.suffix.lower() in _READERS)
+        if len(found) > 1:
+            raise ValueError(f"{directory}: several files for split {split!r}: {', '.join(p.name for p in found)}")
+        if found:
+            files[split] = found[0]
+    if not files:
+        raise FileNotFoundError(
+            f"{directory} holds none of {', '.join(s + '.*' for s in SPLITS)} with a supported extension "
+            f"({', '.join(_READERS)})"
+        )
+    return files
+
+
+def _load_file(path: Path, columns: list[str], texts: Sequence[str]) -> datasets.Dataset:
+    """Parse one local file into a Dataset of `columns`; the `texts` columns must be non-empty strings."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    reader = _READERS.get(path.suffix.lower())
+    if reader is None:
+        raise ValueError(f"{path}: unsupported extension {path.suffix!r}; supported: {', '.join(_READERS)}")
+    table = {column: [] for column in columns}
+    for line_number, record in reader(path, _read_lines(path), columns):
+        for column in texts:
+            if not isinstance(record[column], str):
+                raise ValueError(f"{path}, line {line_number}: {column!r} is not a string: {record[column]!r}")
+            if not record[column].strip():
+                raise ValueError(f"{path}, line {line_number}: empty {column!r} text")
+        for column in columns:
+            table[column].append(record[column])
+    if not table[columns[0]]:
+        raise ValueError(f"{path}: no rows")
+    return datasets.Dataset.from_dict(table)
+
+
+def _read_lines(path: Path) -> list[str]:
+    """Return the lines of a UTF-8 file with their line ends (a leading BOM dropped); bad bytes name their line."""
+    lines = []
+    with open(path, "rb") as file:
+        # Binary iteration splits on b"\n" only; str.splitlines would also split inside a text at U+2028 etc.
+        for line_number, raw in enumerate(file, 1):
+            try:
+                lines.append(raw.decode("utf-8-sig" if line_number == 1 else "utf-8"))
+            except UnicodeDecodeError as error:
+                raise ValueError(f"{path}, line {line_number}: not UTF-8 ({error.reason})") from None
+    return lines
+
+
+def _tabular_records(path: Path, lines: list[str], columns: list[str], **dialect) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, record) for a header-first delimited file; the header must name every column."""
+    reader = csv.reader(lines, strict=True, **dialect)
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise ValueError(f"{path}: empty file; expected a header row naming the columns")
+        _check_columns(f"{path}, line 1 (header)", columns, header)
+        line_number = reader.line_num + 1
+        for fields in reader:
+            if len(fields) != len(header):
+                raise ValueError(
+                    f"{path}, line {line_number}: expected {len(header)} fields ({', '.join(header)}), "
+                    f"found {len(fields)}"
+                )
+            yield line_number, dict(zip(header, fields))
+            # A quoted CSV field may span lines; a record's number is the line it starts on.
+            line_number = reader.line_num + 1
+    except csv.Error as error:
+        raise ValueError(f"{path}, line {reader.line_num}: {error}") from None
+
+
+def _jsonl_records(path: Path, lines: list[str], columns: list[str]) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, record) for a file with one JSON object per line, flat or Hub `translation` style."""
+    for line_number, line in enumerate(lines, 1):
+        where = f"{path}, line {line_number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{where}: invalid JSON ({error.msg}); expected one JSON object per line") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{where}: expected a JSON object, found {type(record).__name__}")
+        if isinstance(record.get(TRANSLATION_KEY), dict):
+            record.update(record.pop(TRANSLATION_KEY))
+        _check_columns(where, columns, record)
+        yield line_number, record
+
+
+_READERS = {
+    # TSV is split on tabs only: the corpora hold literal quotes, which csv's default quoting would eat.
+    ".tsv": functools.partial(_tabular_records, delimiter="\t", quoting=csv.QUOTE_NONE),
+    ".csv": _tabular_records,
+    ".jsonl": _jsonl_records,
+    ".json": _jsonl_records,
+}
+
+
+def _check_columns(where: str, columns: Sequence[str], found: Sequence[str]) -> None:
+    """Raise ValueError naming the missing columns and the columns found when `found` lacks any of `columns`."""
+    missing = [column for column in columns if column not in found]
+    if missing:
+        raise ValueError(
+            f"{where}: missing column {', '.join(map(repr, missing))}; columns found: {', '.join(map(repr, found))}"
+        )
+
+
+def _load_hub_dataset(name: str, config_name: str | None, columns: list[str]) -> datasets.DatasetDict:
+    """Load a Hub dataset and keep `columns`, lifting them out of a `translation` column where needed."""
+    loaded = datasets.load_dataset(name, config_name)
+    splits = {}
+    for split, dataset in loaded.items():
+        if TRANSLATION_KEY in dataset.column_names:
+            # flatten() turns the translation struct into "translation.en", "translation.de" columns.
+            dataset = dataset.flatten()
+            prefix = TRANSLATION_KEY + "."
+            dataset = dataset.rename_columns(
+                {
+                    column: column.removeprefix(prefix)
+                    for column in dataset.column_names
+                    if column.startswith(prefix) and column.removeprefix(prefix) not in dataset.column_names
+                }
+            )
+        _check_columns(f"{name}, split {split!r}", columns, dataset.column_names)
+        splits[split] = dataset.select_columns(columns)
+    return datasets.DatasetDict(splits)

@@ -1,0 +1,65 @@
+"""Translate with a saved TransformerMT model: text from arguments, a file, or stdin; one translation per line.
+
+    python scripts/translate.py --model runs/en-de "Click the Save button." "Close the dialog."
+    python scripts/translate.py --model runs/en-de --input sentences.txt --num_beams 5 --batch_size 32
+    echo "Open the file." | python scripts/translate.py --model runs/en-de
+"""
+
+import argparse
+import os
+import sys
+
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+import transformer_mt  # noqa: F401  (registers the Auto classes)
+
+
+def translate(model, tokenizer, texts, num_beams=None, batch_size=16, max_new_tokens=None):
+    """Translate `texts` in batches; beam size and length default to the model's generation config."""
+    settings = {k: v for k, v in {"num_beams": num_beams, "max_new_tokens": max_new_tokens}.items() if v is not None}
+    model.eval()
+    translations = []
+    for start in range(0, len(texts), batch_size):
+        batch = tokenizer(texts[start : start + batch_size], return_tensors="pt", padding=True).to(model.device)
+        with torch.inference_mode():
+            ids = model.generate(**batch, **settings)
+        translations.extend(t.strip() for t in tokenizer.batch_decode(ids, skip_special_tokens=True))
+    return translations
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, help="A directory written by the training script.")
+    parser.add_argument("text", nargs="*", help="Sentences to translate (default: read --input or stdin).")
+    parser.add_argument("--input", help="A UTF-8 file with one sentence per line.")
+    parser.add_argument("--num_beams", type=int, help="Beam size (default: the model's generation config).")
+    parser.add_argument("--batch_size", type=int, default=16)
+    parser.add_argument("--max_new_tokens", type=int, help="Longest translation (default: the model's setting).")
+    args = parser.parse_args(argv)
+    if not os.path.isdir(args.model):
+        parser.error(f"--model {args.model!r} is not a directory (expected a saved model with config.json)")
+    if args.input is not None and not os.path.isfile(args.input):
+        parser.error(f"--input {args.input!r} does not exist")
+    for name in ("num_beams", "batch_size", "max_new_tokens"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.text:
+        texts = args.text
+    else:
+        stream = open(args.input, encoding="utf-8") if args.input else sys.stdin
+        with stream:
+            texts = [line.rstrip("\n") for line in stream if line.strip()]
+    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    model = AutoModelForSeq2SeqLM.from_pretrained(args.model)
+    for translation in translate(model, tokenizer, texts, args.num_beams, args.batch_size, args.max_new_tokens):
+        print(translation)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""`pipeline("translation")` for seq2seq models.
+
+transformers 5 removed the "translation" task (it points users to chat models). A translation model package
+needs it, so `import transformer_mt` registers this small pipeline under that name: text in, `generate()`, text out,
+with the model's generation config (beam size, length) unless the call overrides it.
+"""
+
+from transformers import AutoModelForSeq2SeqLM, Pipeline
+from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS
+
+
+class TranslationPipeline(Pipeline):
+    """Translate strings with an encoder-decoder model: `[{"translation_text": ...}]` per input."""
+
+    _load_tokenizer = True
+    _load_processor = False
+    _load_image_processor = False
+    _load_feature_extractor = False
+    _pipeline_calls_generate = True
+
+    def __call__(self, inputs, **kwargs):
+        """One `{"translation_text": ...}` per string (a list of them with `num_return_sequences` > 1)."""
+        results = super().__call__(inputs, **kwargs)
+        if isinstance(inputs, str):
+            return results
+        return [result[0] if len(result) == 1 else result for result in results]
+
+    def _sanitize_parameters(self, max_length=None, truncation=None, **generate_kwargs):
+        preprocess_params = {} if truncation is None else {"truncation": truncation}
+        if max_length is not None:
+            generate_kwargs["max_length"] = max_length
+        return preprocess_params, {"generate_kwargs": generate_kwargs}, {}
+
+    def preprocess(self, text, truncation=False):
+        if not isinstance(text, str):
+            raise ValueError(f"TranslationPipeline translates strings, got {type(text).__name__}: {text!r}")
+        return self.tokenizer(text, return_tensors="pt", truncation=truncation)
+
+    def _forward(self, model_inputs, generate_kwargs=None):
+        generate_kwargs = self._prepare_generate_kwargs(generate_kwargs or {})
+        return {"output_ids": self.model.generate(**model_inputs, **generate_kwargs)}
+
+    def postprocess(self, model_outputs):
+        texts = self.tokenizer.batch_decode(model_outputs["output_ids"], skip_special_tokens=True)
+        return [{"translation_text": text.strip()} for text in texts]
+
+
+def register_translation_pipeline() -> None:
+    REMOVED_TASKS.pop("translation", None)
+    PIPELINE_REGISTRY.supported_tasks.pop("translation", None)  # re-registering would only log a warning
+    PIPELINE_REGISTRY.register_pipeline("translation", TranslationPipeline, pt_model=AutoModelForSeq2SeqLM)
