@@ -38,6 +38,10 @@ class TransformerMTConfig(PreTrainedConfig):
     }
 
     vocab_size: int = 37000  # the paper's shared English-German BPE vocabulary
+    # Separate source and target vocabularies (some Marian/Opus-MT checkpoints): the decoder and the output
+    # projection then have `decoder_vocab_size` rows. None means the same as `vocab_size`.
+    share_encoder_decoder_embeddings: bool = True
+    decoder_vocab_size: int | None = None
     d_model: int = 512
     encoder_layers: int = 6
     decoder_layers: int = 6
@@ -62,6 +66,7 @@ class TransformerMTConfig(PreTrainedConfig):
     init_std: float = 0.02
     use_cache: bool = True
     tie_word_embeddings: bool = True
+    use_final_logits_bias: bool = False  # a fixed bias on the logits, as Marian/BART checkpoints carry
     is_encoder_decoder: bool = True
     pad_token_id: int | None = 0
     bos_token_id: int | None = 1
@@ -70,12 +75,14 @@ class TransformerMTConfig(PreTrainedConfig):
     forced_eos_token_id: int | list[int] | None = None
 
     def __post_init__(self, **kwargs):
+        if self.decoder_vocab_size is None:
+            self.decoder_vocab_size = self.vocab_size
         self._validate()
         super().__post_init__(**kwargs)
 
     def _validate(self):
         """Raise ValueError naming the field, its value and what is allowed."""
-        for name in ("vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+        for name in ("vocab_size", "decoder_vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
                      "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "max_position_embeddings"):
             _check_int(name, getattr(self, name), minimum=1)
         _check_int("type_vocab_size", self.type_vocab_size, minimum=0)
@@ -101,10 +108,15 @@ class TransformerMTConfig(PreTrainedConfig):
                 f"`d_model` must be even with position_embedding_type='sinusoidal' (sine/cosine pairs), got "
                 f"{self.d_model}."
             )
+        if self.share_encoder_decoder_embeddings and self.decoder_vocab_size != self.vocab_size:
+            raise ValueError(
+                f"`decoder_vocab_size` ({self.decoder_vocab_size}) must equal `vocab_size` ({self.vocab_size}) when "
+                "`share_encoder_decoder_embeddings` is True; set it to False for separate vocabularies."
+            )
         for name in ("pad_token_id", "bos_token_id", "decoder_start_token_id"):
             value = getattr(self, name)
             if value is not None:
-                _check_int(name, value, minimum=0, maximum=self.vocab_size - 1)
+                _check_int(name, value, minimum=0, maximum=min(self.vocab_size, self.decoder_vocab_size) - 1)
 
 
 def _check_int(name, value, minimum, maximum=None):

@@ -8,6 +8,10 @@ from torch import nn
 from .positional_embeddings import build_position_embedding
 
 
+class TokenEmbedding(nn.Embedding):
+    """The token table (source, target, and the tied output projection); its own class so init can find it."""
+
+
 class TransformerMTEmbeddings(nn.Module):
     """token * scale + segment + position -> LayerNorm (optional) -> dropout."""
 

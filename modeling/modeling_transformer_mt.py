@@ -29,7 +29,7 @@ from transformers.utils.generic import merge_with_config_defaults
 from transformers.utils.output_capturing import OutputRecorder, capture_outputs
 
 from ..configuration.configuration_transformer_mt import TransformerMTConfig
-from .embeddings import TransformerMTEmbeddings
+from .embeddings import TokenEmbedding, TransformerMTEmbeddings
 from .positional_embeddings import SinusoidalPositionalEmbedding
 
 
@@ -57,7 +57,8 @@ def check_inputs(
         if input_ids.dim() != 2:
             raise ValueError(f"`{prefix}input_ids` must have shape (batch, length), got {tuple(input_ids.shape)}.")
         shape = tuple(input_ids.shape)
-        _check_range(f"{prefix}input_ids", input_ids, config.vocab_size, "vocab_size")
+        vocab_size_field = f"{prefix}vocab_size"  # the decoder's differs with separate vocabularies
+        _check_range(f"{prefix}input_ids", input_ids, getattr(config, vocab_size_field), vocab_size_field)
     else:
         shape = tuple(inputs_embeds.shape[:2])
     if token_type_ids is not None:
@@ -284,7 +285,9 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
         super()._init_weights(module)
         if isinstance(module, SinusoidalPositionalEmbedding):
             init.copy_(module.table, module.build_table(module.table.size(0), dtype=module.table.dtype))
-        elif module is self.get_input_embeddings() and self.config.scale_embedding:
+        elif isinstance(module, TransformerMTForConditionalGeneration) and module.config.use_final_logits_bias:
+            init.zeros_(module.final_logits_bias)
+        elif isinstance(module, TokenEmbedding) and self.config.scale_embedding:
             # Scaled by sqrt(d_model) in the forward pass, token vectors start at unit variance (fairseq's init).
             init.normal_(module.weight, mean=0.0, std=self.config.d_model**-0.5)
             if module.padding_idx is not None:
@@ -295,11 +298,12 @@ class _TransformerMTStack(TransformerMTPreTrainedModel):
     """What encoder and decoder share: the embedding block, N layers, and pre-LN's final LayerNorm."""
 
     layer_class: type[nn.Module]
+    vocab_size_field: str  # the config field that sizes this stack's token table
 
     def __init__(self, config: TransformerMTConfig, embed_tokens: nn.Embedding | None = None, num_layers: int = 0):
         super().__init__(config)
         if embed_tokens is None:
-            embed_tokens = nn.Embedding(config.vocab_size, config.d_model, config.pad_token_id)
+            embed_tokens = TokenEmbedding(getattr(config, self.vocab_size_field), config.d_model, config.pad_token_id)
         self.embeddings = TransformerMTEmbeddings(config, embed_tokens)
         self.layers = nn.ModuleList([self.layer_class(config, layer_idx=i) for i in range(num_layers)])
         self.layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.normalize_before else None
@@ -320,6 +324,7 @@ class TransformerMTEncoder(_TransformerMTStack):
     """`config.encoder_layers` bidirectional self-attention layers over the embedded source."""
 
     layer_class = TransformerMTEncoderLayer
+    vocab_size_field = "vocab_size"
     _can_record_outputs = {
         "hidden_states": TransformerMTEncoderLayer,
         "attentions": TransformerMTAttention,
@@ -359,6 +364,7 @@ class TransformerMTDecoder(_TransformerMTStack):
     """`config.decoder_layers` causal layers that also attend to the encoder output."""
 
     layer_class = TransformerMTDecoderLayer
+    vocab_size_field = "decoder_vocab_size"
     _can_record_outputs = {
         "hidden_states": TransformerMTDecoderLayer,
         "attentions": OutputRecorder(TransformerMTAttention, index=1, layer_name="self_attn"),
@@ -431,10 +437,14 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
 
     def __init__(self, config: TransformerMTConfig):
         super().__init__(config)
-        # One token table for source and target (the paper's shared BPE vocabulary).
-        self.shared = nn.Embedding(config.vocab_size, config.d_model, config.pad_token_id)
+        # One token table for source and target (the paper's shared BPE vocabulary), unless the checkpoint has two.
+        self.shared = TokenEmbedding(config.vocab_size, config.d_model, config.pad_token_id)
         self.encoder = TransformerMTEncoder(config, self.shared)
-        self.decoder = TransformerMTDecoder(config, self.shared)
+        if config.share_encoder_decoder_embeddings:
+            self.decoder = TransformerMTDecoder(config, self.shared)
+        else:
+            self.decoder = TransformerMTDecoder(config)  # its own table of decoder_vocab_size rows
+            self._tied_weights_keys = {"encoder.embeddings.embed_tokens.weight": "shared.weight"}
         self.post_init()
 
     def get_input_embeddings(self):
@@ -443,7 +453,8 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
     def set_input_embeddings(self, value):
         self.shared = value
         self.encoder.set_input_embeddings(value)
-        self.decoder.set_input_embeddings(value)
+        if self.config.share_encoder_decoder_embeddings:
+            self.decoder.set_input_embeddings(value)
 
     @can_return_tuple
     @deprecate_kwarg("past_key_values", "5.40.0", new_name="cache")
@@ -513,7 +524,11 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
     def __init__(self, config: TransformerMTConfig):
         super().__init__(config)
         self.model = TransformerMTModel(config)
-        self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        if not config.share_encoder_decoder_embeddings:
+            self._tied_weights_keys = {"lm_head.weight": "model.decoder.embeddings.embed_tokens.weight"}
+        self.lm_head = nn.Linear(config.d_model, config.decoder_vocab_size, bias=False)
+        if config.use_final_logits_bias:
+            self.register_buffer("final_logits_bias", torch.zeros(1, config.decoder_vocab_size))
         self.post_init()
 
     @can_return_tuple
@@ -561,6 +576,8 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             **kwargs,
         )
         logits = self.lm_head(outputs.last_hidden_state)
+        if self.config.use_final_logits_bias:
+            logits = logits + self.final_logits_bias
         loss = None
         if labels is not None:
             loss = nn.functional.cross_entropy(

@@ -52,6 +52,8 @@ def test_unknown_kwargs_pass_through():
         ({"activation_dropout": "0.1"}, "`activation_dropout` must be a probability in [0, 1)"),
         ({"layer_norm_eps": 0}, "`layer_norm_eps` must be a positive number"),
         ({"pad_token_id": 99}, "`pad_token_id` must be an integer in [0, 98], got 99"),
+        ({"decoder_vocab_size": 50}, "`decoder_vocab_size` (50) must equal `vocab_size` (99) when"),
+        ({"decoder_vocab_size": 0, "share_encoder_decoder_embeddings": False}, "`decoder_vocab_size` must be an"),
     ],
 )
 def test_invalid_values_raise_naming_field_value_and_allowed(overrides, message):

@@ -66,6 +66,29 @@ def test_tied_weights_stay_tied_after_loading(tmp_path):
     assert loaded.model.decoder.embeddings.embed_tokens.weight is shared
 
 
+def test_separate_vocabularies_and_final_logits_bias(tmp_path):
+    model = tiny_model(share_encoder_decoder_embeddings=False, decoder_vocab_size=51, use_final_logits_bias=True)
+    decoder_embed = model.model.decoder.get_input_embeddings()
+    assert decoder_embed.weight.shape == (51, 32) and model.model.shared.weight.shape == (99, 32)
+    assert model.lm_head.weight is decoder_embed.weight  # the output projection ties to the target table
+    assert model.model.encoder.get_input_embeddings() is model.model.shared
+    with torch.no_grad():
+        model.final_logits_bias.normal_()
+    inputs = forward_inputs()
+    inputs["decoder_input_ids"] = inputs["decoder_input_ids"] % 51
+    logits = model(**inputs).logits
+    assert logits.shape[-1] == 51
+    hidden = model.model(**inputs).last_hidden_state
+    torch.testing.assert_close(logits, hidden @ decoder_embed.weight.T + model.final_logits_bias, rtol=0, atol=1e-5)
+
+    model.save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    assert loaded.lm_head.weight is loaded.model.decoder.get_input_embeddings().weight
+    torch.testing.assert_close(loaded(**inputs).logits, logits, rtol=0, atol=0)
+    with pytest.raises(ValueError, match=r"`decoder_input_ids` contains 60, outside \[0, decoder_vocab_size=51\)"):
+        model(input_ids=inputs["input_ids"], decoder_input_ids=torch.tensor([[1, 60]] * 3))
+
+
 def test_untied_output_projection_is_saved_and_loaded(tmp_path):
     model = tiny_model(tie_word_embeddings=False)
     assert model.lm_head.weight is not model.model.shared.weight
@@ -179,7 +202,7 @@ def test_bfloat16_forward_is_close_to_float32():
         (lambda x: x.update(input_ids=x["input_ids"] + 99), r"`input_ids` contains \d+, outside \[0, vocab_size=99\)"),
         (lambda x: x["input_ids"].__setitem__((0, 0), -1), r"`input_ids` contains -1, outside \[0, vocab_size=99\)"),
         (lambda x: x["decoder_input_ids"].__setitem__((1, 1), 120),
-         r"`decoder_input_ids` contains 120, outside \[0, vocab_size=99\)"),
+         r"`decoder_input_ids` contains 120, outside \[0, decoder_vocab_size=99\)"),
         (lambda x: x.update(token_type_ids=x["token_type_ids"] * 2),
          r"`token_type_ids` contains 2, outside \[0, type_vocab_size=2\)"),
         (lambda x: x.update(attention_mask=x["attention_mask"][:, :-1]),

@@ -1,0 +1,141 @@
+"""Marian -> TransformerMT: identical logits and decoding, Marian's own tokenizer kept, bad checkpoints named."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertModel, MarianConfig, MarianMTModel
+
+from transformer_mt import TransformerMTForConditionalGeneration
+from transformer_mt.scripts.convert_marian import convert_marian, convert_marian_model
+
+
+spm = pytest.importorskip("sentencepiece", reason="MarianTokenizer needs sentencepiece (in the test extra)")
+REPO = Path(__file__).resolve().parents[1]
+TEXT = [
+    "Click the Save button.", "Klicken Sie auf Speichern.", "Close the dialog window.", "Schließen Sie das Fenster.",
+    "Select the cells that you want to sort.", "Wählen Sie die Zellen aus, die Sie sortieren möchten.",
+    "Deletes the selected rows.", "Löscht die ausgewählten Zeilen.",
+] * 20
+
+
+def marian_checkpoint(path: Path, share: bool) -> MarianMTModel:
+    """A randomly initialised MarianMTModel with a real (tiny) sentencepiece tokenizer, saved to `path`."""
+    from transformers import MarianTokenizer
+
+    path.mkdir(parents=True, exist_ok=True)
+    corpus = path / "corpus.txt"
+    corpus.write_text("\n".join(TEXT), encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(path / "spm"), vocab_size=60,
+                                   character_coverage=1.0, bos_id=-1, eos_id=1, unk_id=2, pad_id=-1)
+    corpus.unlink()
+    processor = spm.SentencePieceProcessor(model_file=str(path / "spm.model"))
+    vocab = {processor.id_to_piece(i): i for i in range(processor.get_piece_size())}
+    vocab["<pad>"] = len(vocab)
+    (path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    tokenizer = MarianTokenizer(str(path / "spm.model"), str(path / "spm.model"), str(path / "vocab.json"))
+    torch.manual_seed(0)
+    config = MarianConfig(
+        vocab_size=len(vocab), decoder_vocab_size=None if share else len(vocab), share_encoder_decoder_embeddings=share,
+        d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+        encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64, activation_function="swish",
+        pad_token_id=vocab["<pad>"], decoder_start_token_id=vocab["<pad>"], eos_token_id=1, forced_eos_token_id=1,
+    )
+    model = MarianMTModel(config).eval()
+    with torch.no_grad():
+        model.final_logits_bias.normal_()  # real checkpoints carry a non-zero bias
+    model.generation_config.bad_words_ids = [[config.pad_token_id]]
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    for spm_file in ("spm.model", "spm.vocab"):
+        (path / spm_file).unlink()
+    return model
+
+
+@pytest.fixture(params=[True, False], ids=["shared-vocab", "separate-vocab"])
+def converted(request, tmp_path):
+    marian_dir, output_dir = tmp_path / "marian", tmp_path / "converted"
+    marian = marian_checkpoint(marian_dir, share=request.param)
+    convert_marian(str(marian_dir), str(output_dir))
+    return marian, marian_dir, output_dir
+
+
+def test_converted_model_matches_marian_logits_and_decoding(converted):
+    marian, marian_dir, output_dir = converted
+    model = AutoModelForSeq2SeqLM.from_pretrained(output_dir).eval()
+    assert type(model) is TransformerMTForConditionalGeneration
+    assert model.config.sinusoidal_layout == "concatenated" and model.config.type_vocab_size == 0
+    marian = MarianMTModel.from_pretrained(marian_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(output_dir)
+    assert type(tokenizer).__name__ == "MarianTokenizer"  # the checkpoint's own tokenizer, unchanged
+    batch = tokenizer(["Click the Save button.", "Schließen Sie das Fenster bitte."], return_tensors="pt",
+                      padding=True)
+    assert batch["input_ids"].tolist() == AutoTokenizer.from_pretrained(marian_dir)(
+        ["Click the Save button.", "Schließen Sie das Fenster bitte."], return_tensors="pt", padding=True
+    )["input_ids"].tolist()
+    decoder_input_ids = torch.tensor([[marian.config.decoder_start_token_id, 5, 9, 14, 3]] * 2)
+    expected = marian(**batch, decoder_input_ids=decoder_input_ids).logits
+    logits = model(**batch, decoder_input_ids=decoder_input_ids).logits
+    assert (logits - expected).abs().max().item() <= 1e-5
+    for settings in (dict(num_beams=1, do_sample=False), dict(num_beams=4, do_sample=False)):
+        torch.testing.assert_close(model.generate(**batch, max_new_tokens=12, **settings),
+                                   marian.generate(**batch, max_new_tokens=12, **settings), rtol=0, atol=0)
+
+
+def test_live_model_conversion_exercises_the_concatenated_sinusoid():
+    torch.manual_seed(0)
+    config = MarianConfig(vocab_size=50, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                          decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
+                          max_position_embeddings=128, pad_token_id=49, decoder_start_token_id=49)
+    marian = MarianMTModel(config).eval()
+    model = convert_marian_model(marian)
+    table = model.model.encoder.embeddings.embed_positions.table
+    torch.testing.assert_close(table, marian.model.encoder.embed_positions.weight, rtol=0, atol=1e-6)
+    input_ids = torch.randint(0, 49, (2, 100))  # long inputs: positions far into the table
+    decoder_input_ids = torch.randint(0, 49, (2, 90))
+    expected = marian(input_ids=input_ids, decoder_input_ids=decoder_input_ids).logits
+    assert (model(input_ids=input_ids, decoder_input_ids=decoder_input_ids).logits - expected).abs().max() <= 1e-5
+
+
+def test_another_model_type_is_rejected(tmp_path):
+    BertModel(BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32)).save_pretrained(tmp_path / "bert")
+    with pytest.raises(ValueError, match="holds a 'bert' checkpoint, not a Marian"):
+        convert_marian(str(tmp_path / "bert"), str(tmp_path / "out"))
+
+
+def test_missing_weight_is_named(tmp_path):
+    marian_checkpoint(tmp_path / "marian", share=True)
+    weights = load_file(tmp_path / "marian" / "model.safetensors")
+    del weights["model.decoder.layers.1.fc2.weight"]
+    save_file(weights, tmp_path / "marian" / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(ValueError, match=r"missing weights \['model.decoder.layers.1.fc2.weight'\]"):
+        convert_marian(str(tmp_path / "marian"), str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_vocabulary_mismatch_is_named(tmp_path):
+    marian_checkpoint(tmp_path / "marian", share=True)
+    config = json.loads((tmp_path / "marian" / "config.json").read_text())
+    config["vocab_size"] = 40
+    config["decoder_vocab_size"] = 40
+    (tmp_path / "marian" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="vocab.json has 61 tokens but config.json's vocab_size is 40"):
+        convert_marian(str(tmp_path / "marian"), str(tmp_path / "out"))
+
+
+def test_command_line_refuses_to_overwrite(tmp_path):
+    marian_checkpoint(tmp_path / "marian", share=True)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("mine")
+    script = [sys.executable, str(REPO / "scripts" / "convert_marian.py"), str(tmp_path / "marian"), str(tmp_path / "out")]
+    result = subprocess.run(script, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "is not empty" in result.stderr
+    assert (tmp_path / "out" / "keep.txt").read_text() == "mine"
+    result = subprocess.run([*script, "--overwrite"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out" / "model.safetensors").exists() and (tmp_path / "out" / "keep.txt").exists()

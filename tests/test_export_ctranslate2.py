@@ -1,0 +1,181 @@
+"""TransformerMT -> CTranslate2: the Translator decodes exactly as generate() does, for every config variant."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertModel
+
+from transformer_mt import train_tokenizer
+
+from .conftest import tiny_model
+
+
+ctranslate2 = pytest.importorskip(
+    "ctranslate2", reason="the export needs ctranslate2: pip install 'ctranslate2>=4.8,<5'"
+)
+from transformer_mt.scripts.export_ctranslate2 import (  # noqa: E402
+    export_ctranslate2,
+    generated_tokens,
+    source_tokens,
+    translate_options,
+)
+
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = [
+    "Click the Save button.", "Close the dialog window.", "Select the cells that you want to sort.",
+    "Deletes the selected rows.", "Open the file.", "Choose Format - Cells and click the Numbers tab.",
+    "The chart is inserted in the current document.", "Press Enter to confirm the entry.",
+    "Klicken Sie auf Speichern.", "Schließen Sie das Fenster.", "Wählen Sie die Zellen aus.",
+    "Löscht die ausgewählten Zeilen.", "Öffnen Sie die Datei.", "Drücken Sie die Eingabetaste.",
+]
+# Of different lengths, seen and unseen in training, so outputs differ and end at different steps.
+SENTENCES = [
+    "Open the file.", "Click the Save button.", "Select the rows that you want to delete.",
+    "Press Enter.", "Schließen Sie das Dialogfenster und klicken Sie auf Speichern.", "Format",
+]
+MAX_NEW_TOKENS = 24
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_tokenizer(CORPUS * 4, vocab_size=320)
+
+
+def train_copy_model(tokenizer, **overrides):
+    """A tiny model trained for a few dozen steps to copy its input, so its outputs are decided, not near-ties."""
+    model = tiny_model(vocab_size=len(tokenizer), init_std=0.2, dropout=0.0, attention_dropout=0.0,
+                       activation_dropout=0.0, **overrides)
+    batch = tokenizer(CORPUS, return_tensors="pt", padding=True)
+    labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    model.train()
+    for _ in range(40):
+        optimizer.zero_grad()
+        model(**batch, labels=labels).loss.backward()
+        optimizer.step()
+    model.eval()
+    if model.config.use_final_logits_bias:
+        with torch.no_grad():
+            model.final_logits_bias.normal_(std=0.5)  # a buffer training leaves at zero; make it matter
+    return model
+
+
+def save(model, tokenizer, path: Path) -> Path:
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def generate_tokens(model, tokenizer, sentences, num_beams: int) -> list[list[str]]:
+    batch = tokenizer(sentences, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        # early_stopping=True is the beam search CTranslate2 implements (see export_ctranslate2's docstring).
+        output = model.generate(**batch, num_beams=num_beams, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
+                                early_stopping=True)
+    return generated_tokens(tokenizer, output, model.generation_config.eos_token_id)
+
+
+def translate_tokens(model_dir, tokenizer, sentences, num_beams: int, compute_type: str = "float32"):
+    translator = ctranslate2.Translator(str(model_dir), compute_type=compute_type, intra_threads=1)
+    results = translator.translate_batch(source_tokens(tokenizer, sentences),
+                                         **translate_options(num_beams, MAX_NEW_TOKENS))
+    return [result.hypotheses[0] for result in results]
+
+
+def assert_same_decoding(model, tokenizer, exported, sentences=SENTENCES, num_beams: int = 1):
+    expected = generate_tokens(model, tokenizer, sentences, num_beams)
+    # Guard the comparison's power: outputs that differ per sentence and stop at </s> before the limit.
+    assert len({tuple(tokens) for tokens in expected}) > 1
+    assert any(tokens[-1] == tokenizer.eos_token and len(tokens) < MAX_NEW_TOKENS for tokens in expected)
+    assert translate_tokens(exported, tokenizer, sentences, num_beams) == expected
+
+
+@pytest.mark.parametrize("normalize_before", [False, True], ids=["post-LN", "pre-LN"])
+def test_greedy_and_beam_decoding_match_generate(position_type, normalize_before, tokenizer, tmp_path):
+    model = train_copy_model(tokenizer, position_embedding_type=position_type, normalize_before=normalize_before)
+    exported = export_ctranslate2(str(save(model, tokenizer, tmp_path / "model")), str(tmp_path / "ct2"))
+    model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "model").eval()  # what the export read
+    assert_same_decoding(model, tokenizer, exported, num_beams=1)
+    assert_same_decoding(model, tokenizer, exported, num_beams=4)
+
+
+@pytest.mark.parametrize("overrides", [
+    dict(sinusoidal_layout="concatenated", layernorm_embedding=True, scale_embedding=False, type_vocab_size=0,
+         activation_function="gelu", layer_norm_eps=1e-3),
+    dict(position_embedding_type="learned", share_encoder_decoder_embeddings=False, tie_word_embeddings=False,
+         use_final_logits_bias=True, decoder_layers=1, decoder_attention_heads=2, decoder_ffn_dim=48,
+         activation_function="silu", normalize_before=True),
+], ids=["concatenated-layernorm-unscaled-gelu", "separate-vocab-untied-bias-silu"])
+def test_config_variants_match_generate(overrides, tokenizer, tmp_path):
+    model = train_copy_model(tokenizer, **overrides)
+    if not model.config.share_encoder_decoder_embeddings:
+        assert model.model.decoder.get_input_embeddings() is not model.get_input_embeddings()
+    exported = export_ctranslate2(str(save(model, tokenizer, tmp_path / "model")), str(tmp_path / "ct2"))
+    assert_same_decoding(model, tokenizer, exported)
+    ct2_config = json.loads((tmp_path / "ct2" / "config.json").read_text())
+    assert ct2_config["layer_norm_epsilon"] == pytest.approx(model.config.layer_norm_eps)
+
+
+def test_sinusoid_beyond_max_position_embeddings(tokenizer, tmp_path):
+    model = train_copy_model(tokenizer, max_position_embeddings=16)
+    exported = export_ctranslate2(str(save(model, tokenizer, tmp_path / "model")), str(tmp_path / "ct2"))
+    long_sentence = " ".join(SENTENCES)  # far more than 16 tokens: positions the sinusoid extends to
+    assert len(tokenizer(long_sentence)["input_ids"]) > 40
+    assert translate_tokens(exported, tokenizer, [long_sentence], 1) == generate_tokens(
+        model, tokenizer, [long_sentence], 1
+    )
+
+
+def test_int8_export_translates(tokenizer, tmp_path):
+    model = train_copy_model(tokenizer)
+    exported = export_ctranslate2(str(save(model, tokenizer, tmp_path / "model")), str(tmp_path / "ct2"),
+                                  quantization="int8")
+    vocabulary = set(tokenizer.get_vocab())
+    hypotheses = translate_tokens(exported, tokenizer, SENTENCES, 1, compute_type="int8")
+    assert len(hypotheses) == len(SENTENCES) and any(hypotheses)
+    assert all(token in vocabulary for tokens in hypotheses for token in tokens)
+    exported_tokenizer = AutoTokenizer.from_pretrained(exported)  # the export carries its tokenizer
+    assert exported_tokenizer("Open the file.")["input_ids"] == tokenizer("Open the file.")["input_ids"]
+
+
+def test_another_model_type_is_rejected(tmp_path):
+    BertModel(BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=32)).save_pretrained(tmp_path / "bert")
+    with pytest.raises(ValueError, match="holds a 'bert' checkpoint, not a TransformerMT"):
+        export_ctranslate2(str(tmp_path / "bert"), str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (dict(activation_function="mish"), "`activation_function`='mish' has no CTranslate2 equivalent"),
+    (dict(vocab_size=400), "The tokenizer has 3.. tokens but `vocab_size` is 400"),
+], ids=["activation", "vocab-size"])
+def test_unsupported_config_is_named(overrides, message, tokenizer, tmp_path):
+    model = tiny_model(**{"vocab_size": len(tokenizer), **overrides})
+    with pytest.raises(ValueError, match=message):
+        export_ctranslate2(str(save(model, tokenizer, tmp_path / "model")), str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_non_empty_output_is_kept_unless_forced(tokenizer, tmp_path):
+    model_dir = save(tiny_model(vocab_size=len(tokenizer)), tokenizer, tmp_path / "model")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="is not empty"):
+        export_ctranslate2(str(model_dir), str(tmp_path / "out"))
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["keep.txt"]
+
+    script = [sys.executable, str(REPO / "scripts" / "export_ctranslate2.py"), str(model_dir), str(tmp_path / "out")]
+    result = subprocess.run(script, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and result.stderr.strip().splitlines() == [
+        f"error: Output directory {str(tmp_path / 'out')!r} is not empty; pass force=True (--force)."
+    ]
+    result = subprocess.run([*script, "--force"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out" / "model.bin").exists() and (tmp_path / "out" / "keep.txt").read_text() == "mine"
+    ctranslate2.Translator(str(tmp_path / "out"))  # the forced export is complete and loadable
