@@ -32,6 +32,7 @@ from transformers import (
 
 from transformer_mt import TransformerMTConfig, TransformerMTForConditionalGeneration, train_tokenizer
 from transformer_mt.scripts.data import load_parallel_data
+from transformer_mt.scripts.push_to_hub import push_to_hub
 from transformer_mt.scripts.translation_metrics import load_translation_metric
 
 
@@ -58,6 +59,12 @@ class SetupArguments:
         default=None, metadata={"help": "Load this tokenizer; by default one is trained on the training data."}
     )
     tokenizer_vocab_size: int = field(default=8000, metadata={"help": "Vocabulary size of a newly trained tokenizer."})
+    overwrite_output_dir: bool = field(
+        default=False, metadata={"help": "Train from scratch into an output directory that already holds a model."}
+    )
+    hub_overwrite: bool = field(
+        default=False, metadata={"help": "With --push_to_hub: replace the files of an existing Hub repo."}
+    )
     max_train_minutes: float | None = field(
         default=None, metadata={"help": "Stop training after this many minutes (then evaluate and save as usual)."}
     )
@@ -179,8 +186,23 @@ def make_compute_metrics(tokenizer):
     return compute_metrics
 
 
+def check_output_dir(training_args, setup: SetupArguments) -> None:
+    """A new run never replaces a model saved earlier unless asked; resuming one is fine."""
+    output_dir = training_args.output_dir
+    if not training_args.do_train or training_args.resume_from_checkpoint or setup.overwrite_output_dir:
+        return
+    if os.path.isdir(output_dir) and any(
+        name == "config.json" or name == "tokenizer" or name.startswith("checkpoint-") for name in os.listdir(output_dir)
+    ):
+        raise FileExistsError(
+            f"Output directory {output_dir!r} already holds a trained model or checkpoints; pass "
+            "--overwrite_output_dir true to replace them, or --resume_from_checkpoint to continue training."
+        )
+
+
 def main(argv=None):
     data_args, setup, model_args, training_args = parse_args(argv)
+    check_output_dir(training_args, setup)
     set_seed(training_args.seed)
     datasets = load_parallel_data(data_args.data, data_args.source_lang, data_args.target_lang)
     datasets = limit_samples(datasets, data_args)
@@ -199,6 +221,9 @@ def main(argv=None):
     )
     tokenized = preprocess(datasets, tokenizer, data_args, training_args)
 
+    # --push_to_hub happens once, at the end, through our own push (remote code and model card included), so the
+    # Trainer must not push checkpoints on its own.
+    push, training_args.push_to_hub = training_args.push_to_hub, False
     callbacks = [TimeBudgetCallback(setup.max_train_minutes)] if setup.max_train_minutes else []
     trainer = Seq2SeqTrainer(
         model=model,
@@ -233,6 +258,11 @@ def main(argv=None):
             ids = np.where(prediction.predictions != -100, prediction.predictions, tokenizer.pad_token_id)
             with open(os.path.join(training_args.output_dir, "test_predictions.txt"), "w", encoding="utf-8") as f:
                 f.writelines(t.strip() + "\n" for t in tokenizer.batch_decode(ids, skip_special_tokens=True))
+    if push and trainer.is_world_process_zero():
+        repo_id = training_args.hub_model_id or os.path.basename(os.path.abspath(training_args.output_dir))
+        url = push_to_hub(training_args.output_dir, repo_id, overwrite=setup.hub_overwrite,
+                          private=bool(training_args.hub_private_repo), token=training_args.hub_token)
+        print(f"Pushed {training_args.output_dir} to {repo_id}: {url}")
     return trainer
 
 
@@ -240,7 +270,7 @@ def cli(argv=None):
     """Console entry point: bad data paths and malformed files end with a one-line message, not a traceback."""
     try:
         main(argv)
-    except (FileNotFoundError, ValueError) as error:
+    except (OSError, ValueError) as error:  # OSError: missing data, an output directory in use
         sys.exit(f"error: {error}")
 
 

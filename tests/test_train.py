@@ -70,6 +70,18 @@ def test_checkpoint_resume_finishes_the_run(tmp_path):
     AutoModelForSeq2SeqLM.from_pretrained(output_dir)
 
 
+def test_a_new_run_does_not_replace_a_saved_model(tmp_path):
+    output_dir = tmp_path / "run"
+    run(output_dir, "--do_train", "--max_steps", 2, "--save_strategy", "no")
+    saved = (output_dir / "model.safetensors").read_bytes()
+    with pytest.raises(FileExistsError, match="already holds a trained model"):
+        run(output_dir, "--do_train", "--max_steps", 2, "--save_strategy", "no", "--learning_rate", 1e-2)
+    assert (output_dir / "model.safetensors").read_bytes() == saved
+    run(output_dir, "--do_train", "--max_steps", 2, "--save_strategy", "no", "--learning_rate", 1e-2,
+        "--overwrite_output_dir", "true")
+    assert (output_dir / "model.safetensors").read_bytes() != saved
+
+
 def test_time_budget_stops_training_and_still_saves(tmp_path):
     output_dir = tmp_path / "run"
     trainer = run(output_dir, "--do_train", "--max_steps", 100_000, "--max_train_minutes", 0.05,

@@ -1,0 +1,207 @@
+"""Sharing on the Hub: remote code generated from the sources, the model card, and a push/load round trip."""
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from huggingface_hub import ModelCard
+
+from transformer_mt import train_tokenizer
+from transformer_mt.scripts.push_to_hub import REMOTE_CODE, prepare_for_hub, remote_code_sources
+
+from .conftest import tiny_model
+from .hub_server import local_hub
+from .test_train import TINY
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+SENTENCES = ["Click the Save button.", "Klicken Sie auf Speichern.", "Close the dialog.", "Schließen Sie den Dialog."]
+# Loads a model directory or Hub repo with trust_remote_code in a process where transformer_mt cannot be imported,
+# and writes its logits and greedy output for SENTENCES to a JSON file.
+LOAD_WITHOUT_PACKAGE = """
+import importlib.abc, json, sys
+class HidePackage(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "transformer_mt":
+            raise ImportError(name + " is hidden in this process")
+sys.meta_path.insert(0, HidePackage())
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+source, sentences, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=True)
+model = AutoModelForSeq2SeqLM.from_pretrained(source, trust_remote_code=True).eval()
+batch = tokenizer(sentences, return_tensors="pt", padding=True)
+with torch.no_grad():
+    logits = model(**batch, decoder_input_ids=torch.ones_like(batch["input_ids"][:, :3])).logits
+ids = model.generate(**batch, max_new_tokens=8, do_sample=False)
+json.dump({"module": type(model).__module__, "tokenizer": type(tokenizer).__name__, "logits": logits.tolist(),
+           "translations": tokenizer.batch_decode(ids, skip_special_tokens=True),
+           "package_loaded": "transformer_mt" in sys.modules}, open(out, "w"))
+"""
+
+
+def save_tiny(directory: Path, position_type: str = "sinusoidal", test_results: dict | None = None):
+    tokenizer = train_tokenizer(SENTENCES * 5, vocab_size=300, min_frequency=1)
+    model = tiny_model(vocab_size=len(tokenizer), position_embedding_type=position_type)
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    if test_results:
+        (directory / "test_results.json").write_text(json.dumps(test_results))
+    return model, tokenizer
+
+
+def expected_outputs(model, tokenizer):
+    batch = tokenizer(SENTENCES, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        logits = model(**batch, decoder_input_ids=torch.ones_like(batch["input_ids"][:, :3])).logits
+    ids = model.generate(**batch, max_new_tokens=8, do_sample=False)
+    return logits, tokenizer.batch_decode(ids, skip_special_tokens=True)
+
+
+def load_without_package(source: str, tmp_path: Path, env: dict | None = None) -> dict:
+    out = tmp_path / "loaded.json"
+    result = subprocess.run([sys.executable, "-c", LOAD_WITHOUT_PACKAGE, source, json.dumps(SENTENCES), str(out)],
+                            capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(out.read_text())
+
+
+def test_remote_code_is_the_package_source_with_one_import_rewritten():
+    files = remote_code_sources()
+    assert files == remote_code_sources()  # regenerated identically
+    for name, text in files.items():
+        source = REMOTE_CODE[name].read_text(encoding="utf-8")
+        changed = [(a, b) for a, b in zip(source.splitlines(), text.splitlines()) if a != b]
+        expected = 1 if name == "modeling_transformer_mt.py" else 0
+        assert len(changed) == expected, (name, changed)
+        for node in ast.walk(ast.parse(text)):  # only transformers/torch/tokenizers/stdlib and each other
+            if isinstance(node, ast.ImportFrom) and node.level:
+                assert f"{node.module}.py" in files, (name, node.module)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+                assert all(m.split(".")[0] not in {"transformer_mt", "configuration", "modeling"} for m in modules)
+
+
+def test_remote_code_loads_and_matches_with_the_package_hidden(tmp_path, position_type):
+    model_dir = tmp_path / "model"
+    model, tokenizer = save_tiny(model_dir, position_type)
+    prepare_for_hub(str(model_dir), "user/tiny")
+    loaded = load_without_package(str(model_dir), tmp_path)
+    assert loaded["module"].startswith("transformers_modules.") and not loaded["package_loaded"]
+    assert loaded["tokenizer"] == "TransformerMTTokenizerFast"
+    logits, translations = expected_outputs(model, tokenizer)
+    torch.testing.assert_close(torch.tensor(loaded["logits"]), logits, rtol=0, atol=1e-6)
+    assert loaded["translations"] == translations
+
+
+def test_model_card_metadata_scores_and_snippet(tmp_path):
+    save_tiny(tmp_path, test_results={"test_bleu": 12.345, "test_chrf": 33.3})
+    prepare_for_hub(str(tmp_path), "user/tiny-en-de", license="mit")
+    card = ModelCard.load(tmp_path / "README.md")
+    data = card.data.to_dict()
+    assert data["pipeline_tag"] == "translation" and data["library_name"] == "transformers"
+    assert data["license"] == "mit" and data["language"] == ["en", "de"] and "custom_code" in data["tags"]
+    metrics = data["model-index"][0]["results"][0]["metrics"]
+    assert [(m["type"], m["value"]) for m in metrics] == [("bleu", 12.35), ("chrf", 33.3)]
+    snippet = card.text.split("```python\n")[1].split("```")[0]
+    compile(snippet, "snippet", "exec")
+    assert 'from_pretrained("user/tiny-en-de", trust_remote_code=True)' in snippet
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["auto_map"]["AutoModelForSeq2SeqLM"] == "modeling_transformer_mt.TransformerMTForConditionalGeneration"
+    tokenizer_config = json.loads((tmp_path / "tokenizer_config.json").read_text())
+    assert tokenizer_config["auto_map"]["AutoTokenizer"][1] == "tokenization_transformer_mt.TransformerMTTokenizerFast"
+
+
+def test_directory_without_weights_is_refused_and_left_untouched(tmp_path):
+    save_tiny(tmp_path)
+    (tmp_path / "model.safetensors").unlink()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(FileNotFoundError, match="holds no saved model"):
+        prepare_for_hub(str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def push(model_dir: Path, repo_id: str, env: dict, *flags: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, str(REPO / "scripts" / "push_to_hub.py"), str(model_dir), repo_id, *flags]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+
+
+def snapshot(directory: Path) -> dict:
+    return {p.name: p.read_bytes() for p in directory.iterdir()}
+
+
+def test_push_then_load_with_the_package_hidden(tmp_path, position_type):
+    model_dir = tmp_path / "model"
+    model, tokenizer = save_tiny(model_dir, position_type, test_results={"test_bleu": 1.5, "test_chrf": 20.0})
+    before = snapshot(model_dir)
+    with local_hub(tmp_path / "hub") as hub:
+        result = push(model_dir, "user/tiny", hub.subprocess_env(hf_home=hub.new_hf_home()))
+        assert result.returncode == 0, result.stderr[-3000:]
+        files = set(hub.api().list_repo_files("user/tiny"))
+        assert {"config.json", "model.safetensors", "generation_config.json", "tokenizer.json",
+                "tokenizer_config.json", "README.md", *REMOTE_CODE} <= files
+        loaded = load_without_package("user/tiny", tmp_path, env=hub.subprocess_env(hf_home=hub.new_hf_home()))
+    assert not loaded["package_loaded"] and loaded["module"].startswith("transformers_modules.user")
+    logits, translations = expected_outputs(model, tokenizer)
+    torch.testing.assert_close(torch.tensor(loaded["logits"]), logits, rtol=0, atol=1e-6)
+    assert loaded["translations"] == translations
+    assert snapshot(model_dir) == before  # the push staged its additions elsewhere
+
+
+def test_second_push_needs_overwrite_then_the_next_load_sees_it(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    save_tiny(first)
+    model, tokenizer = save_tiny(second)
+    with torch.no_grad():
+        model.lm_head.weight.mul_(2.0)  # a visibly different model under the same repo
+    model.save_pretrained(second)
+    with local_hub(tmp_path / "hub") as hub:
+        env = hub.subprocess_env(hf_home=hub.new_hf_home())
+        assert push(first, "user/tiny", env).returncode == 0
+        refused = push(second, "user/tiny", env)
+        assert refused.returncode == 2 and "already holds" in refused.stderr and "--overwrite" in refused.stderr
+        assert "Traceback" not in refused.stderr
+        assert push(second, "user/tiny", env, "--overwrite").returncode == 0
+        loaded = load_without_package("user/tiny", tmp_path, env=hub.subprocess_env(hf_home=hub.new_hf_home()))
+    logits, _ = expected_outputs(model, tokenizer)
+    torch.testing.assert_close(torch.tensor(loaded["logits"]), logits, rtol=0, atol=1e-6)
+
+
+def test_bad_token_invalid_repo_and_missing_weights_are_clear_errors(tmp_path):
+    model_dir = tmp_path / "model"
+    save_tiny(model_dir)
+    before = snapshot(model_dir)
+    with local_hub(tmp_path / "hub") as hub:
+        env = hub.subprocess_env(hf_home=hub.new_hf_home())
+        bad_token = push(model_dir, "user/tiny", dict(env, HF_TOKEN="not-the-token"))
+        assert bad_token.returncode == 2 and "401" in bad_token.stderr and "Traceback" not in bad_token.stderr
+        assert not hub.api().repo_exists("user/tiny")
+        bad_repo = push(model_dir, "user/not a repo!", env)
+        assert bad_repo.returncode == 2 and "not a repo!" in bad_repo.stderr and "Traceback" not in bad_repo.stderr
+        (tmp_path / "empty").mkdir()
+        no_weights = push(tmp_path / "empty", "user/empty", env)
+        assert no_weights.returncode == 2 and "holds no saved model" in no_weights.stderr
+        assert not hub.api().repo_exists("user/empty")
+    assert snapshot(model_dir) == before
+    assert list((tmp_path / "empty").iterdir()) == []
+
+
+def test_training_script_push_to_hub(tmp_path, monkeypatch):
+    from transformer_mt.scripts import train
+
+    with local_hub(tmp_path / "hub") as hub:
+        hub.apply(monkeypatch, hf_home=hub.new_hf_home())
+        train.main([*TINY, "--output_dir", str(tmp_path / "run"), "--do_train", "--do_predict",
+                    "--predict_with_generate", "--max_steps", "4", "--save_strategy", "no", "--push_to_hub",
+                    "--hub_model_id", "user/trained"])
+        files = set(hub.api().list_repo_files("user/trained"))
+        card = ModelCard.load(hub.api().hf_hub_download("user/trained", "README.md"))
+    assert {"model.safetensors", "tokenizer.json", "modeling_transformer_mt.py", "README.md"} <= files
+    assert not any(name.startswith("checkpoint-") or name.endswith(".bin") for name in files)
+    assert [m["type"] for m in card.data.to_dict()["model-index"][0]["results"][0]["metrics"]] == ["bleu", "chrf"]
