@@ -48,6 +48,16 @@ def batch(seed: int = 0, batch_size: int = 3, length: int = 7, vocab_size: int =
     return input_ids, attention_mask
 
 
+def remove_weight(checkpoint_dir, key: str) -> None:
+    """Delete one tensor from a saved checkpoint's model.safetensors (to test missing-weight errors)."""
+    from safetensors.torch import load_file, save_file
+
+    path = f"{checkpoint_dir}/model.safetensors"
+    weights = load_file(path)
+    del weights[key]
+    save_file(weights, path, metadata={"format": "pt"})
+
+
 @pytest.fixture(params=POSITION_TYPES)
 def position_type(request) -> str:
     return request.param

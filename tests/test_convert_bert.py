@@ -8,13 +8,12 @@ from pathlib import Path
 import huggingface_hub.constants
 import pytest
 import torch
-from safetensors.torch import load_file, save_file
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertModel, BertTokenizer
 
 from transformer_mt import TransformerMTForConditionalGeneration
 from transformer_mt.scripts.convert_bert import convert_bert, main, warm_start_from_bert
 
-from .conftest import tiny_model
+from .conftest import remove_weight, tiny_model
 
 
 REPO = Path(__file__).resolve().parents[1]
@@ -175,9 +174,7 @@ def test_non_bert_checkpoint_is_rejected(tmp_path):
 
 def test_missing_weight_is_named(tmp_path):
     bert_checkpoint(tmp_path / "bert")
-    weights = load_file(tmp_path / "bert" / "model.safetensors")
-    del weights["encoder.layer.1.output.dense.weight"]
-    save_file(weights, tmp_path / "bert" / "model.safetensors", metadata={"format": "pt"})
+    remove_weight(tmp_path / "bert", "encoder.layer.1.output.dense.weight")
     with pytest.raises(ValueError, match=r"lacks weights \['encoder.layer.1.output.dense.weight'\]"):
         convert_bert(str(tmp_path / "bert"), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()  # nothing half-written

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from safetensors.torch import load_file, save_file
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertModel, MarianConfig, MarianMTModel
 
 from transformer_mt import TransformerMTForConditionalGeneration
 from transformer_mt.scripts.convert_marian import convert_marian, convert_marian_model
+
+from .conftest import remove_weight
 
 
 spm = pytest.importorskip("sentencepiece", reason="MarianTokenizer needs sentencepiece (in the test extra)")
@@ -110,9 +111,7 @@ def test_another_model_type_is_rejected(tmp_path):
 
 def test_missing_weight_is_named(tmp_path):
     marian_checkpoint(tmp_path / "marian", share=True)
-    weights = load_file(tmp_path / "marian" / "model.safetensors")
-    del weights["model.decoder.layers.1.fc2.weight"]
-    save_file(weights, tmp_path / "marian" / "model.safetensors", metadata={"format": "pt"})
+    remove_weight(tmp_path / "marian", "model.decoder.layers.1.fc2.weight")
     with pytest.raises(ValueError, match=r"missing weights \['model.decoder.layers.1.fc2.weight'\]"):
         convert_marian(str(tmp_path / "marian"), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()  # nothing half-written
