@@ -172,7 +172,8 @@ def test_apply_in_process_then_load_in_fresh_process(hub, monkeypatch):
         from transformers import AutoConfig
 
         assert "HF_HUB_OFFLINE" not in os.environ
-        config = AutoConfig.from_pretrained("user/tiny2")
+        repo_id = "user/tiny2"  # on the local Hub (HF_ENDPOINT), never the real one
+        config = AutoConfig.from_pretrained(repo_id)
         print(config.model_type, config.hidden_size)
         """
     )

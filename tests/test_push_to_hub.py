@@ -101,8 +101,9 @@ def test_remote_code_loads_and_matches_with_the_package_hidden(tmp_path, positio
 
 
 def test_model_card_metadata_scores_and_snippet(tmp_path):
+    repo_id = "user/tiny-en-de"
     save_tiny(tmp_path, test_results={"test_bleu": 12.345, "test_chrf": 33.3})
-    prepare_for_hub(str(tmp_path), "user/tiny-en-de", license="mit")
+    prepare_for_hub(str(tmp_path), repo_id, license="mit")
     card = ModelCard.load(tmp_path / "README.md")
     data = card.data.to_dict()
     assert data["pipeline_tag"] == "translation" and data["library_name"] == "transformers"
@@ -111,7 +112,7 @@ def test_model_card_metadata_scores_and_snippet(tmp_path):
     assert [(m["type"], m["value"]) for m in metrics] == [("bleu", 12.35), ("chrf", 33.3)]
     snippet = card.text.split("```python\n")[1].split("```")[0]
     compile(snippet, "snippet", "exec")
-    assert 'from_pretrained("user/tiny-en-de", trust_remote_code=True)' in snippet
+    assert f'from_pretrained("{repo_id}", trust_remote_code=True)' in snippet
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["auto_map"]["AutoModelForSeq2SeqLM"] == "modeling_transformer_mt.TransformerMTForConditionalGeneration"
     tokenizer_config = json.loads((tmp_path / "tokenizer_config.json").read_text())
