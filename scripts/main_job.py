@@ -13,6 +13,7 @@ the same folder).
 import argparse
 import json
 import os
+import sys
 import time
 
 from transformer_mt.scripts import train
@@ -82,7 +83,10 @@ def main(argv=None):
     for key, value in recipe.items():
         train_argv += [f"--{key}", str(value)]
     start = time.monotonic()
-    trainer = train.main(train_argv + passthrough)
+    try:
+        trainer = train.main(train_argv + passthrough)
+    except (OSError, ValueError) as error:  # e.g. a second run into a folder that holds the first one's model
+        sys.exit(f"error: {error}")
     minutes = (time.monotonic() - start) / 60
 
     model, tokenizer = trainer.model, trainer.processing_class
