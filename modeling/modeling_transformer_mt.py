@@ -176,28 +176,21 @@ class TransformerMTAttention(nn.Module):
 class TransformerMTEncoderLayer(GradientCheckpointingLayer):
     """Self-attention and a position-wise feed-forward network, each in a residual block."""
 
+    side = "encoder"  # which of the config's `{side}_attention_heads` / `{side}_ffn_dim` size this layer
+
     def __init__(self, config: TransformerMTConfig, layer_idx: int = 0):
         super().__init__()
         self.normalize_before = config.normalize_before
         self.dropout = config.dropout
         self.activation_fn = ACT2FN[config.activation_function]
         self.activation_dropout = config.activation_dropout
-        ffn_dim = self._ffn_dim(config)
-        self.self_attn = TransformerMTAttention(config, self._num_heads(config), self._is_causal, layer_idx)
+        num_heads, ffn_dim = getattr(config, f"{self.side}_attention_heads"), getattr(config, f"{self.side}_ffn_dim")
+        is_causal = self.side == "decoder"
+        self.self_attn = TransformerMTAttention(config, num_heads, is_causal=is_causal, layer_idx=layer_idx)
         self.self_attn_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.fc1 = nn.Linear(config.d_model, ffn_dim)
         self.fc2 = nn.Linear(ffn_dim, config.d_model)
         self.final_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-
-    _is_causal = False
-
-    @staticmethod
-    def _num_heads(config):
-        return config.encoder_attention_heads
-
-    @staticmethod
-    def _ffn_dim(config):
-        return config.encoder_ffn_dim
 
     def residual(self, hidden_states: torch.Tensor, layer_norm: nn.LayerNorm, sublayer, **kwargs) -> torch.Tensor:
         """x + dropout(sublayer(x)), normalised after the sum (post-LN, the paper) or before the sublayer (pre-LN)."""
@@ -229,20 +222,12 @@ class TransformerMTEncoderLayer(GradientCheckpointingLayer):
 class TransformerMTDecoderLayer(TransformerMTEncoderLayer):
     """Causal self-attention, cross-attention over the encoder output, and the feed-forward network."""
 
-    _is_causal = True
+    side = "decoder"
 
     def __init__(self, config: TransformerMTConfig, layer_idx: int = 0):
         super().__init__(config, layer_idx)
         self.encoder_attn = TransformerMTAttention(config, config.decoder_attention_heads, layer_idx=layer_idx)
         self.encoder_attn_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-
-    @staticmethod
-    def _num_heads(config):
-        return config.decoder_attention_heads
-
-    @staticmethod
-    def _ffn_dim(config):
-        return config.decoder_ffn_dim
 
     @deprecate_kwarg("past_key_values", "5.40.0", new_name="cache")
     def forward(

@@ -21,7 +21,6 @@ tokenizer files, so `AutoTokenizer` gives BERT's tokenizer and `AutoModelForSeq2
 """
 
 import argparse
-import json
 import os
 from dataclasses import dataclass
 

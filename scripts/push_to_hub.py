@@ -21,17 +21,18 @@ from pathlib import Path
 from huggingface_hub import EvalResult, HfApi, ModelCard, ModelCardData
 from huggingface_hub.errors import HfHubHTTPError
 
-import transformer_mt
+from transformer_mt.configuration import configuration_transformer_mt
+from transformer_mt.modeling import embeddings, modeling_transformer_mt, positional_embeddings
+from transformer_mt.tokenization import tokenization_transformer_mt
 
 
-PACKAGE = Path(transformer_mt.__file__).resolve().parent
-# Remote code sits flat in one folder; only the modeling package's import of the config leaves its folder.
+# Remote code sits flat in one folder; the files come from the installed modules (an editable install maps them to
+# the repo's top-level folders, a wheel to transformer_mt/*), and only the modeling package's import of the config
+# leaves its folder.
 REMOTE_CODE = {
-    "configuration_transformer_mt.py": PACKAGE.parent / "configuration" / "configuration_transformer_mt.py",
-    "modeling_transformer_mt.py": PACKAGE.parent / "modeling" / "modeling_transformer_mt.py",
-    "embeddings.py": PACKAGE.parent / "modeling" / "embeddings.py",
-    "positional_embeddings.py": PACKAGE.parent / "modeling" / "positional_embeddings.py",
-    "tokenization_transformer_mt.py": PACKAGE.parent / "tokenization" / "tokenization_transformer_mt.py",
+    Path(module.__file__).name: Path(module.__file__)
+    for module in (configuration_transformer_mt, modeling_transformer_mt, embeddings, positional_embeddings,
+                   tokenization_transformer_mt)
 }
 _IMPORT_REWRITES = {
     "from ..configuration.configuration_transformer_mt import": "from .configuration_transformer_mt import",

@@ -97,9 +97,9 @@ class TimeBudgetCallback(TrainerCallback):
         self.start = time.monotonic()
 
     def on_step_end(self, args, state, control, **kwargs):
+        # Only stop: the caller's --do_eval and save_model run once after train(); forcing them here did both twice.
         if time.monotonic() - self.start > self.seconds:
             control.should_training_stop = True
-            control.should_evaluate = control.should_save = True
         return control
 
 
@@ -191,9 +191,8 @@ def check_output_dir(training_args, setup: SetupArguments) -> None:
     output_dir = training_args.output_dir
     if not training_args.do_train or training_args.resume_from_checkpoint or setup.overwrite_output_dir:
         return
-    if os.path.isdir(output_dir) and any(
-        name == "config.json" or name == "tokenizer" or name.startswith("checkpoint-") for name in os.listdir(output_dir)
-    ):
+    saved = ("config.json", "tokenizer")
+    if os.path.isdir(output_dir) and any(n in saved or n.startswith("checkpoint-") for n in os.listdir(output_dir)):
         raise FileExistsError(
             f"Output directory {output_dir!r} already holds a trained model or checkpoints; pass "
             "--overwrite_output_dir true to replace them, or --resume_from_checkpoint to continue training."

@@ -152,6 +152,16 @@ def test_gradient_checkpointing_gives_the_same_gradients(position_type):
         torch.testing.assert_close(grads[1][name], grads[0][name], rtol=0, atol=1e-6, msg=name)
 
 
+def test_encoder_and_decoder_take_their_own_heads_and_ffn_sizes():
+    model = tiny_model(encoder_attention_heads=2, decoder_attention_heads=8, encoder_ffn_dim=40, decoder_ffn_dim=24)
+    encoder_layer, decoder_layer = model.model.encoder.layers[0], model.model.decoder.layers[0]
+    assert (encoder_layer.self_attn.num_heads, encoder_layer.fc1.out_features) == (2, 40)
+    assert (decoder_layer.self_attn.num_heads, decoder_layer.encoder_attn.num_heads) == (8, 8)
+    assert decoder_layer.fc1.out_features == 24
+    assert decoder_layer.self_attn.is_causal and not encoder_layer.self_attn.is_causal
+    assert model(**forward_inputs()).logits.shape == (3, 5, 99)
+
+
 def test_builds_on_the_meta_device(position_type):
     with torch.device("meta"):
         model = TransformerMTForConditionalGeneration(tiny_config(position_embedding_type=position_type))

@@ -99,7 +99,7 @@ def test_two_processes_under_accelerate_save_one_model(tmp_path):
                "--max_steps", "4", "--save_strategy", "no"]
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "'train_runtime'" in result.stdout + result.stderr or (output_dir / "train_results.json").exists()
+    assert json.loads((output_dir / "train_results.json").read_text())["train_runtime"] > 0
     assert list(output_dir.glob("*.safetensors")) == [output_dir / "model.safetensors"]
     state = json.loads((output_dir / "trainer_state.json").read_text())
     assert state["global_step"] == 4
