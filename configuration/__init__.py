@@ -1,4 +1,4 @@
-from .configuration_transformer_mt import TransformerMTConfig
+from .configuration_transformer_mt import POSITION_EMBEDDING_TYPES, SINUSOIDAL_LAYOUTS, TransformerMTConfig
 
 
-__all__ = ["TransformerMTConfig"]
+__all__ = ["POSITION_EMBEDDING_TYPES", "SINUSOIDAL_LAYOUTS", "TransformerMTConfig"]

@@ -1,13 +1,17 @@
 """Configuration of the encoder-decoder Transformer ("Attention Is All You Need") with BERT-style embeddings."""
 
+from typing import Literal, get_args
+
 from transformers import PreTrainedConfig
 from transformers.activations import ACT2FN
 
 
-POSITION_EMBEDDING_TYPES = ("sinusoidal", "learned")
+PositionEmbeddingType = Literal["sinusoidal", "learned"]
 # "interleaved" is the paper's PE(pos, 2i) = sin, PE(pos, 2i+1) = cos; "concatenated" puts all sines first and
 # all cosines second, the layout Marian/Opus-MT checkpoints were trained with.
-SINUSOIDAL_LAYOUTS = ("interleaved", "concatenated")
+SinusoidalLayout = Literal["interleaved", "concatenated"]
+POSITION_EMBEDDING_TYPES = get_args(PositionEmbeddingType)
+SINUSOIDAL_LAYOUTS = get_args(SinusoidalLayout)
 
 
 class TransformerMTConfig(PreTrainedConfig):
@@ -56,8 +60,8 @@ class TransformerMTConfig(PreTrainedConfig):
     # Learned positions: the table size and a hard limit. Sinusoids: only the size precomputed at start; they
     # extend to any length on demand.
     max_position_embeddings: int = 512
-    position_embedding_type: str = "sinusoidal"
-    sinusoidal_layout: str = "interleaved"
+    position_embedding_type: PositionEmbeddingType = "sinusoidal"
+    sinusoidal_layout: SinusoidalLayout = "interleaved"
     type_vocab_size: int = 2  # BERT's segments A/B; 0 removes the segment table
     scale_embedding: bool = True  # the paper multiplies token embeddings by sqrt(d_model)
     layernorm_embedding: bool = False  # BERT's LayerNorm after token + segment + position
@@ -132,4 +136,4 @@ def _check_choice(name, value, allowed):
         raise ValueError(f"`{name}` must be one of {', '.join(map(repr, allowed))}; got {value!r}.")
 
 
-__all__ = ["TransformerMTConfig"]
+__all__ = ["POSITION_EMBEDDING_TYPES", "SINUSOIDAL_LAYOUTS", "TransformerMTConfig"]

@@ -42,23 +42,26 @@ def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_to
 
 
 def check_inputs(
-    config: TransformerMTConfig,
     prefix: str,
+    vocab_size: int,
+    type_vocab_size: int,
     input_ids: torch.Tensor | None,
     inputs_embeds: torch.Tensor | None,
     attention_mask: torch.Tensor | None,
     token_type_ids: torch.Tensor | None,
     past_length: int = 0,
 ) -> None:
-    """Reject malformed inputs with a ValueError naming the argument, before any kernel runs."""
+    """Reject malformed inputs with a ValueError naming the argument, before any kernel runs.
+
+    `prefix` is "" for the encoder's arguments and "decoder_" for the decoder's, as in the forward signatures.
+    """
     if (input_ids is None) == (inputs_embeds is None):
         raise ValueError(f"Pass exactly one of `{prefix}input_ids` and `{prefix}inputs_embeds`.")
     if input_ids is not None:
         if input_ids.dim() != 2:
             raise ValueError(f"`{prefix}input_ids` must have shape (batch, length), got {tuple(input_ids.shape)}.")
         shape = tuple(input_ids.shape)
-        vocab_size_field = f"{prefix}vocab_size"  # the decoder's differs with separate vocabularies
-        _check_range(f"{prefix}input_ids", input_ids, getattr(config, vocab_size_field), vocab_size_field)
+        _check_range(f"{prefix}input_ids", input_ids, vocab_size, f"{prefix}vocab_size")
     else:
         shape = tuple(inputs_embeds.shape[:2])
     if token_type_ids is not None:
@@ -67,8 +70,8 @@ def check_inputs(
                 f"`{prefix}token_type_ids` has shape {tuple(token_type_ids.shape)} but `{prefix}input_ids` has "
                 f"shape {shape}; they must match."
             )
-        if config.type_vocab_size > 0:
-            _check_range(f"{prefix}token_type_ids", token_type_ids, config.type_vocab_size, "type_vocab_size")
+        if type_vocab_size > 0:
+            _check_range(f"{prefix}token_type_ids", token_type_ids, type_vocab_size, "type_vocab_size")
     if attention_mask is not None and attention_mask.dim() == 2:
         expected = (shape[0], past_length + shape[1])
         if tuple(attention_mask.shape) != expected:
@@ -173,19 +176,15 @@ class TransformerMTAttention(nn.Module):
         return self.out_proj(attn_output), attn_weights
 
 
-class TransformerMTEncoderLayer(GradientCheckpointingLayer):
-    """Self-attention and a position-wise feed-forward network, each in a residual block."""
+class TransformerMTLayer(GradientCheckpointingLayer):
+    """What encoder and decoder layers share: self-attention and a feed-forward network, each in a residual block."""
 
-    side = "encoder"  # which of the config's `{side}_attention_heads` / `{side}_ffn_dim` size this layer
-
-    def __init__(self, config: TransformerMTConfig, layer_idx: int = 0):
+    def __init__(self, config: TransformerMTConfig, num_heads: int, ffn_dim: int, is_causal: bool, layer_idx: int):
         super().__init__()
         self.normalize_before = config.normalize_before
         self.dropout = config.dropout
         self.activation_fn = ACT2FN[config.activation_function]
         self.activation_dropout = config.activation_dropout
-        num_heads, ffn_dim = getattr(config, f"{self.side}_attention_heads"), getattr(config, f"{self.side}_ffn_dim")
-        is_causal = self.side == "decoder"
         self.self_attn = TransformerMTAttention(config, num_heads, is_causal=is_causal, layer_idx=layer_idx)
         self.self_attn_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.fc1 = nn.Linear(config.d_model, ffn_dim)
@@ -210,6 +209,13 @@ class TransformerMTEncoderLayer(GradientCheckpointingLayer):
         hidden_states = nn.functional.dropout(hidden_states, p=self.activation_dropout, training=self.training)
         return self.fc2(hidden_states)
 
+
+class TransformerMTEncoderLayer(TransformerMTLayer):
+    """Bidirectional self-attention, then the feed-forward network."""
+
+    def __init__(self, config: TransformerMTConfig, layer_idx: int = 0):
+        super().__init__(config, config.encoder_attention_heads, config.encoder_ffn_dim, False, layer_idx)
+
     def forward(
         self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None, **kwargs: Unpack[TransformersKwargs]
     ) -> torch.Tensor:
@@ -219,13 +225,11 @@ class TransformerMTEncoderLayer(GradientCheckpointingLayer):
         return self.residual(hidden_states, self.final_layer_norm, self.feed_forward)
 
 
-class TransformerMTDecoderLayer(TransformerMTEncoderLayer):
-    """Causal self-attention, cross-attention over the encoder output, and the feed-forward network."""
-
-    side = "decoder"
+class TransformerMTDecoderLayer(TransformerMTLayer):
+    """Causal self-attention, cross-attention over the encoder output, then the feed-forward network."""
 
     def __init__(self, config: TransformerMTConfig, layer_idx: int = 0):
-        super().__init__(config, layer_idx)
+        super().__init__(config, config.decoder_attention_heads, config.decoder_ffn_dim, True, layer_idx)
         self.encoder_attn = TransformerMTAttention(config, config.decoder_attention_heads, layer_idx=layer_idx)
         self.encoder_attn_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
 
@@ -270,7 +274,7 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
     def _init_weights(self, module):
         super()._init_weights(module)
         if isinstance(module, SinusoidalPositionalEmbedding):
-            init.copy_(module.table, module.build_table(module.table.size(0), dtype=module.table.dtype))
+            init.copy_(module.sinusoids, module.build_table(module.sinusoids.size(0), dtype=module.sinusoids.dtype))
         elif isinstance(module, TransformerMTForConditionalGeneration) and module.config.use_final_logits_bias:
             init.zeros_(module.final_logits_bias)
         elif isinstance(module, TokenEmbedding) and self.config.scale_embedding:
@@ -283,15 +287,13 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
 class _TransformerMTStack(TransformerMTPreTrainedModel):
     """What encoder and decoder share: the embedding block, N layers, and pre-LN's final LayerNorm."""
 
-    layer_class: type[nn.Module]
-    vocab_size_field: str  # the config field that sizes this stack's token table
-
-    def __init__(self, config: TransformerMTConfig, embed_tokens: nn.Embedding | None = None, num_layers: int = 0):
+    def __init__(self, config: TransformerMTConfig, embed_tokens: nn.Embedding | None, vocab_size: int,
+                 layers: list[nn.Module]):
         super().__init__(config)
         if embed_tokens is None:
-            embed_tokens = TokenEmbedding(getattr(config, self.vocab_size_field), config.d_model, config.pad_token_id)
+            embed_tokens = TokenEmbedding(vocab_size, config.d_model, config.pad_token_id)
         self.embeddings = TransformerMTEmbeddings(config, embed_tokens)
-        self.layers = nn.ModuleList([self.layer_class(config, layer_idx=i) for i in range(num_layers)])
+        self.layers = nn.ModuleList(layers)
         self.layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.normalize_before else None
         self.gradient_checkpointing = False
         self.post_init()
@@ -309,15 +311,14 @@ class _TransformerMTStack(TransformerMTPreTrainedModel):
 class TransformerMTEncoder(_TransformerMTStack):
     """`config.encoder_layers` bidirectional self-attention layers over the embedded source."""
 
-    layer_class = TransformerMTEncoderLayer
-    vocab_size_field = "vocab_size"
     _can_record_outputs = {
         "hidden_states": TransformerMTEncoderLayer,
         "attentions": TransformerMTAttention,
     }
 
     def __init__(self, config: TransformerMTConfig, embed_tokens: nn.Embedding | None = None):
-        super().__init__(config, embed_tokens, config.encoder_layers)
+        layers = [TransformerMTEncoderLayer(config, layer_idx=i) for i in range(config.encoder_layers)]
+        super().__init__(config, embed_tokens, config.vocab_size, layers)
 
     @merge_with_config_defaults
     @capture_outputs
@@ -336,7 +337,8 @@ class TransformerMTEncoder(_TransformerMTStack):
             token_type_ids: (B, S) segment ids (0 for the first sentence, 1 for the second); default 0.
             inputs_embeds: (B, S, d_model) token embeddings instead of `input_ids`.
         """
-        check_inputs(self.config, "", input_ids, inputs_embeds, attention_mask, token_type_ids)
+        check_inputs("", self.config.vocab_size, self.config.type_vocab_size, input_ids, inputs_embeds,
+                     attention_mask, token_type_ids)
         hidden_states = self.embeddings(input_ids, token_type_ids, inputs_embeds)
         attention_mask = create_bidirectional_mask(
             config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask
@@ -349,8 +351,6 @@ class TransformerMTEncoder(_TransformerMTStack):
 class TransformerMTDecoder(_TransformerMTStack):
     """`config.decoder_layers` causal layers that also attend to the encoder output."""
 
-    layer_class = TransformerMTDecoderLayer
-    vocab_size_field = "decoder_vocab_size"
     _can_record_outputs = {
         "hidden_states": TransformerMTDecoderLayer,
         "attentions": OutputRecorder(TransformerMTAttention, index=1, layer_name="self_attn"),
@@ -358,7 +358,8 @@ class TransformerMTDecoder(_TransformerMTStack):
     }
 
     def __init__(self, config: TransformerMTConfig, embed_tokens: nn.Embedding | None = None):
-        super().__init__(config, embed_tokens, config.decoder_layers)
+        layers = [TransformerMTDecoderLayer(config, layer_idx=i) for i in range(config.decoder_layers)]
+        super().__init__(config, embed_tokens, config.decoder_vocab_size, layers)
 
     @merge_with_config_defaults
     @capture_outputs
@@ -388,7 +389,8 @@ class TransformerMTDecoder(_TransformerMTStack):
         if use_cache and cache is None:
             cache = EncoderDecoderCache(DynamicCache(config=self.config), DynamicCache(config=self.config))
         past_length = cache.get_seq_length() if cache is not None else 0
-        check_inputs(self.config, "decoder_", input_ids, inputs_embeds, attention_mask, token_type_ids, past_length)
+        check_inputs("decoder_", self.config.decoder_vocab_size, self.config.type_vocab_size, input_ids,
+                     inputs_embeds, attention_mask, token_type_ids, past_length)
 
         hidden_states = self.embeddings(input_ids, token_type_ids, inputs_embeds, past_length)
         self_attn_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache

@@ -3,7 +3,8 @@
 `build_position_embedding(config)` is the one place that picks the strategy. Callers compute `position_ids`
 (offset by the cache length when decoding) and call `reserve(num_positions)` first, with a Python int:
 the sinusoid extends its table there and learned positions reject lengths they have no row for, before any
-kernel runs and without reading device tensors.
+kernel runs and without reading device tensors. `table(num_positions)` gives the vectors of positions
+0..num_positions-1 to whoever needs them whole (exporters, plots).
 """
 
 import math
@@ -31,24 +32,30 @@ def sinusoid_table(num_positions: int, dim: int, layout: str = "interleaved", dt
 class SinusoidalPositionalEmbedding(nn.Module):
     """Fixed sinusoids for any length: a cached table, grown (doubled) only when a longer input arrives."""
 
+    max_positions = None  # no limit: the table grows with the input
+
     def __init__(self, num_positions: int, embedding_dim: int, layout: str = "interleaved"):
         super().__init__()
         self.embedding_dim = embedding_dim
         self.layout = layout
         # Not persistent: derived from the config, so checkpoints stay free of it. PreTrainedModel._init_weights
         # refills it after from_pretrained (which restores non-persistent buffers uninitialised).
-        self.register_buffer("table", self.build_table(num_positions), persistent=False)
+        self.register_buffer("sinusoids", self.build_table(num_positions), persistent=False)
 
-    def build_table(self, num_positions: int, device=None, dtype=torch.float32):
+    def build_table(self, num_positions: int, device=None, dtype=torch.float32) -> torch.Tensor:
         return sinusoid_table(num_positions, self.embedding_dim, self.layout, dtype=dtype, device=device)
 
     def reserve(self, num_positions: int) -> None:
-        if num_positions > self.table.size(0):
-            size = max(num_positions, 2 * self.table.size(0))
-            self.table = self.build_table(size, device=self.table.device, dtype=self.table.dtype)
+        if num_positions > self.sinusoids.size(0):
+            size = max(num_positions, 2 * self.sinusoids.size(0))
+            self.sinusoids = self.build_table(size, device=self.sinusoids.device, dtype=self.sinusoids.dtype)
+
+    def table(self, num_positions: int) -> torch.Tensor:
+        self.reserve(num_positions)
+        return self.sinusoids[:num_positions]
 
     def forward(self, position_ids: torch.LongTensor) -> torch.Tensor:
-        return nn.functional.embedding(position_ids, self.table)
+        return nn.functional.embedding(position_ids, self.sinusoids)
 
 
 class LearnedPositionalEmbedding(nn.Embedding):
@@ -56,14 +63,19 @@ class LearnedPositionalEmbedding(nn.Embedding):
 
     def __init__(self, num_positions: int, embedding_dim: int):
         super().__init__(num_positions, embedding_dim)
+        self.max_positions = num_positions
 
     def reserve(self, num_positions: int) -> None:
-        if num_positions > self.num_embeddings:
+        if num_positions > self.max_positions:
             raise ValueError(
                 f"Input needs {num_positions} positions but learned position embeddings have only "
                 f"max_position_embeddings={self.num_embeddings}. Shorten the input, or use "
                 "position_embedding_type='sinusoidal', which has no length limit."
             )
+
+    def table(self, num_positions: int) -> torch.Tensor:
+        self.reserve(num_positions)
+        return self.weight[:num_positions]
 
 
 def build_position_embedding(config) -> nn.Module:

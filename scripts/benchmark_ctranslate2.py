@@ -1,114 +1,26 @@
 """Translation speed of generate() vs CTranslate2 (float32 and int8) on the same sentences, batches and threads.
 
-    python scripts/benchmark_ctranslate2.py runs/exp3 [--data data/en-de] [--num_sentences 200] [--batch_size 16]
+    python scripts/benchmark_ctranslate2.py runs/main-sinusoidal [--data data/en-de] [--num_sentences 200]
 
-Exports the model to CTranslate2 twice (float32, int8) into a temporary directory, then decodes the first
-`--num_sentences` source sentences of the test split with greedy search and with beam search, in the same
-batches (in corpus order), with the same maximum length and the same number of CPU threads for both engines.
-Only the decoding calls are timed: tokenization happens before, and each engine first decodes one untimed
-batch. Beam search in generate() runs with `early_stopping=True`, the beam search CTranslate2 implements. The
-table also counts the sentences whose output equals generate()'s token for token.
-
-Threads matter: on a small model and few cores CTranslate2's per-operation OpenMP parallelism can cost more than
-it gains (on a 2-vCPU VM, runs/exp3 decoded about 5x slower with 2 threads than with 1), so compare
-`--threads 1` with the machine's count.
+Only the decoding calls are timed; see `transformer_mt.benchmark` for what is compared and how.
 """
 
 import argparse
-import functools
 import os
-import tempfile
-import time
 
 import ctranslate2
 import torch
 import transformers
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-import transformer_mt  # noqa: F401  (registers TransformerMT with the Auto classes)
-from transformer_mt.scripts.data import load_parallel_data
-from transformer_mt.scripts.export_ctranslate2 import (
-    export_ctranslate2,
-    generated_tokens,
-    source_tokens,
-    translate_options,
-)
+from transformer_mt.benchmark import benchmark, format_table
+from transformer_mt.cli import command
+from transformer_mt.data import load_parallel_data
 
 
-def batches(items: list, size: int) -> list[list]:
-    return [items[start:start + size] for start in range(0, len(items), size)]
-
-
-def generate_batch(model, tokenizer, num_beams: int, max_new_tokens: int, batch) -> list[list[str]]:
-    """generate() on one tokenized batch, as Translator-style token lists."""
-    with torch.no_grad():
-        output = model.generate(**batch, num_beams=num_beams, do_sample=False, max_new_tokens=max_new_tokens,
-                                early_stopping=True)
-    return generated_tokens(tokenizer, output, model.generation_config.eos_token_id)
-
-
-def translate_batch(translator, num_beams: int, max_new_tokens: int, batch) -> list[list[str]]:
-    """CTranslate2 on one batch of source token lists."""
-    results = translator.translate_batch(batch, **translate_options(num_beams, max_new_tokens))
-    return [result.hypotheses[0] for result in results]
-
-
-def timed(decode, inputs: list) -> tuple[list, float]:
-    """Decode every batch in `inputs` after one untimed warm-up batch; return the outputs and the seconds."""
-    decode(inputs[0])
-    start = time.perf_counter()
-    outputs = [hypothesis for batch in inputs for hypothesis in decode(batch)]
-    return outputs, time.perf_counter() - start
-
-
-def benchmark(model_dir: str, sentences: list[str], batch_size: int, max_new_tokens: int, threads: int,
-              beam_sizes=(1, 4)) -> list[dict]:
-    """One row per engine and beam size: sentences/second, speed-up over generate(), outputs equal to generate()'s."""
-    torch.set_num_threads(threads)
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    torch_inputs = [tokenizer(batch, return_tensors="pt", padding=True) for batch in batches(sentences, batch_size)]
-    ct2_inputs = batches(source_tokens(tokenizer, sentences), batch_size)
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="benchmark-ctranslate2-") as export_root:
-        translators = {
-            compute_type: ctranslate2.Translator(
-                export_ctranslate2(model_dir, f"{export_root}/{compute_type}", quantization=compute_type),
-                compute_type=compute_type, intra_threads=threads, inter_threads=1,
-            )
-            for compute_type in ("float32", "int8")
-        }
-        for num_beams in beam_sizes:
-            search = "greedy" if num_beams == 1 else f"beam {num_beams}"
-            decode = functools.partial(generate_batch, model, tokenizer, num_beams, max_new_tokens)
-            reference, seconds = timed(decode, torch_inputs)
-            rows.append({"engine": "generate()", "search": search, "seconds": seconds, "identical": None})
-            for compute_type, translator in translators.items():
-                decode = functools.partial(translate_batch, translator, num_beams, max_new_tokens)
-                outputs, seconds = timed(decode, ct2_inputs)
-                identical = sum(output == expected for output, expected in zip(outputs, reference, strict=True))
-                rows.append({"engine": f"CTranslate2 {compute_type}", "search": search, "seconds": seconds,
-                             "identical": identical})
-    for row in rows:
-        row["sentences_per_second"] = len(sentences) / row["seconds"]
-        baseline = next(r for r in rows if r["engine"] == "generate()" and r["search"] == row["search"])
-        row["speedup"] = baseline["seconds"] / row["seconds"]
-    return rows
-
-
-def format_table(rows: list[dict], num_sentences: int) -> str:
-    lines = [f"{'engine':<22}{'search':<9}{'sent/s':>9}{'x generate()':>14}  identical to generate()"]
-    for row in rows:
-        identical = "-" if row["identical"] is None else f"{row['identical']}/{num_sentences}"
-        lines.append(f"{row['engine']:<22}{row['search']:<9}{row['sentences_per_second']:>9.1f}"
-                     f"{row['speedup']:>14.2f}  {identical}")
-    return "\n".join(lines)
-
-
+@command
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model_dir", help="A trained TransformerMT directory (model and tokenizer), e.g. runs/exp3.")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model_dir", help="A trained TransformerMT directory (model and tokenizer).")
     parser.add_argument("--data", default="data/en-de", help="Parallel data; its test split's source side is used.")
     parser.add_argument("--source_lang", default="en")
     parser.add_argument("--target_lang", default="de")
@@ -122,14 +34,11 @@ def main(argv=None):
     # about once per batch.
     transformers.logging.set_verbosity_error()
     transformers.logging.disable_progress_bar()
-    try:
-        if not os.path.isdir(args.model_dir):  # else from_pretrained reads the path as a Hub model id
-            raise FileNotFoundError(f"Model directory {args.model_dir!r} does not exist.")
-        test = load_parallel_data(args.data, args.source_lang, args.target_lang)["test"]
-        sentences = test[args.source_lang][: args.num_sentences]
-        rows = benchmark(args.model_dir, sentences, args.batch_size, args.max_new_tokens, args.threads)
-    except (OSError, ValueError, KeyError) as error:
-        parser.exit(2, f"error: {error}\n")
+    if not os.path.isdir(args.model_dir):  # else from_pretrained reads the path as a Hub model id
+        raise FileNotFoundError(f"Model directory {args.model_dir!r} does not exist.")
+    test = load_parallel_data(args.data, args.source_lang, args.target_lang)["test"]
+    sentences = test[args.source_lang][: args.num_sentences]
+    rows = benchmark(args.model_dir, sentences, args.batch_size, args.max_new_tokens, args.threads)
     print(f"{len(sentences)} sentences, batch size {args.batch_size}, max_new_tokens {args.max_new_tokens}, "
           f"{args.threads} threads, CTranslate2 {ctranslate2.__version__}, torch {torch.__version__}")
     print(format_table(rows, len(sentences)))

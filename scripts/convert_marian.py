@@ -2,158 +2,24 @@
 
     python scripts/convert_marian.py path/to/opus-mt-en-de converted/opus-mt-en-de
 
-Marian is the same architecture: post-LN layers with the same module names, sinusoidal positions in the
-concatenated layout (sines, then cosines), token embeddings scaled by sqrt(d_model), a fixed `final_logits_bias`,
-shared or separate vocabularies. The converted directory holds our config and safetensors weights next to the
-checkpoint's own tokenizer files and generation config, so `AutoTokenizer` still gives the Marian tokenizer.
+The converted directory holds our config and safetensors weights next to the checkpoint's own tokenizer files and
+generation config (see `transformer_mt.bridges.marian`).
 """
 
 import argparse
-import json
-import os
 
-import torch
-from safetensors.torch import load_file
-from transformers import AutoConfig, GenerationConfig, MarianMTModel
-
-from transformer_mt import TransformerMTConfig, TransformerMTForConditionalGeneration
-from transformer_mt.scripts.checkpoints import check_output_dir, copy_tokenizer_files, read_model_type, run_converter
+from transformer_mt.bridges import convert_marian
+from transformer_mt.cli import command
 
 
-# Marian's sinusoid tables are stored as weights; ours are derived from the config.
-_POSITION_TABLES = ("model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight")
-_RENAMES = {"model.encoder.embed_tokens.": "model.encoder.embeddings.embed_tokens.",
-            "model.decoder.embed_tokens.": "model.decoder.embeddings.embed_tokens."}
-_MODEL_FILES = ("config.json", "model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
-                "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack")
-
-
-def marian_to_transformer_mt_config(marian) -> TransformerMTConfig:
-    """The TransformerMTConfig that computes what the given MarianConfig computes."""
-    return TransformerMTConfig(
-        vocab_size=marian.vocab_size,
-        decoder_vocab_size=marian.decoder_vocab_size,
-        share_encoder_decoder_embeddings=marian.share_encoder_decoder_embeddings,
-        d_model=marian.d_model,
-        encoder_layers=marian.encoder_layers,
-        decoder_layers=marian.decoder_layers,
-        encoder_attention_heads=marian.encoder_attention_heads,
-        decoder_attention_heads=marian.decoder_attention_heads,
-        encoder_ffn_dim=marian.encoder_ffn_dim,
-        decoder_ffn_dim=marian.decoder_ffn_dim,
-        activation_function=marian.activation_function,
-        dropout=marian.dropout,
-        attention_dropout=marian.attention_dropout,
-        activation_dropout=marian.activation_dropout,
-        max_position_embeddings=marian.max_position_embeddings,
-        position_embedding_type="sinusoidal",
-        sinusoidal_layout="concatenated",
-        type_vocab_size=0,
-        scale_embedding=marian.scale_embedding,
-        layernorm_embedding=False,
-        normalize_before=False,
-        layer_norm_eps=1e-5,  # torch's nn.LayerNorm default, which Marian's layers use
-        init_std=marian.init_std,
-        tie_word_embeddings=marian.tie_word_embeddings,
-        use_final_logits_bias=True,
-        pad_token_id=marian.pad_token_id,
-        bos_token_id=marian.bos_token_id,
-        eos_token_id=marian.eos_token_id,
-        decoder_start_token_id=marian.decoder_start_token_id,
-        forced_eos_token_id=marian.forced_eos_token_id,
-    )
-
-
-def convert_marian_state_dict(marian_config, state_dict: dict) -> TransformerMTForConditionalGeneration:
-    """A TransformerMTForConditionalGeneration holding a Marian state dict (as saved, or of a live model)."""
-    model = TransformerMTForConditionalGeneration(marian_to_transformer_mt_config(marian_config))
-    renamed = {_rename(key): tensor for key, tensor in state_dict.items() if key not in _POSITION_TABLES}
-    # Marian has `model.shared` only when the vocabularies are shared; ours always holds the source table there.
-    source_table = renamed.pop("model.encoder.embeddings.embed_tokens.weight", None)
-    if source_table is not None:
-        renamed.setdefault("model.shared.weight", source_table)
-    tied = model.all_tied_weights_keys  # {alias: source}, e.g. lm_head.weight -> model.shared.weight
-    renamed = {key: tensor for key, tensor in renamed.items() if key not in tied}
-    expected = {key: tensor for key, tensor in model.state_dict().items() if key not in tied}
-    missing, unexpected = sorted(expected.keys() - renamed.keys()), sorted(renamed.keys() - expected.keys())
-    if missing or unexpected:
-        raise ValueError(
-            f"The Marian checkpoint does not match a TransformerMT model: missing weights {missing}, "
-            f"unexpected weights {unexpected}."
-        )
-    for key, tensor in renamed.items():
-        if expected[key].shape != tensor.shape:
-            raise ValueError(
-                f"Weight {key} has shape {tuple(tensor.shape)} but the config implies {tuple(expected[key].shape)} "
-                "(vocabulary or width mismatch between config.json and the weights)."
-            )
-    model.load_state_dict(renamed, strict=False)
-    model.tie_weights()
-    return model.eval()
-
-
-def convert_marian_model(marian: MarianMTModel) -> TransformerMTForConditionalGeneration:
-    """A TransformerMTForConditionalGeneration computing what the live `marian` model computes."""
-    model = convert_marian_state_dict(marian.config, marian.state_dict())
-    model.generation_config = GenerationConfig.from_dict(marian.generation_config.to_dict())
-    return model
-
-
-def _rename(key: str) -> str:
-    for old, new in _RENAMES.items():
-        if key.startswith(old):
-            return new + key[len(old):]
-    return key
-
-
-def _load_weights(marian_dir: str) -> dict:
-    safetensors_file = os.path.join(marian_dir, "model.safetensors")
-    if os.path.isfile(safetensors_file):
-        return load_file(safetensors_file)
-    bin_file = os.path.join(marian_dir, "pytorch_model.bin")
-    if os.path.isfile(bin_file):
-        return torch.load(bin_file, map_location="cpu", weights_only=True)
-    raise FileNotFoundError(f"No weights in {marian_dir!r}: expected model.safetensors or pytorch_model.bin.")
-
-
-def convert_marian(marian_dir: str, output_dir: str, overwrite: bool = False) -> TransformerMTForConditionalGeneration:
-    """Convert the Marian checkpoint in `marian_dir` and save it, with its tokenizer files, to `output_dir`."""
-    read_model_type(marian_dir, "marian", "Marian")
-    config = AutoConfig.from_pretrained(marian_dir)
-    _check_vocabulary(marian_dir, config)
-    check_output_dir(output_dir, overwrite)
-
-    model = convert_marian_state_dict(config, _load_weights(marian_dir))
-    if os.path.isfile(os.path.join(marian_dir, "generation_config.json")):
-        model.generation_config = GenerationConfig.from_pretrained(marian_dir)
-    else:
-        model.generation_config = GenerationConfig.from_model_config(config)
-    # Every file but the model's own: the tokenizer (and generation config) stay the checkpoint's.
-    tokenizer_files = [name for name in os.listdir(marian_dir) if name not in _MODEL_FILES]
-    copy_tokenizer_files(marian_dir, output_dir, tokenizer_files, "MarianTokenizer")
-    model.save_pretrained(output_dir)
-    return model
-
-
-def _check_vocabulary(marian_dir: str, config) -> None:
-    """The tokenizer's vocabulary must fit the model's embedding tables."""
-    for file_name, size, field in (("vocab.json", config.vocab_size, "vocab_size"),
-                                   ("target_vocab.json", config.decoder_vocab_size, "decoder_vocab_size")):
-        path = os.path.join(marian_dir, file_name)
-        if os.path.isfile(path):
-            with open(path, encoding="utf-8") as f:
-                n_tokens = len(json.load(f))
-            if n_tokens > size:
-                raise ValueError(f"{file_name} has {n_tokens} tokens but config.json's {field} is {size}.")
-
-
+@command
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("marian_dir", help="A MarianMT checkpoint directory (config.json, weights, tokenizer).")
     parser.add_argument("output_dir", help="Where to write the TransformerMT checkpoint.")
     parser.add_argument("--overwrite", action="store_true", help="Write into a non-empty output directory.")
     args = parser.parse_args(argv)
-    run_converter(parser, lambda: convert_marian(args.marian_dir, args.output_dir, args.overwrite))
+    convert_marian(args.marian_dir, args.output_dir, args.overwrite)
     print(f"Converted {args.marian_dir} -> {args.output_dir}")
 
 

@@ -1,284 +1,30 @@
 """Export a TransformerMT checkpoint to CTranslate2, whose `Translator` decodes as `generate()` does.
 
-    python scripts/export_ctranslate2.py runs/exp3 runs/exp3-ct2 [--quantization int8] [--force]
+    python scripts/export_ctranslate2.py runs/main-sinusoidal runs/main-sinusoidal-ct2 [--quantization int8] [--force]
 
-```python
-import ctranslate2
-from transformers import AutoTokenizer
-import transformer_mt
-from transformer_mt.scripts.export_ctranslate2 import source_tokens, translate_options
-
-tokenizer = AutoTokenizer.from_pretrained("runs/exp3-ct2")  # the export holds the tokenizer too
-translator = ctranslate2.Translator("runs/exp3-ct2", compute_type="float32")
-results = translator.translate_batch(source_tokens(tokenizer, texts), **translate_options(1, max_new_tokens=64))
-translations = [tokenizer.decode(tokenizer.convert_tokens_to_ids(result.hypotheses[0]), skip_special_tokens=True)
-                for result in results]
-```
-
-CTranslate2's `TransformerSpec` is this architecture: one `Embeddings` table per stack scaled by `scale_embedding`,
-an additive position table, an optional LayerNorm after the embeddings, post-LN or pre-LN layers (pre-LN with a
-final LayerNorm per stack), a fused self-attention and a cross-attention per decoder layer, and an output
-projection with an optional bias. How the config maps:
-
-* positions: always written out as a table, never CTranslate2's built-in sinusoid, which differs from ours in
-  three ways (it is concatenated, counts positions from 1, and uses the frequencies 10000^(-i/(d/2-1)) of
-  tensor2tensor instead of 10000^(-2i/d)). Learned positions: the table itself (`max_position_embeddings` rows).
-  Sinusoids, either `sinusoidal_layout`: our own table for max(`max_position_embeddings`, 1024) positions, 1024
-  being `translate_batch`'s default `max_input_length`; CTranslate2 rejects a longer sequence.
-* segments (`type_vocab_size` > 0): CTranslate2 has no segment input. A single sentence is segment 0, so the
-  segment-0 vector is added to every row of the position table (both are added before the optional LayerNorm).
-  Limitation: sentence pairs with segment 1 (`tokenizer(a, b)`) cannot be represented by the export.
-* `scale_embedding` -> `scale_embeddings` (sqrt(d_model) or off), `layernorm_embedding` -> `layernorm_embedding`,
-  `normalize_before` -> `pre_norm` (+ the stacks' final LayerNorms), `layer_norm_eps` -> `layer_norm_epsilon`,
-  `activation_function` -> the activation enum, encoder/decoder layers and heads per stack.
-* vocabularies: the tokenizer's token strings for ids 0..vocab_size-1 (source) and 0..decoder_vocab_size-1
-  (target); CTranslate2 stores them once when equal. Translator inputs are therefore token strings, e.g.
-  `tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])` (which ends with `</s>`, as `generate()` sees it).
-* the decoder's own token table (`share_encoder_decoder_embeddings=False`), the output projection (tied or not)
-  and `final_logits_bias` (`use_final_logits_bias`) are copied as they are; the decoder starts from the generation
-  config's `decoder_start_token_id` and stops at its `eos_token_id`.
-
-Greedy search equals generate()'s. Beam search equals generate(..., early_stopping=True): CTranslate2 stops once
-`num_beams` hypotheses are finished, whereas generate()'s default `early_stopping=False` keeps extending beams
-while a running one could still score better, so it can return a different hypothesis.
-
-Not exact: folding the segment vector into the position table changes the order of two float additions
-((token + segment) + position vs token + (segment + position)), a difference of about one float32 ulp that can
-flip a greedy choice only between near-tied tokens. int8 and float16 exports are approximations by design.
-Generation-config options other than the beam size and length (`bad_words_ids`, `no_repeat_ngram_size`,
-`repetition_penalty`, `forced_eos_token_id`, ...) are `translate_batch` arguments, not part of the export.
+The export holds the CTranslate2 model and the tokenizer; how each config field maps, and what is exact, is in
+`transformer_mt.bridges.ctranslate2`.
 """
 
 import argparse
-import os
-import shutil
-import tempfile
 
 import ctranslate2
-import torch
-from ctranslate2.converters import Converter
-from ctranslate2.specs import common_spec
 from ctranslate2.specs.model_spec import ACCEPTED_MODEL_TYPES
-from ctranslate2.specs.transformer_spec import TransformerDecoderSpec, TransformerEncoderSpec, TransformerSpec
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from transformer_mt import TransformerMTConfig
-from transformer_mt.scripts.checkpoints import check_output_dir, read_model_type, run_converter
+from transformer_mt.bridges.ctranslate2 import export_ctranslate2
+from transformer_mt.cli import command
 
 
-# CTranslate2 rejects positions beyond the table; this many cover translate_batch's default max_input_length.
-SINUSOID_POSITIONS = 1024
-_ACTIVATIONS = {
-    "relu": common_spec.Activation.RELU,
-    "gelu": common_spec.Activation.GELU,
-    "gelu_python": common_spec.Activation.GELU,
-    "gelu_new": common_spec.Activation.GELUTanh,
-    "gelu_fast": common_spec.Activation.GELUTanh,
-    "gelu_pytorch_tanh": common_spec.Activation.GELUTanh,
-    "quick_gelu": common_spec.Activation.GELUSigmoid,
-    "silu": common_spec.Activation.SWISH,
-    "swish": common_spec.Activation.SWISH,
-    "tanh": common_spec.Activation.Tanh,
-    "sigmoid": common_spec.Activation.Sigmoid,
-}
-# Vocabulary files a CTranslate2 export may hold; which ones depends on shared vs separate vocabularies, so a
-# forced re-export removes them all first rather than leaving a stale one that CTranslate2 would read.
-_VOCABULARY_FILES = tuple(
-    f"{side}_vocabulary.{ext}" for side in ("shared", "source", "target") for ext in ("json", "txt")
-)
-
-
-def translate_options(num_beams: int = 1, max_new_tokens: int = 256) -> dict:
-    """`translate_batch` keyword arguments that decode as `generate(num_beams=..., max_new_tokens=...,
-    early_stopping=True)` does; hypotheses end with `</s>` when decoding stopped there, as generate()'s ids do."""
-    # min_decoding_length: CTranslate2 forbids </s> as the first token by default; generate() allows it.
-    # return_end_token: beam search divides a hypothesis' score by its length, which must count </s> as
-    # generate() counts it.
-    return dict(beam_size=num_beams, max_decoding_length=max_new_tokens, min_decoding_length=0,
-                return_end_token=True)
-
-
-def source_tokens(tokenizer, texts: list[str]) -> list[list[str]]:
-    """Translator inputs for `texts`: the token strings of the ids generate() gets (ending with </s>)."""
-    return [tokenizer.convert_ids_to_tokens(ids) for ids in tokenizer(texts)["input_ids"]]
-
-
-def generated_tokens(tokenizer, sequences, eos_token_id: int) -> list[list[str]]:
-    """generate()'s output ids as Translator hypotheses: no start token, no padding, up to and including </s>."""
-    hypotheses = []
-    for row in sequences[:, 1:].tolist():
-        hypotheses.append(tokenizer.convert_ids_to_tokens(row[: row.index(eos_token_id) + 1] if eos_token_id in row
-                                                          else row))
-    return hypotheses
-
-
-class TransformerMTConverter(Converter):
-    """Builds the CTranslate2 `TransformerSpec` of a loaded TransformerMT model and its tokenizer."""
-
-    def __init__(self, model, tokenizer):
-        self._model = model
-        self._tokenizer = tokenizer
-
-    def _load(self) -> TransformerSpec:
-        config = self._model.config
-        activation = _ACTIVATIONS.get(config.activation_function)
-        if activation is None:
-            raise ValueError(
-                f"`activation_function`={config.activation_function!r} has no CTranslate2 equivalent; supported: "
-                f"{', '.join(sorted(_ACTIVATIONS))}."
-            )
-        generation = self._model.generation_config
-        decoder_start_token_id = _single_id(
-            "decoder_start_token_id", generation.decoder_start_token_id, config.decoder_start_token_id
-        )
-        eos_token_id = _single_id("eos_token_id", generation.eos_token_id, config.eos_token_id)
-        source_vocabulary = _vocabulary(self._tokenizer, config.vocab_size, "vocab_size")
-        target_vocabulary = _vocabulary(self._tokenizer, config.decoder_vocab_size, "decoder_vocab_size")
-
-        stack = dict(pre_norm=config.normalize_before, activation=activation,
-                     layernorm_embedding=config.layernorm_embedding)
-        spec = TransformerSpec(
-            TransformerEncoderSpec(config.encoder_layers, config.encoder_attention_heads, **stack),
-            TransformerDecoderSpec(config.decoder_layers, config.decoder_attention_heads, **stack),
-        )
-        encoder, decoder = self._model.model.encoder, self._model.model.decoder
-        _set_stack(spec.encoder, spec.encoder.embeddings[0], encoder, config)
-        _set_stack(spec.decoder, spec.decoder.embeddings, decoder, config)
-        for layer_spec, layer in zip(spec.encoder.layer, encoder.layers, strict=True):
-            _set_layer(layer_spec, layer)
-        for layer_spec, layer in zip(spec.decoder.layer, decoder.layers, strict=True):
-            _set_layer(layer_spec, layer)
-            _set_attention(layer_spec.attention, layer.encoder_attn, layer.encoder_attn_layer_norm, fused=False)
-        spec.decoder.projection.weight = self._model.get_output_embeddings().weight
-        if config.use_final_logits_bias:
-            spec.decoder.projection.bias = self._model.final_logits_bias.squeeze(0)
-
-        spec.config.layer_norm_epsilon = config.layer_norm_eps
-        spec.config.decoder_start_token = target_vocabulary[decoder_start_token_id]
-        spec.config.eos_token = target_vocabulary[eos_token_id]
-        for name in ("bos_token", "unk_token"):  # only read by options this export does not use; keep them real
-            token = getattr(self._tokenizer, name)
-            if token is not None:
-                setattr(spec.config, name, token)
-        spec.register_source_vocabulary(source_vocabulary)
-        spec.register_target_vocabulary(target_vocabulary)
-        return spec
-
-
-def _single_id(name: str, value, fallback) -> int:
-    """The one token id in `value` (the generation config's), else in `fallback` (the model config's)."""
-    value = fallback if value is None else value
-    if isinstance(value, (list, tuple)):
-        if len(value) != 1:
-            raise ValueError(f"`{name}`={value!r}: CTranslate2 exports take exactly one {name}.")
-        value = value[0]
-    if value is None:
-        raise ValueError(f"`{name}` is not set in the config or generation config; the export needs it.")
-    return value
-
-
-def _vocabulary(tokenizer, size: int, field: str) -> list[str]:
-    """The token string of every id below `size`; the tokenizer must name exactly these ids, each once."""
-    if getattr(tokenizer, "separate_vocabs", False):
-        raise ValueError("Tokenizers with separate source and target vocabularies (`separate_vocabs`) are not "
-                         "supported: one id would name two token strings.")
-    if len(tokenizer) != size:
-        raise ValueError(f"The tokenizer has {len(tokenizer)} tokens but `{field}` is {size}; CTranslate2 needs "
-                         "one token string per embedding row.")
-    tokens = tokenizer.convert_ids_to_tokens(list(range(size)))
-    first_id = {}
-    for token_id, token in enumerate(tokens):
-        if token in first_id:
-            raise ValueError(f"Token {token!r} has ids {first_id[token]} and {token_id}; CTranslate2 maps token "
-                             "strings to ids, so each must be unique.")
-        first_id[token] = token_id
-    return tokens
-
-
-def _set_stack(spec, embeddings_spec, stack, config) -> None:
-    """Embeddings, positions (with the segment-0 vector folded in) and LayerNorms of an encoder or decoder."""
-    block = stack.embeddings
-    embeddings_spec.weight = block.embed_tokens.weight
-    spec.scale_embeddings = block.embed_scale if config.scale_embedding else False
-    if config.position_embedding_type == "learned":
-        table = block.embed_positions.weight
-    else:
-        table = block.embed_positions.build_table(max(config.max_position_embeddings, SINUSOID_POSITIONS))
-    if block.token_type_embeddings is not None:
-        table = table + block.token_type_embeddings.weight[0]  # segment 0: what every single sentence gets
-    spec.position_encodings.encodings = table.to(block.embed_tokens.weight.dtype)
-    if block.layernorm_embedding is not None:
-        _set_layer_norm(spec.layernorm_embedding, block.layernorm_embedding)
-    if stack.layer_norm is not None:
-        _set_layer_norm(spec.layer_norm, stack.layer_norm)
-
-
-def _set_layer(spec, layer) -> None:
-    """Self-attention and feed-forward network, shared by encoder and decoder layers."""
-    _set_attention(spec.self_attention, layer.self_attn, layer.self_attn_layer_norm, fused=True)
-    _set_linear(spec.ffn.linear_0, layer.fc1)
-    _set_linear(spec.ffn.linear_1, layer.fc2)
-    _set_layer_norm(spec.ffn.layer_norm, layer.final_layer_norm)
-
-
-def _set_attention(spec, attention, layer_norm, fused: bool) -> None:
-    """Self-attention takes one fused QKV projection; cross-attention takes Q, then fused KV (from the encoder)."""
-    projections = (attention.q_proj, attention.k_proj, attention.v_proj)
-    groups = [projections] if fused else [projections[:1], projections[1:]]
-    for linear_spec, group in zip(spec.linear[:-1], groups, strict=True):  # the last one is out_proj
-        linear_spec.weight = torch.cat([linear.weight for linear in group])
-        linear_spec.bias = torch.cat([linear.bias for linear in group])
-    _set_linear(spec.linear[-1], attention.out_proj)
-    _set_layer_norm(spec.layer_norm, layer_norm)
-
-
-def _set_linear(spec, linear) -> None:
-    spec.weight = linear.weight
-    spec.bias = linear.bias
-
-
-def _set_layer_norm(spec, layer_norm) -> None:
-    spec.gamma = layer_norm.weight
-    spec.beta = layer_norm.bias
-
-
-def export_ctranslate2(model_dir: str, output_dir: str, quantization: str | None = None, force: bool = False) -> str:
-    """Write the CTranslate2 model and tokenizer of the TransformerMT checkpoint in `model_dir`; return output_dir."""
-    read_model_type(model_dir, TransformerMTConfig.model_type, "TransformerMT")
-    if quantization is not None and quantization not in ACCEPTED_MODEL_TYPES:
-        raise ValueError(f"`quantization` must be one of {', '.join(ACCEPTED_MODEL_TYPES)}; got {quantization!r}.")
-    check_output_dir(output_dir, force, flag="force")
-
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    parent = os.path.dirname(os.path.abspath(output_dir))
-    os.makedirs(parent, exist_ok=True)
-    # Staged next to the output, then moved in: a failed export leaves nothing half-written, and --force replaces
-    # only the export's own files (CTranslate2's own `force` would delete the whole directory).
-    with tempfile.TemporaryDirectory(prefix=".ctranslate2-export-", dir=parent) as staging:
-        staged = os.path.join(staging, "model")
-        with torch.no_grad():
-            TransformerMTConverter(model, tokenizer).convert(staged, quantization=quantization)
-        tokenizer.save_pretrained(staged)
-        os.makedirs(output_dir, exist_ok=True)
-        for name in _VOCABULARY_FILES:
-            if os.path.isfile(os.path.join(output_dir, name)):
-                os.remove(os.path.join(output_dir, name))
-        for name in os.listdir(staged):
-            shutil.move(os.path.join(staged, name), os.path.join(output_dir, name))
-    return output_dir
-
-
+@command
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model_dir", help="A TransformerMT checkpoint directory (config, weights, tokenizer).")
     parser.add_argument("output_dir", help="Where to write the CTranslate2 model.")
     parser.add_argument("--quantization", choices=ACCEPTED_MODEL_TYPES, default=None,
                         help="Store the weights in this type (default: as they are, float32).")
     parser.add_argument("--force", action="store_true", help="Write into a non-empty output directory.")
     args = parser.parse_args(argv)
-    run_converter(parser, lambda: export_ctranslate2(args.model_dir, args.output_dir, args.quantization, args.force))
+    export_ctranslate2(args.model_dir, args.output_dir, args.quantization, args.force)
     print(f"Exported {args.model_dir} -> {args.output_dir} (CTranslate2 {ctranslate2.__version__})")
 
 

@@ -1,31 +1,18 @@
 """Translate with a saved TransformerMT model: text from arguments, a file, or stdin; one translation per line.
 
-    python scripts/translate.py --model runs/en-de "Click the Save button." "Close the dialog."
-    python scripts/translate.py --model runs/en-de --input sentences.txt --num_beams 5 --batch_size 32
-    echo "Open the file." | python scripts/translate.py --model runs/en-de
+    python scripts/translate.py --model runs/main-sinusoidal "Click the Save button." "Close the dialog."
+    python scripts/translate.py --model runs/main-sinusoidal --input sentences.txt --num_beams 5 --batch_size 32
+    echo "Open the file." | python scripts/translate.py --model runs/main-sinusoidal
 """
 
 import argparse
 import os
 import sys
 
-import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-import transformer_mt  # noqa: F401  (registers the Auto classes)
-
-
-def translate(model, tokenizer, texts, num_beams=None, batch_size=16, max_new_tokens=None):
-    """Translate `texts` in batches; beam size and length default to the model's generation config."""
-    settings = {k: v for k, v in {"num_beams": num_beams, "max_new_tokens": max_new_tokens}.items() if v is not None}
-    model.eval()
-    translations = []
-    for start in range(0, len(texts), batch_size):
-        batch = tokenizer(texts[start : start + batch_size], return_tensors="pt", padding=True).to(model.device)
-        with torch.inference_mode():
-            ids = model.generate(**batch, **settings)
-        translations.extend(t.strip() for t in tokenizer.batch_decode(ids, skip_special_tokens=True))
-    return translations
+from transformer_mt import translate
+from transformer_mt.cli import command
 
 
 def parse_args(argv=None):
@@ -47,6 +34,7 @@ def parse_args(argv=None):
     return args
 
 
+@command
 def main(argv=None):
     args = parse_args(argv)
     if args.text:

@@ -3,7 +3,7 @@ from transformers import AutoConfig
 
 from transformer_mt import TransformerMTConfig
 
-from .conftest import tiny_config
+from .utils import tiny_config
 
 
 def test_defaults_are_the_papers_base_model():

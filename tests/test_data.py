@@ -7,7 +7,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from transformer_mt.scripts.data import SPLITS, load_parallel_data
+from transformer_mt.data import SPLITS, load_parallel_data
 
 
 VENDORED = Path(__file__).resolve().parents[1] / "data" / "en-de"

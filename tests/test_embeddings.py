@@ -5,7 +5,7 @@ import torch
 from transformer_mt.modeling.embeddings import TransformerMTEmbeddings
 from transformer_mt.modeling.positional_embeddings import sinusoid_table
 
-from .conftest import tiny_config
+from .utils import tiny_config
 
 
 def make(**overrides):

@@ -2,7 +2,7 @@ import pytest
 import torch
 from transformers import EncoderDecoderCache
 
-from .conftest import batch, tiny_model
+from .utils import batch, tiny_model
 
 
 def test_cached_and_uncached_decoding_give_the_same_logits_at_every_step(position_type):

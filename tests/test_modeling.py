@@ -6,7 +6,7 @@ from transformer_mt import TransformerMTForConditionalGeneration, TransformerMTM
 from transformer_mt.modeling.modeling_transformer_mt import shift_tokens_right
 from transformer_mt.modeling.positional_embeddings import sinusoid_table
 
-from .conftest import batch, tiny_config, tiny_model
+from .utils import REPO, batch, tiny_config, tiny_model
 
 
 def forward_inputs(seed=0):
@@ -34,7 +34,7 @@ def test_save_load_gives_bit_identical_logits_and_rebuilds_the_sinusoid(tmp_path
     torch.testing.assert_close(loaded(**inputs).logits, expected, rtol=0, atol=0)
     if position_type == "sinusoidal":
         for stack in (loaded.model.encoder, loaded.model.decoder):
-            torch.testing.assert_close(stack.embeddings.embed_positions.table, sinusoid_table(64, 32), rtol=0, atol=0)
+            torch.testing.assert_close(stack.embeddings.embed_positions.sinusoids, sinusoid_table(64, 32), rtol=0, atol=0)
 
 
 def test_checkpoint_holds_no_derived_tensors(tmp_path):
@@ -242,3 +242,16 @@ def test_sinusoidal_model_runs_past_max_position_embeddings():
     model = tiny_model()
     logits = model(input_ids=torch.full((1, 3 * 64), 5), decoder_input_ids=torch.full((1, 130), 5)).logits
     assert torch.isfinite(logits).all() and logits.shape == (1, 130, 99)
+
+
+def test_a_checkpoint_saved_by_release_0_1_0_loads_with_identical_logits(position_type):
+    """tests/fixtures/v0.1.0 was saved by the first release (before the layers and stacks were rewritten);
+    module and parameter names are a contract with every checkpoint and converter."""
+    from safetensors.torch import load_file
+
+    directory = REPO / "tests" / "fixtures" / "v0.1.0" / position_type
+    model = AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
+    expected = load_file(directory / "expected.safetensors")
+    logits = model(input_ids=expected["input_ids"], token_type_ids=expected["token_type_ids"],
+                   decoder_input_ids=expected["decoder_input_ids"]).logits
+    torch.testing.assert_close(logits, expected["logits"], rtol=0, atol=0)

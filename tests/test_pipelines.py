@@ -2,23 +2,18 @@ import pytest
 import torch
 from transformers import pipeline
 
-from transformer_mt import TranslationPipeline, train_tokenizer
+from transformer_mt import TranslationPipeline
 
-from .conftest import tiny_model
-
-
-SENTENCES = ["Click the Save button.", "Klicken Sie auf Speichern.", "Close the dialog.", "Schließen Sie den Dialog."]
+from .utils import SENTENCES, save_tiny
 
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     path = tmp_path_factory.mktemp("translator")
-    tokenizer = train_tokenizer(SENTENCES * 5, vocab_size=300, min_frequency=1)
-    model = tiny_model(vocab_size=len(tokenizer))
+    model, tokenizer = save_tiny(path)
     model.generation_config.num_beams = 2
     model.generation_config.max_length = 8
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
+    model.generation_config.save_pretrained(path)
     return path, model, tokenizer
 
 

@@ -10,7 +10,7 @@ from transformer_mt.modeling.positional_embeddings import (
     sinusoid_table,
 )
 
-from .conftest import tiny_config
+from .utils import tiny_config
 
 
 def paper_formula(pos: int, dim: int, d_model: int) -> float:
@@ -40,13 +40,13 @@ def test_sinusoid_works_for_any_length_and_grows_its_cached_table_once():
     module = SinusoidalPositionalEmbedding(64, 32)
     length = 3 * 64
     module.reserve(length)
-    grown = module.table
+    grown = module.sinusoids
     assert grown.size(0) >= length
     out = module(torch.arange(length))
     expected = torch.tensor([[paper_formula(p, i, 32) for i in range(32)] for p in range(length)])
     torch.testing.assert_close(out, expected, rtol=0, atol=1e-6)
     module.reserve(length - 1)  # shorter inputs reuse the cached table
-    assert module.table is grown
+    assert module.sinusoids is grown
 
 
 def test_learned_positions_past_the_limit_raise_the_documented_error():
@@ -61,4 +61,19 @@ def test_factory_picks_the_configured_strategy():
     learned = build_position_embedding(tiny_config(position_embedding_type="learned"))
     assert isinstance(learned, LearnedPositionalEmbedding) and learned.weight.shape == (64, 32)
     concatenated = build_position_embedding(tiny_config(sinusoidal_layout="concatenated"))
-    torch.testing.assert_close(concatenated.table, sinusoid_table(64, 32, "concatenated"))
+    torch.testing.assert_close(concatenated.table(64), sinusoid_table(64, 32, "concatenated"), rtol=0, atol=0)
+
+
+def test_every_strategy_gives_its_table_through_one_method(position_type):
+    module = build_position_embedding(tiny_config(position_embedding_type=position_type))
+    table = module.table(40)
+    assert table.shape == (40, 32)
+    torch.testing.assert_close(module(torch.arange(40)), table, rtol=0, atol=0)
+    if position_type == "sinusoidal":
+        assert module.max_positions is None
+        assert module.table(200).shape == (200, 32)  # any length
+        torch.testing.assert_close(module.table(200)[:40], table, rtol=0, atol=0)
+    else:
+        assert module.max_positions == 64
+        with pytest.raises(ValueError, match="max_position_embeddings=64"):
+            module.table(65)

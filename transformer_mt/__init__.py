@@ -1,21 +1,24 @@
 """transformer-mt: the "Attention Is All You Need" encoder-decoder as a Hugging Face transformers model.
 
-Importing the package registers the config and models with transformers' Auto classes.
+Importing the package registers the config, the models, the tokenizer and the "translation" pipeline with
+transformers' Auto classes. The library around the model lives in modules named after what they do: `training`
+(Seq2SeqTrainer entry point), `data` (parallel text), `metrics` (BLEU/chrF), `hub` (sharing), `bridges` (Marian,
+BERT, CTranslate2), `recipes` (the main job), `plots`, `benchmark`; `cli` is what the commands in scripts/ share.
 """
 
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer
 
-from .configuration import TransformerMTConfig
+from .configuration import POSITION_EMBEDDING_TYPES, TransformerMTConfig
 from .modeling import (
     TransformerMTForConditionalGeneration,
     TransformerMTModel,
     TransformerMTPreTrainedModel,
 )
-from .pipelines import TranslationPipeline, register_translation_pipeline
+from .pipelines import TranslationPipeline, register_translation_pipeline, translate
 from .tokenization import TransformerMTTokenizerFast, train_tokenizer
 
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 AutoConfig.register(TransformerMTConfig.model_type, TransformerMTConfig, exist_ok=True)
 AutoModel.register(TransformerMTConfig, TransformerMTModel, exist_ok=True)
@@ -24,6 +27,7 @@ AutoTokenizer.register(TransformerMTConfig, fast_tokenizer_class=TransformerMTTo
 register_translation_pipeline()
 
 __all__ = [
+    "POSITION_EMBEDDING_TYPES",
     "TransformerMTConfig",
     "TransformerMTForConditionalGeneration",
     "TransformerMTModel",
@@ -31,4 +35,5 @@ __all__ = [
     "TransformerMTTokenizerFast",
     "TranslationPipeline",
     "train_tokenizer",
+    "translate",
 ]

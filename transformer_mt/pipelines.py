@@ -1,10 +1,11 @@
-"""`pipeline("translation")` for seq2seq models.
+"""Translating text: `pipeline("translation")` for seq2seq models, and `translate()` for lists of sentences.
 
 transformers 5 removed the "translation" task (it points users to chat models). A translation model package
 needs it, so `import transformer_mt` registers this small pipeline under that name: text in, `generate()`, text out,
 with the model's generation config (beam size, length) unless the call overrides it.
 """
 
+import torch
 from transformers import AutoModelForSeq2SeqLM, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS
 
@@ -49,3 +50,17 @@ def register_translation_pipeline() -> None:
     REMOVED_TASKS.pop("translation", None)
     PIPELINE_REGISTRY.supported_tasks.pop("translation", None)  # re-registering would only log a warning
     PIPELINE_REGISTRY.register_pipeline("translation", TranslationPipeline, pt_model=AutoModelForSeq2SeqLM)
+
+
+def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
+              max_new_tokens: int | None = None) -> list[str]:
+    """Translate `texts` in batches; beam size and length default to the model's generation config."""
+    settings = {k: v for k, v in {"num_beams": num_beams, "max_new_tokens": max_new_tokens}.items() if v is not None}
+    model.eval()
+    translations = []
+    for start in range(0, len(texts), batch_size):
+        batch = tokenizer(texts[start : start + batch_size], return_tensors="pt", padding=True).to(model.device)
+        with torch.inference_mode():
+            ids = model.generate(**batch, **settings)
+        translations.extend(t.strip() for t in tokenizer.batch_decode(ids, skip_special_tokens=True))
+    return translations

@@ -19,7 +19,7 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
-from tests.hub_server import local_hub
+from tests.hub.server import local_hub
 
 
 @pytest.fixture(scope="module")
@@ -186,7 +186,7 @@ def test_apply_in_process_then_load_in_fresh_process(hub, monkeypatch):
 
 
 def test_olah_that_does_not_start_gives_a_clear_error(tmp_path, monkeypatch):
-    from tests import hub_server
+    from tests.hub import server as hub_server
 
     monkeypatch.setattr(hub_server, "_write_olah_config", lambda path, *args: path.write_text("[basic\nbroken"))
     with pytest.raises(RuntimeError, match="olah did not start"), local_hub(tmp_path, startup_timeout=30):

@@ -11,12 +11,12 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertModel, BertTokenizer
 
 from transformer_mt import TransformerMTForConditionalGeneration
-from transformer_mt.scripts.convert_bert import convert_bert, main, warm_start_from_bert
+from transformer_mt.bridges.bert import convert_bert, warm_start_from_bert
+from transformer_mt.scripts.convert_bert import main
 
-from .conftest import remove_weight, tiny_model
+from ..utils import REPO, remove_weight, tiny_model
 
 
-REPO = Path(__file__).resolve().parents[1]
 PAIRS = [
     ("click the save button .", "klicken sie auf speichern ."),
     ("close the window .", "schliessen sie das fenster ."),
@@ -212,7 +212,7 @@ def test_command_line_refuses_a_non_empty_output_directory(tmp_path, capsys):
         main([str(tmp_path / "bert"), str(tmp_path / "out")])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err == f"error: Output directory {str(tmp_path / 'out')!r} is not empty; pass " \
-                                      "overwrite=True (--overwrite).\n"
+                                      "--overwrite to write into it anyway.\n"
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["keep.txt"]
     main([str(tmp_path / "bert"), str(tmp_path / "out"), "--overwrite", "--no_init_decoder"])
     assert (tmp_path / "out" / "keep.txt").read_text() == "mine"

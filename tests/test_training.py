@@ -4,30 +4,17 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 
-from transformer_mt.scripts import train
-from transformer_mt.scripts.translate import translate
+from transformer_mt import training, translate
 
-
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO / "data" / "en-de"
-TINY = [
-    "--data", str(DATA), "--max_train_samples", "200", "--max_eval_samples", "16", "--max_predict_samples", "16",
-    "--tokenizer_vocab_size", "400", "--d_model", "32", "--encoder_layers", "2", "--decoder_layers", "2",
-    "--encoder_attention_heads", "4", "--decoder_attention_heads", "4", "--encoder_ffn_dim", "64",
-    "--decoder_ffn_dim", "64", "--normalize_before", "true", "--max_source_length", "32", "--max_target_length", "32",
-    "--per_device_train_batch_size", "16", "--per_device_eval_batch_size", "16", "--learning_rate", "3e-3",
-    "--warmup_steps", "5", "--lr_scheduler_type", "inverse_sqrt", "--logging_steps", "5", "--report_to", "none",
-    "--disable_tqdm", "true", "--seed", "0", "--generation_num_beams", "2", "--generation_max_length", "17",
-]
+from .utils import DATA, REPO, SCRIPTS, TINY
 
 
 def run(output_dir, *flags):
-    return train.main([*TINY, "--output_dir", str(output_dir), *map(str, flags)])
+    return training.run(*training.parse_args([*TINY, "--output_dir", str(output_dir), *map(str, flags)]))
 
 
 def test_loss_falls_and_the_saved_model_loads_and_translates(tmp_path, position_type):
@@ -74,7 +61,7 @@ def test_a_new_run_does_not_replace_a_saved_model(tmp_path):
     output_dir = tmp_path / "run"
     run(output_dir, "--do_train", "--max_steps", 2, "--save_strategy", "no")
     saved = (output_dir / "model.safetensors").read_bytes()
-    with pytest.raises(FileExistsError, match="already holds a trained model"):
+    with pytest.raises(FileExistsError, match="is not empty; pass --overwrite_output_dir true"):
         run(output_dir, "--do_train", "--max_steps", 2, "--save_strategy", "no", "--learning_rate", 1e-2)
     assert (output_dir / "model.safetensors").read_bytes() == saved
     run(output_dir, "--do_train", "--max_steps", 2, "--save_strategy", "no", "--learning_rate", 1e-2,
@@ -95,7 +82,7 @@ def test_two_processes_under_accelerate_save_one_model(tmp_path):
     env = dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false")
     command = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "2", "--num_machines", "1",
                "--mixed_precision", "no", "--dynamo_backend", "no", "--cpu",
-               str(REPO / "scripts" / "train.py"), *TINY, "--output_dir", str(output_dir), "--do_train",
+               str(SCRIPTS / "train.py"), *TINY, "--output_dir", str(output_dir), "--do_train",
                "--max_steps", "4", "--save_strategy", "no"]
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -108,7 +95,7 @@ def test_two_processes_under_accelerate_save_one_model(tmp_path):
 
 @pytest.mark.parametrize("script", ["train.py", "translate.py", "main_job.py"])
 def test_help_works(script):
-    result = subprocess.run([sys.executable, str(REPO / "scripts" / script), "--help"], capture_output=True,
+    result = subprocess.run([sys.executable, str(SCRIPTS / script), "--help"], capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0 and "usage:" in result.stdout
 
@@ -123,7 +110,7 @@ def test_help_works(script):
     ],
 )
 def test_bad_path_or_unknown_flag_gives_a_clear_message(argv, message, tmp_path):
-    result = subprocess.run([sys.executable, str(REPO / "scripts" / argv[0]), *argv[1:]], capture_output=True,
+    result = subprocess.run([sys.executable, str(SCRIPTS / argv[0]), *argv[1:]], capture_output=True,
                             text=True, timeout=120, cwd=tmp_path)
     assert result.returncode != 0
     assert message in result.stderr

@@ -11,13 +11,13 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertM
 
 from transformer_mt import train_tokenizer
 
-from .conftest import tiny_model
+from ..utils import REPO, tiny_model
 
 
 ctranslate2 = pytest.importorskip(
     "ctranslate2", reason="the export needs ctranslate2: pip install 'ctranslate2>=4.8,<5'"
 )
-from transformer_mt.scripts.export_ctranslate2 import (  # noqa: E402
+from transformer_mt.bridges.ctranslate2 import (  # noqa: E402
     export_ctranslate2,
     generated_tokens,
     source_tokens,
@@ -25,7 +25,6 @@ from transformer_mt.scripts.export_ctranslate2 import (  # noqa: E402
 )
 
 
-REPO = Path(__file__).resolve().parents[1]
 CORPUS = [
     "Click the Save button.", "Close the dialog window.", "Select the cells that you want to sort.",
     "Deletes the selected rows.", "Open the file.", "Choose Format - Cells and click the Numbers tab.",
@@ -173,7 +172,7 @@ def test_non_empty_output_is_kept_unless_forced(tokenizer, tmp_path):
     script = [sys.executable, str(REPO / "scripts" / "export_ctranslate2.py"), str(model_dir), str(tmp_path / "out")]
     result = subprocess.run(script, capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and result.stderr.strip().splitlines() == [
-        f"error: Output directory {str(tmp_path / 'out')!r} is not empty; pass force=True (--force)."
+        f"error: Output directory {str(tmp_path / 'out')!r} is not empty; pass --force to write into it anyway."
     ]
     result = subprocess.run([*script, "--force"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr

@@ -10,13 +10,12 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertModel, MarianConfig, MarianMTModel
 
 from transformer_mt import TransformerMTForConditionalGeneration
-from transformer_mt.scripts.convert_marian import convert_marian, convert_marian_model
+from transformer_mt.bridges.marian import convert_marian, convert_marian_model
 
-from .conftest import remove_weight
+from ..utils import REPO, remove_weight
 
 
 spm = pytest.importorskip("sentencepiece", reason="MarianTokenizer needs sentencepiece (in the test extra)")
-REPO = Path(__file__).resolve().parents[1]
 TEXT = [
     "Click the Save button.", "Klicken Sie auf Speichern.", "Close the dialog window.", "Schließen Sie das Fenster.",
     "Select the cells that you want to sort.", "Wählen Sie die Zellen aus, die Sie sortieren möchten.",
@@ -94,7 +93,7 @@ def test_live_model_conversion_exercises_the_concatenated_sinusoid():
                           max_position_embeddings=128, pad_token_id=49, decoder_start_token_id=49)
     marian = MarianMTModel(config).eval()
     model = convert_marian_model(marian)
-    table = model.model.encoder.embeddings.embed_positions.table
+    table = model.model.encoder.embeddings.embed_positions.table(128)
     torch.testing.assert_close(table, marian.model.encoder.embed_positions.weight, rtol=0, atol=1e-6)
     input_ids = torch.randint(0, 49, (2, 100))  # long inputs: positions far into the table
     decoder_input_ids = torch.randint(0, 49, (2, 90))

@@ -20,7 +20,7 @@ Write calls need ``Authorization: Bearer <hub.token>``; a missing or different t
 
 Usage::
 
-    from tests.hub_server import local_hub
+    from tests.hub.server import local_hub
 
     def test_round_trip(tmp_path, monkeypatch):
         with local_hub(tmp_path) as hub:
@@ -879,7 +879,7 @@ def _hub_fixture(tmp_path_factory):
         yield hub
 
 
-# A module-scoped fixture to import into a test module: from tests.hub_server import hub
+# A module-scoped fixture to import into a test module: from tests.hub.server import hub
 try:
     import pytest
 

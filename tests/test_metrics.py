@@ -6,8 +6,8 @@ import evaluate
 import pytest
 import sacrebleu
 
-from transformer_mt.scripts import translation_metrics
-from transformer_mt.scripts.translation_metrics import load_translation_metric
+from transformer_mt import metrics
+from transformer_mt.metrics import load_translation_metric
 
 
 PREDICTIONS = ["The cat sat on the mat.", "Click the OK button to close the dialog.", "Open the file menu"]
@@ -70,6 +70,6 @@ def test_loads_by_path_offline(monkeypatch, tmp_path):
         raise AssertionError("evaluate.load tried to open a network connection")
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
-    metric = evaluate.load(translation_metrics.__file__, cache_dir=str(tmp_path))
+    metric = evaluate.load(metrics.__file__, cache_dir=str(tmp_path))
     assert metric.name == "translation_metrics"
     assert metric.compute(predictions=["hello world"], references=["hello world"])["chrf"] == 100.0

@@ -10,18 +10,15 @@ import pytest
 import torch
 from huggingface_hub import ModelCard
 
-from transformer_mt import train_tokenizer
-from transformer_mt.scripts.push_to_hub import REMOTE_CODE, prepare_for_hub, remote_code_sources
+from transformer_mt import training
+from transformer_mt.hub import REMOTE_CODE, prepare_for_hub, remote_code_sources
 
-from .conftest import tiny_model
-from .hub_server import local_hub
-from .test_train import TINY
-
-
-REPO = Path(__file__).resolve().parents[1]
+from .hub.server import local_hub
+from .utils import SCRIPTS, SENTENCES, TINY, save_tiny as save_tiny_model
 
 
-SENTENCES = ["Click the Save button.", "Klicken Sie auf Speichern.", "Close the dialog.", "Schließen Sie den Dialog."]
+
+
 # Loads a model directory or Hub repo with trust_remote_code in a process where transformer_mt cannot be imported,
 # and writes its logits and greedy output for SENTENCES to a JSON file.
 LOAD_WITHOUT_PACKAGE = """
@@ -47,10 +44,7 @@ json.dump({"module": type(model).__module__, "tokenizer": type(tokenizer).__name
 
 
 def save_tiny(directory: Path, position_type: str = "sinusoidal", test_results: dict | None = None):
-    tokenizer = train_tokenizer(SENTENCES * 5, vocab_size=300, min_frequency=1)
-    model = tiny_model(vocab_size=len(tokenizer), position_embedding_type=position_type)
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
+    model, tokenizer = save_tiny_model(directory, position_type)
     if test_results:
         (directory / "test_results.json").write_text(json.dumps(test_results))
     return model, tokenizer
@@ -129,7 +123,7 @@ def test_directory_without_weights_is_refused_and_left_untouched(tmp_path):
 
 
 def push(model_dir: Path, repo_id: str, env: dict, *flags: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, str(REPO / "scripts" / "push_to_hub.py"), str(model_dir), repo_id, *flags]
+    command = [sys.executable, str(SCRIPTS / "push_to_hub.py"), str(model_dir), repo_id, *flags]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -194,13 +188,12 @@ def test_bad_token_invalid_repo_and_missing_weights_are_clear_errors(tmp_path):
 
 
 def test_training_script_push_to_hub(tmp_path, monkeypatch):
-    from transformer_mt.scripts import train
-
     with local_hub(tmp_path / "hub") as hub:
         hub.apply(monkeypatch, hf_home=hub.new_hf_home())
-        train.main([*TINY, "--output_dir", str(tmp_path / "run"), "--do_train", "--do_predict",
-                    "--predict_with_generate", "--max_steps", "4", "--save_strategy", "no", "--push_to_hub",
-                    "--hub_model_id", "user/trained"])
+        training.run(*training.parse_args([
+            *TINY, "--output_dir", str(tmp_path / "run"), "--do_train", "--do_predict", "--predict_with_generate",
+            "--max_steps", "4", "--save_strategy", "no", "--push_to_hub", "--hub_model_id", "user/trained",
+        ]))
         files = set(hub.api().list_repo_files("user/trained"))
         card = ModelCard.load(hub.api().hf_hub_download("user/trained", "README.md"))
     assert {"model.safetensors", "tokenizer.json", "modeling_transformer_mt.py", "README.md"} <= files

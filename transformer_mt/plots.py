@@ -1,12 +1,11 @@
-"""PNG plots for the main job: the loss curves of a training run and the sinusoidal encoding's "barcode"."""
+"""PNG figures: the loss curves of a training run and a position embedding's table (the sinusoid's "barcode")."""
 
 import matplotlib
 
 
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
-
-from transformer_mt.modeling.positional_embeddings import sinusoid_table  # noqa: E402
+import torch  # noqa: E402
 
 
 def plot_losses(log_history: list[dict], path: str, title: str = "") -> None:
@@ -28,14 +27,16 @@ def plot_losses(log_history: list[dict], path: str, title: str = "") -> None:
     plt.close(fig)
 
 
-def plot_sinusoid(path: str, num_positions: int = 100, d_model: int = 512, layout: str = "interleaved") -> None:
-    """The position x dimension heatmap of PE(pos, 2i) = sin(pos/10000^(2i/d)), PE(pos, 2i+1) = cos(...)."""
-    table = sinusoid_table(num_positions, d_model, layout).numpy()
+def plot_position_table(position_embedding, path: str, num_positions: int = 100, title: str = "") -> None:
+    """The position x dimension heatmap of a position module's vectors (`position_embedding.table(n)`)."""
+    with torch.no_grad():
+        table = position_embedding.table(num_positions).float().cpu().numpy()
+    limit = max(abs(table.min()), abs(table.max()))
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    image = ax.imshow(table, aspect="auto", cmap="RdBu", vmin=-1, vmax=1, interpolation="nearest")
+    image = ax.imshow(table, aspect="auto", cmap="RdBu", vmin=-limit, vmax=limit, interpolation="nearest")
     ax.set_xlabel("embedding dimension")
     ax.set_ylabel("position")
-    ax.set_title(f"Sinusoidal positional encoding ({layout}, d_model={d_model})")
+    ax.set_title(title or f"{type(position_embedding).__name__} (d_model={table.shape[1]})")
     fig.colorbar(image, ax=ax)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -1,0 +1,50 @@
+"""The layout's arrows hold: scripts -> transformer_mt -> modeling -> configuration; tokenization stands apart."""
+
+import shutil
+
+import pytest
+
+from .utils import REPO, SOURCE_PACKAGES, SCRIPTS, import_violations
+
+
+def source_tree(root=REPO):
+    return {root / folder: package for folder, package in SOURCE_PACKAGES.items()}
+
+
+def test_the_checkout_follows_the_import_rules():
+    assert import_violations(source_tree()) == []
+
+
+@pytest.mark.parametrize(
+    "file, line, rule",
+    [
+        ("transformer_mt/data.py", "from transformer_mt.scripts import train", "the library never imports scripts"),
+        ("transformer_mt/hub.py", "from .scripts.train import main", "the library never imports scripts"),
+        ("modeling/embeddings.py", "import scripts.translate", "the library never imports scripts"),
+        ("scripts/train.py", "from transformer_mt.scripts import translate", "a script never imports another script"),
+        ("scripts/translate.py", "from transformer_mt import scripts", "a script never imports another script"),
+        ("modeling/embeddings.py", "from ..tokenization import train_tokenizer", "may import only"),
+        ("modeling/positional_embeddings.py", "from transformer_mt import translate", "may import only"),
+        ("modeling/positional_embeddings.py", "import numpy", "the standard library and ['torch', 'transformers']"),
+        ("configuration/configuration_transformer_mt.py", "import torch", "the standard library and ['transformers']"),
+        ("configuration/configuration_transformer_mt.py", "from ..modeling import embeddings", "may import only"),
+        ("tokenization/tokenization_transformer_mt.py", "from transformer_mt.configuration import X", "may import"),
+    ],
+)
+def test_an_added_arrow_is_caught(tmp_path, file, line, rule):
+    for folder in SOURCE_PACKAGES:
+        shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    with open(tmp_path / file, "a", encoding="utf-8") as f:
+        f.write(f"\n{line}\n")
+    violations = import_violations(source_tree(tmp_path))
+    assert len(violations) == 1 and file in violations[0] and rule in violations[0], violations
+
+
+def test_scripts_are_thin_commands():
+    for script in SCRIPTS.glob("*.py"):
+        text = script.read_text(encoding="utf-8")
+        if script.name == "__init__.py":
+            assert text == ""
+            continue
+        assert len(text.splitlines()) < 150, script
+        assert 'if __name__ == "__main__":\n    main()' in text and "@command" in text, script

@@ -1,0 +1,162 @@
+"""What the tests share: tiny configs and models, random batches, the tiny training recipe, saved tiny models.
+
+CPU, seeded, no network. Fixtures live in conftest.py; test modules import helpers from here, never from each other.
+"""
+
+from pathlib import Path
+
+import torch
+
+import transformer_mt  # noqa: F401  (registers the Auto classes)
+from transformer_mt import POSITION_EMBEDDING_TYPES, TransformerMTConfig, TransformerMTForConditionalGeneration
+from transformer_mt import train_tokenizer
+
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "data" / "en-de"
+SCRIPTS = REPO / "scripts"
+POSITION_TYPES = list(POSITION_EMBEDDING_TYPES)
+
+
+def tiny_config(**overrides) -> TransformerMTConfig:
+    kwargs = dict(
+        vocab_size=99,
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=64,
+        dropout=0.1,
+        attention_dropout=0.1,
+        activation_dropout=0.1,
+    )
+    kwargs.update(overrides)
+    return TransformerMTConfig(**kwargs)
+
+
+def tiny_model(seed: int = 0, **overrides) -> TransformerMTForConditionalGeneration:
+    torch.manual_seed(seed)
+    return TransformerMTForConditionalGeneration(tiny_config(**overrides)).eval()
+
+
+def batch(seed: int = 0, batch_size: int = 3, length: int = 7, vocab_size: int = 99, pad_token_id: int = 0):
+    """Random source ids ending in </s> (id 2) with right padding of different lengths per row."""
+    generator = torch.Generator().manual_seed(seed)
+    input_ids = torch.randint(4, vocab_size, (batch_size, length), generator=generator)
+    attention_mask = torch.ones_like(input_ids)
+    for row in range(1, batch_size):
+        cut = max(2, length - 2 * row)
+        input_ids[row, cut:] = pad_token_id
+        attention_mask[row, cut:] = 0
+    lengths = attention_mask.sum(1)
+    input_ids[torch.arange(batch_size), lengths - 1] = 2
+    return input_ids, attention_mask
+
+
+def remove_weight(checkpoint_dir, key: str) -> None:
+    """Delete one tensor from a saved checkpoint's model.safetensors (to test missing-weight errors)."""
+    from safetensors.torch import load_file, save_file
+
+    path = f"{checkpoint_dir}/model.safetensors"
+    weights = load_file(path)
+    del weights[key]
+    save_file(weights, path, metadata={"format": "pt"})
+
+
+# Tiny training recipe for transformer_mt.training on 200 shipped pairs (a run of 60 steps takes seconds).
+TINY = [
+    "--data", str(DATA), "--max_train_samples", "200", "--max_eval_samples", "16", "--max_predict_samples", "16",
+    "--tokenizer_vocab_size", "400", "--d_model", "32", "--encoder_layers", "2", "--decoder_layers", "2",
+    "--encoder_attention_heads", "4", "--decoder_attention_heads", "4", "--encoder_ffn_dim", "64",
+    "--decoder_ffn_dim", "64", "--normalize_before", "true", "--max_source_length", "32", "--max_target_length", "32",
+    "--per_device_train_batch_size", "16", "--per_device_eval_batch_size", "16", "--learning_rate", "3e-3",
+    "--warmup_steps", "5", "--lr_scheduler_type", "inverse_sqrt", "--logging_steps", "5", "--report_to", "none",
+    "--disable_tqdm", "true", "--seed", "0", "--generation_num_beams", "2", "--generation_max_length", "17",
+]
+
+SENTENCES = ["Click the Save button.", "Klicken Sie auf Speichern.", "Close the dialog.", "Schließen Sie den Dialog."]
+
+
+def save_tiny(directory: Path, position_type: str = "sinusoidal", **overrides):
+    """A tiny model and a tokenizer trained on SENTENCES, saved together in `directory`; returns both."""
+    tokenizer = train_tokenizer(SENTENCES * 5, vocab_size=300, min_frequency=1)
+    model = tiny_model(vocab_size=len(tokenizer), position_embedding_type=position_type, **overrides)
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return model, tokenizer
+
+
+# The arrows of DESIGN.md: scripts -> transformer_mt -> modeling -> configuration; tokenization stands apart. The
+# setuptools folder mapping hides them from tools, so `import_violations` reads every import and checks it.
+SOURCE_PACKAGES = {
+    "transformer_mt": "transformer_mt",
+    "modeling": "transformer_mt.modeling",
+    "configuration": "transformer_mt.configuration",
+    "tokenization": "transformer_mt.tokenization",
+    "scripts": "transformer_mt.scripts",
+}
+_THIRD_PARTY_ALLOWED = {
+    "transformer_mt.modeling": {"torch", "transformers"},
+    "transformer_mt.configuration": {"transformers"},
+    "transformer_mt.tokenization": {"tokenizers", "transformers"},
+}
+_OWN_PACKAGES_ALLOWED = {
+    "transformer_mt.modeling": ("transformer_mt.modeling", "transformer_mt.configuration"),
+    "transformer_mt.configuration": ("transformer_mt.configuration",),
+    "transformer_mt.tokenization": ("transformer_mt.tokenization",),
+}
+
+
+def _imported_modules(path: Path, package: str) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in a file of `package`, relative imports resolved."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:  # relative: resolved against the package the file installs into
+                parts = package.split(".")
+                module = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            # `from a import b` may import the module a.b: check both names
+            found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def import_violations(packages: dict[Path, str]) -> list[str]:
+    """Every import that breaks the layout's arrows, for folders mapped to their installed package names.
+
+    `packages` maps a folder to the package its files install as: SOURCE_PACKAGES for a checkout, or an installed
+    `transformer_mt` and its subfolders for a wheel. A file belongs to the deepest mapped folder that holds it.
+    """
+    import sys as _sys
+
+    folders = {folder.resolve(): package for folder, package in packages.items()}
+    files = {path for folder in folders for path in folder.rglob("*.py")}
+    violations = []
+    for path in sorted(files):
+        folder = max((f for f in folders if f in path.parents), key=lambda f: len(f.parts))
+        package = folders[folder]
+        file_package = ".".join([package, *path.parent.relative_to(folder).parts])
+        for line, module in _imported_modules(path, file_package):
+            top = module.split(".")[0]
+            is_own = top == "transformer_mt"
+            is_script = module.startswith("transformer_mt.scripts") or top == "scripts"
+            where = f"{path}:{line} imports {module}"
+            if package == "transformer_mt.scripts":
+                if is_script:
+                    violations.append(f"{where}: a script never imports another script")
+            elif is_script:
+                violations.append(f"{where}: the library never imports scripts")
+            elif package in _OWN_PACKAGES_ALLOWED:
+                if is_own and not module.startswith(_OWN_PACKAGES_ALLOWED[package]):
+                    violations.append(f"{where}: {package} may import only {_OWN_PACKAGES_ALLOWED[package]}")
+                elif not is_own and top not in _sys.stdlib_module_names | _THIRD_PARTY_ALLOWED[package]:
+                    violations.append(f"{where}: {package} may import only the standard library and "
+                                      f"{sorted(_THIRD_PARTY_ALLOWED[package])}")
+    return violations

@@ -1,0 +1,272 @@
+"""Train (or fine-tune) a TransformerMT translation model with Seq2SeqTrainer: the library behind scripts/train.py.
+
+    data_args, setup_args, model_args, training_args = parse_args(["--data", "data/en-de", "--output_dir", "out",
+                                                                   "--do_train", "--max_steps", "100"])
+    trainer = run(data_args, setup_args, model_args, training_args)
+
+The four argument groups are dataclasses: `DataArguments`, `SetupArguments`, `ModelArguments` (every architecture
+field of `TransformerMTConfig`, None meaning the config's default) and transformers' `Seq2SeqTrainingArguments`.
+`run` loads the data, builds or loads the tokenizer and the model, trains, evaluates, predicts and pushes as the
+training arguments ask, and leaves the model, the tokenizer and the generation config in `output_dir`, loadable
+with `AutoModelForSeq2SeqLM`/`AutoTokenizer`, with `all_results.json` and the trainer state beside them.
+"""
+
+import dataclasses
+import itertools
+import os
+import time
+import typing
+from dataclasses import dataclass, field
+
+import numpy as np
+from transformers import (
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    DataCollatorForSeq2Seq,
+    GenerationConfig,
+    HfArgumentParser,
+    Seq2SeqTrainer,
+    Seq2SeqTrainingArguments,
+    TrainerCallback,
+    set_seed,
+)
+
+from .checkpoints import check_output_dir
+from .configuration import TransformerMTConfig
+from .data import load_parallel_data
+from .hub import push_to_hub
+from .metrics import load_translation_metric
+from .modeling import TransformerMTForConditionalGeneration
+from .tokenization import train_tokenizer
+
+
+@dataclass
+class DataArguments:
+    data: str | None = field(
+        default=None,
+        metadata={"help": "Required: a directory with train/validation/test .tsv/.csv/.jsonl files, or a Hub "
+                          "dataset name."},
+    )
+    source_lang: str = field(default="en", metadata={"help": "Source language column."})
+    target_lang: str = field(default="de", metadata={"help": "Target language column."})
+    max_source_length: int = field(default=128, metadata={"help": "Truncate source sentences to this many tokens."})
+    max_target_length: int = field(default=128, metadata={"help": "Truncate target sentences to this many tokens."})
+    max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training pairs."})
+    max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N validation pairs."})
+    max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test pairs."})
+
+
+@dataclass
+class SetupArguments:
+    model_name_or_path: str | None = field(
+        default=None, metadata={"help": "Fine-tune this saved model instead of training one from scratch."}
+    )
+    tokenizer_name_or_path: str | None = field(
+        default=None, metadata={"help": "Load this tokenizer; by default one is trained on the training data."}
+    )
+    tokenizer_vocab_size: int = field(default=8000, metadata={"help": "Vocabulary size of a newly trained tokenizer."})
+    overwrite_output_dir: bool = field(
+        default=False, metadata={"help": "Train from scratch into an output directory that already holds a model."}
+    )
+    hub_overwrite: bool = field(
+        default=False, metadata={"help": "With --push_to_hub: replace the files of an existing Hub repo."}
+    )
+    max_train_minutes: float | None = field(
+        default=None, metadata={"help": "Stop training after this many minutes (then evaluate and save as usual)."}
+    )
+
+
+# Every architecture field TransformerMTConfig declares is a command-line flag. Not: `vocab_size` and the special
+# token ids (they come from the tokenizer), and `use_cache`/`is_encoder_decoder` (not choices; the former also
+# clashes with the trainer's flag).
+_NOT_FLAGS = {"vocab_size", "pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
+              "forced_eos_token_id", "use_cache", "is_encoder_decoder"}
+_CONFIG_FIELDS = [
+    f for f in dataclasses.fields(TransformerMTConfig)
+    if f.name in TransformerMTConfig.__annotations__ and f.name not in _NOT_FLAGS
+]
+ModelArguments = dataclasses.make_dataclass(
+    "ModelArguments",
+    [(f.name, f.type | None, field(default=None, metadata={"help": f"TransformerMTConfig.{f.name} (default {f.default!r})"}))
+     for f in _CONFIG_FIELDS if f.type in (int, float, str, bool) or typing.get_origin(f.type) is typing.Literal],
+)
+
+
+class TimeBudgetCallback(TrainerCallback):
+    """Ends training once `minutes` of wall time have passed since the first step."""
+
+    def __init__(self, minutes: float):
+        self.seconds = 60 * minutes
+        self.start = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.start = time.monotonic()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        # Only stop: the caller's --do_eval and save_model run once after train(); forcing them here did both twice.
+        if time.monotonic() - self.start > self.seconds:
+            control.should_training_stop = True
+        return control
+
+
+def argument_parser() -> HfArgumentParser:
+    """The command-line parser of the four argument groups (see `parse_args`)."""
+    return HfArgumentParser((DataArguments, SetupArguments, ModelArguments, Seq2SeqTrainingArguments))
+
+
+def parse_args(argv=None, defaults: dict | None = None):
+    """(DataArguments, SetupArguments, ModelArguments, Seq2SeqTrainingArguments) from `argv` (default sys.argv).
+
+    `defaults` replaces the dataclass defaults of any field of the four groups (a recipe); `argv` still wins.
+    """
+    parser = argument_parser()
+    if defaults:
+        parser.set_defaults(**defaults)
+    return parser.parse_args_into_dataclasses(args=argv)
+
+
+def build_tokenizer(setup: SetupArguments, datasets, data_args: DataArguments, training_args):
+    """Load the given tokenizer, or train one joint vocabulary on both sides of the training split."""
+    if setup.tokenizer_name_or_path or setup.model_name_or_path:
+        return AutoTokenizer.from_pretrained(setup.tokenizer_name_or_path or setup.model_name_or_path)
+    path = os.path.join(training_args.output_dir, "tokenizer")
+    # The main process trains and saves; the others wait (main_process_first) and load the same files.
+    with training_args.main_process_first(desc="tokenizer training"):
+        if training_args.process_index == 0:
+            train = datasets["train"]
+            texts = itertools.chain(train[data_args.source_lang], train[data_args.target_lang])
+            tokenizer = train_tokenizer(texts, vocab_size=setup.tokenizer_vocab_size)
+            tokenizer.save_pretrained(path)
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(path)
+    return tokenizer
+
+
+def build_model(setup: SetupArguments, model_args, tokenizer):
+    overrides = {k: v for k, v in dataclasses.asdict(model_args).items() if v is not None}
+    if setup.model_name_or_path:
+        return AutoModelForSeq2SeqLM.from_pretrained(setup.model_name_or_path, **overrides)
+    config = TransformerMTConfig(
+        vocab_size=len(tokenizer),
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.bos_token_id,
+        **overrides,
+    )
+    return TransformerMTForConditionalGeneration(config)
+
+
+def limit_samples(datasets, data_args: DataArguments):
+    """Keep the first `max_{train,eval,predict}_samples` pairs of each split (before the tokenizer sees them)."""
+    limits = {"train": data_args.max_train_samples, "validation": data_args.max_eval_samples,
+              "test": data_args.max_predict_samples}
+    for split, limit in limits.items():
+        if limit is not None and split in datasets:
+            datasets[split] = datasets[split].select(range(min(limit, len(datasets[split]))))
+    return datasets
+
+
+def preprocess(datasets, tokenizer, data_args: DataArguments, training_args):
+    def tokenize(batch):
+        features = tokenizer(batch[data_args.source_lang], max_length=data_args.max_source_length, truncation=True)
+        targets = tokenizer(text_target=batch[data_args.target_lang], max_length=data_args.max_target_length,
+                            truncation=True)
+        features["labels"] = targets["input_ids"]
+        return features
+
+    tokenized = {}
+    with training_args.main_process_first(desc="tokenization"):
+        for split, dataset in datasets.items():
+            tokenized[split] = dataset.map(
+                tokenize, batched=True, remove_columns=dataset.column_names, desc=f"Tokenizing {split}"
+            )
+    return tokenized
+
+
+def make_compute_metrics(tokenizer):
+    metric = load_translation_metric()
+
+    def compute_metrics(eval_prediction):
+        predictions, labels = eval_prediction
+        if isinstance(predictions, tuple):
+            predictions = predictions[0]
+        predictions = np.where(predictions != -100, predictions, tokenizer.pad_token_id)
+        labels = np.where(labels != -100, labels, tokenizer.pad_token_id)
+        hypotheses = [t.strip() for t in tokenizer.batch_decode(predictions, skip_special_tokens=True)]
+        references = [t.strip() for t in tokenizer.batch_decode(labels, skip_special_tokens=True)]
+        scores = metric.compute(predictions=hypotheses, references=references)
+        return {"bleu": scores["bleu"], "chrf": scores["chrf"]}
+
+    return compute_metrics
+
+
+def run(data_args: DataArguments, setup: SetupArguments, model_args, training_args: Seq2SeqTrainingArguments):
+    """Train, evaluate, predict and push as the arguments ask; return the `Seq2SeqTrainer`."""
+    # A new run never writes into a directory that holds anything (an earlier model above all) unless asked;
+    # resuming continues the run that is there. Checked by the main process before any process writes.
+    if training_args.do_train and training_args.process_index == 0:
+        check_output_dir(
+            training_args.output_dir,
+            overwrite=setup.overwrite_output_dir or bool(training_args.resume_from_checkpoint),
+            flag="--overwrite_output_dir true (or --resume_from_checkpoint to continue the run there)",
+        )
+    if not data_args.data:
+        raise ValueError("--data is required: a directory with train/validation/test .tsv/.csv/.jsonl files, or a "
+                         "Hub dataset name.")
+    set_seed(training_args.seed)
+    datasets = load_parallel_data(data_args.data, data_args.source_lang, data_args.target_lang)
+    datasets = limit_samples(datasets, data_args)
+    tokenizer = build_tokenizer(setup, datasets, data_args, training_args)
+    model = build_model(setup, model_args, tokenizer)
+    # Evaluation and the saved model decode alike: beam search (4 unless --generation_num_beams says otherwise).
+    training_args.generation_num_beams = training_args.generation_num_beams or 4
+    training_args.generation_max_length = training_args.generation_max_length or data_args.max_target_length + 1
+    model.generation_config = GenerationConfig(
+        decoder_start_token_id=model.config.decoder_start_token_id,
+        bos_token_id=model.config.bos_token_id,
+        eos_token_id=model.config.eos_token_id,
+        pad_token_id=model.config.pad_token_id,
+        num_beams=training_args.generation_num_beams,
+        max_length=training_args.generation_max_length,  # counts the decoder start token
+    )
+    tokenized = preprocess(datasets, tokenizer, data_args, training_args)
+
+    # --push_to_hub happens once, at the end, through our own push (remote code and model card included), so the
+    # Trainer must not push checkpoints on its own.
+    push, training_args.push_to_hub = training_args.push_to_hub, False
+    callbacks = [TimeBudgetCallback(setup.max_train_minutes)] if setup.max_train_minutes else []
+    trainer = Seq2SeqTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=tokenized.get("train"),
+        eval_dataset=tokenized.get("validation"),
+        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, pad_to_multiple_of=8),
+        processing_class=tokenizer,
+        compute_metrics=make_compute_metrics(tokenizer) if training_args.predict_with_generate else None,
+        callbacks=callbacks,
+    )
+    if training_args.do_train:
+        result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+        trainer.save_model()  # model, tokenizer, generation config into output_dir
+        trainer.log_metrics("train", result.metrics)
+        trainer.save_metrics("train", result.metrics)
+        trainer.save_state()
+    if training_args.do_eval and "validation" in tokenized:
+        metrics = trainer.evaluate(metric_key_prefix="eval")
+        trainer.log_metrics("eval", metrics)
+        trainer.save_metrics("eval", metrics)
+    if training_args.do_predict and "test" in tokenized:
+        prediction = trainer.predict(tokenized["test"], metric_key_prefix="test")
+        trainer.log_metrics("test", prediction.metrics)
+        trainer.save_metrics("test", prediction.metrics)
+        if trainer.is_world_process_zero() and training_args.predict_with_generate:
+            ids = np.where(prediction.predictions != -100, prediction.predictions, tokenizer.pad_token_id)
+            with open(os.path.join(training_args.output_dir, "test_predictions.txt"), "w", encoding="utf-8") as f:
+                f.writelines(t.strip() + "\n" for t in tokenizer.batch_decode(ids, skip_special_tokens=True))
+    if push and trainer.is_world_process_zero():
+        repo_id = training_args.hub_model_id or os.path.basename(os.path.abspath(training_args.output_dir))
+        url = push_to_hub(training_args.output_dir, repo_id, overwrite=setup.hub_overwrite,
+                          private=bool(training_args.hub_private_repo), token=training_args.hub_token)
+        print(f"Pushed {training_args.output_dir} to {repo_id}: {url}")
+    return trainer
