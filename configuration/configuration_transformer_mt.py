@@ -1,5 +1,6 @@
 """Configuration of the encoder-decoder Transformer ("Attention Is All You Need") with BERT-style embeddings."""
 
+import copy
 from typing import Literal, get_args
 
 from transformers import PreTrainedConfig
@@ -72,6 +73,7 @@ class TransformerMTConfig(PreTrainedConfig):
     tie_word_embeddings: bool = True
     use_final_logits_bias: bool = False  # a fixed bias on the logits, as Marian/BART checkpoints carry
     is_encoder_decoder: bool = True
+    is_decoder: bool = False  # the decoder alone (TransformerMTForCausalLM, EncoderDecoderModel's decoder)
     pad_token_id: int | None = 0
     bos_token_id: int | None = 1
     eos_token_id: int | list[int] | None = 2
@@ -83,6 +85,19 @@ class TransformerMTConfig(PreTrainedConfig):
             self.decoder_vocab_size = self.vocab_size
         self._validate()
         super().__post_init__(**kwargs)
+
+    def get_text_config(self, decoder=None, encoder=None) -> PreTrainedConfig:
+        """transformers' view of the text model; for the decoder used alone, the decoder's sizes.
+
+        generate() sizes its cache from `get_text_config(decoder=True).num_hidden_layers`, which `attribute_map` sends
+        to `encoder_layers` unless the config is an encoder-decoder one; a decoder-only model must answer with the
+        decoder's layers and heads, as the encoder-decoder view does.
+        """
+        if decoder and not encoder and self.is_decoder and not self.is_encoder_decoder:
+            as_encoder_decoder = copy.deepcopy(self)
+            as_encoder_decoder.is_encoder_decoder = True
+            return as_encoder_decoder.get_text_config(decoder=True)
+        return super().get_text_config(decoder=decoder, encoder=encoder)
 
     def _validate(self):
         """Raise ValueError naming the field, its value and what is allowed."""

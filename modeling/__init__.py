@@ -1,6 +1,7 @@
 from .modeling_transformer_mt import (
     TransformerMTDecoder,
     TransformerMTEncoder,
+    TransformerMTForCausalLM,
     TransformerMTForConditionalGeneration,
     TransformerMTModel,
     TransformerMTPreTrainedModel,
@@ -10,6 +11,7 @@ from .modeling_transformer_mt import (
 __all__ = [
     "TransformerMTDecoder",
     "TransformerMTEncoder",
+    "TransformerMTForCausalLM",
     "TransformerMTForConditionalGeneration",
     "TransformerMTModel",
     "TransformerMTPreTrainedModel",

@@ -1,4 +1,4 @@
-"""The BERT-style embedding block shared by encoder and decoder: token (x sqrt(d)) + segment + position."""
+"""The BERT-style embedding block of encoder and decoder: token (x sqrt(d)) + segment + position."""
 
 import math
 
@@ -9,15 +9,16 @@ from .positional_embeddings import build_position_embedding
 
 
 class TokenEmbedding(nn.Embedding):
-    """The token table (source, target, and the tied output projection); its own class so init can find it."""
+    """A token table (source, target, the tied output projection); its own class so that init can find it."""
 
 
 class TransformerMTEmbeddings(nn.Module):
     """token * scale + segment + position -> LayerNorm (optional) -> dropout."""
 
-    def __init__(self, config, embed_tokens: nn.Embedding):
+    def __init__(self, config, vocab_size: int):
         super().__init__()
-        self.embed_tokens = embed_tokens  # the model's shared table, tied to the output projection
+        # Each stack owns its table; the model ties them (and the output projection) through _tied_weights_keys.
+        self.embed_tokens = TokenEmbedding(vocab_size, config.d_model, config.pad_token_id)
         self.embed_scale = math.sqrt(config.d_model) if config.scale_embedding else 1.0
         self.token_type_embeddings = (
             nn.Embedding(config.type_vocab_size, config.d_model) if config.type_vocab_size > 0 else None
@@ -33,18 +34,21 @@ class TransformerMTEmbeddings(nn.Module):
         input_ids: torch.LongTensor | None = None,
         token_type_ids: torch.LongTensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
-        past_length: int = 0,
+        position_ids: torch.LongTensor | None = None,
+        past_length: int | torch.Tensor = 0,
     ) -> torch.Tensor:
         """
         Args:
             input_ids: (B, T) token ids, or None when `inputs_embeds` is given.
             token_type_ids: (B, T) segment ids; absent means segment 0 everywhere.
             inputs_embeds: (B, T, d_model) unscaled token embeddings used instead of looking up `input_ids`.
-            past_length: tokens already in the cache; positions continue from there.
+            position_ids: (B, T) or (T,) positions; default `past_length, past_length + 1, ...`.
+            past_length: tokens already in the cache (an int, or a 0-d tensor for a static cache).
+
+        The caller has reserved the positions (`embed_positions.reserve`); nothing here reads device values.
         """
         if inputs_embeds is None:
             inputs_embeds = self.embed_tokens(input_ids)
-        seq_length = inputs_embeds.size(1)
         embeddings = inputs_embeds * self.embed_scale
 
         if self.token_type_embeddings is not None:
@@ -53,9 +57,9 @@ class TransformerMTEmbeddings(nn.Module):
             else:
                 embeddings = embeddings + self.token_type_embeddings(token_type_ids)
 
-        self.embed_positions.reserve(past_length + seq_length)
-        position_ids = torch.arange(past_length, past_length + seq_length, device=embeddings.device)
-        embeddings = embeddings + self.embed_positions(position_ids).to(embeddings.dtype)  # (T, d) over (B, T, d)
+        if position_ids is None:
+            position_ids = torch.arange(embeddings.size(1), device=embeddings.device) + past_length
+        embeddings = embeddings + self.embed_positions(position_ids).to(embeddings.dtype)  # (T or B, T, d)
 
         if self.layernorm_embedding is not None:
             embeddings = self.layernorm_embedding(embeddings)

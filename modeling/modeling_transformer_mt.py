@@ -5,6 +5,7 @@ Module names follow transformers' seq2seq models (`self_attn`, `encoder_attn`, `
 `embed_tokens`, `embed_positions`, `lm_head`) so that PEFT, quantizers and checkpoint converters find them.
 """
 
+import copy
 from collections.abc import Callable
 
 import torch
@@ -18,6 +19,7 @@ from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import (
     BaseModelOutput,
     BaseModelOutputWithPastAndCrossAttentions,
+    CausalLMOutputWithCrossAttentions,
     Seq2SeqLMOutput,
     Seq2SeqModelOutput,
 )
@@ -49,11 +51,16 @@ def check_inputs(
     inputs_embeds: torch.Tensor | None,
     attention_mask: torch.Tensor | None,
     token_type_ids: torch.Tensor | None,
-    past_length: int = 0,
+    position_ids: torch.Tensor | None,
+    past_length: int | torch.Tensor = 0,
+    check_values: bool = True,
 ) -> None:
     """Reject malformed inputs with a ValueError naming the argument, before any kernel runs.
 
     `prefix` is "" for the encoder's arguments and "decoder_" for the decoder's, as in the forward signatures.
+    Shapes are checked from Python ints. Values (id ranges) cost one reduction and one host read, so callers ask
+    for them once per sequence (`check_values`), not for each token generation appends to a cache, and never
+    while compiling (the callers skip this function then).
     """
     if (input_ids is None) == (inputs_embeds is None):
         raise ValueError(f"Pass exactly one of `{prefix}input_ids` and `{prefix}inputs_embeds`.")
@@ -61,30 +68,43 @@ def check_inputs(
         if input_ids.dim() != 2:
             raise ValueError(f"`{prefix}input_ids` must have shape (batch, length), got {tuple(input_ids.shape)}.")
         shape = tuple(input_ids.shape)
-        _check_range(f"{prefix}input_ids", input_ids, vocab_size, f"{prefix}vocab_size")
     else:
         shape = tuple(inputs_embeds.shape[:2])
-    if token_type_ids is not None:
-        if tuple(token_type_ids.shape) != shape:
+    for name, tensor in (("token_type_ids", token_type_ids), ("position_ids", position_ids)):
+        if tensor is not None and tuple(tensor.shape) not in (shape, shape[1:]):
             raise ValueError(
-                f"`{prefix}token_type_ids` has shape {tuple(token_type_ids.shape)} but `{prefix}input_ids` has "
-                f"shape {shape}; they must match."
+                f"`{prefix}{name}` has shape {tuple(tensor.shape)} but `{prefix}input_ids` has shape {shape}; "
+                "they must match."
             )
-        if type_vocab_size > 0:
-            _check_range(f"{prefix}token_type_ids", token_type_ids, type_vocab_size, "type_vocab_size")
-    if attention_mask is not None and attention_mask.dim() == 2:
+    if attention_mask is not None and attention_mask.dim() == 2 and isinstance(past_length, int):
         expected = (shape[0], past_length + shape[1])
         if tuple(attention_mask.shape) != expected:
             raise ValueError(
                 f"`{prefix}attention_mask` has shape {tuple(attention_mask.shape)} but must be {expected} "
                 f"(batch, cached + new tokens) for `{prefix}input_ids` of shape {shape}."
             )
+    if not check_values:
+        return
+    ranges = [("input_ids", input_ids, vocab_size, f"{prefix}vocab_size"), ("position_ids", position_ids, None, None)]
+    if type_vocab_size > 0:
+        ranges.append(("token_type_ids", token_type_ids, type_vocab_size, "type_vocab_size"))
+    for name, ids, size, size_name in ranges:
+        if ids is None:
+            continue
+        outside = (ids < 0) if size is None else (ids < 0) | (ids >= size)
+        if outside.any():  # the host read
+            allowed = "must be >= 0" if size is None else f"outside [0, {size_name}={size})"
+            raise ValueError(f"`{prefix}{name}` contains {ids[outside][0].item()}, {allowed}.")
 
 
-def _check_range(name: str, ids: torch.Tensor, size: int, size_name: str) -> None:
-    outside = (ids < 0) | (ids >= size)
-    if outside.any():  # one reduction and one host sync per call, also per decoding step
-        raise ValueError(f"`{name}` contains {ids[outside][0].item()}, outside [0, {size_name}={size}).")
+def positions_needed(seq_length: int, position_ids: torch.Tensor | None, cache: Cache | None = None) -> int:
+    """How many rows of the position table this call reads (eager only: reads position_ids on the host)."""
+    if position_ids is not None:
+        return int(position_ids.max()) + 1 if position_ids.numel() else 0
+    if cache is None:
+        return seq_length
+    # The cache's key length after this call: past + new tokens, or a static cache's full length.
+    return cache.get_mask_sizes(seq_length, 0)[0]
 
 
 def eager_attention_forward(
@@ -247,15 +267,16 @@ class TransformerMTDecoderLayer(TransformerMTLayer):
             hidden_states, self.self_attn_layer_norm, self.self_attn, attention_mask=attention_mask, cache=cache,
             **kwargs,
         )
-        hidden_states = self.residual(
-            hidden_states,
-            self.encoder_attn_layer_norm,
-            self.encoder_attn,
-            key_value_states=encoder_hidden_states,
-            attention_mask=encoder_attention_mask,
-            cache=cache,
-            **kwargs,
-        )
+        if encoder_hidden_states is not None:  # absent when the decoder serves alone, as a language model
+            hidden_states = self.residual(
+                hidden_states,
+                self.encoder_attn_layer_norm,
+                self.encoder_attn,
+                key_value_states=encoder_hidden_states,
+                attention_mask=encoder_attention_mask,
+                cache=cache,
+                **kwargs,
+            )
         return self.residual(hidden_states, self.final_layer_norm, self.feed_forward)
 
 
@@ -269,7 +290,8 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
     # Flash and flex kernels need a GPU to be checked against eager; not claimed until they are.
     _supports_flash_attn = False
     _supports_flex_attn = False
-    _can_compile_fullgraph = False  # the sinusoid table grows on demand and inputs are validated eagerly
+    # Input checks and the growth of the sinusoid table run eagerly only (see check_inputs, positions_needed).
+    _can_compile_fullgraph = True
 
     def _init_weights(self, module):
         super()._init_weights(module)
@@ -283,16 +305,68 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
             if module.padding_idx is not None:
                 init.zeros_(module.weight[module.padding_idx])
 
+    def get_expanded_tied_weights_keys(self, all_submodels: bool = False) -> dict:
+        """The tied pairs; `tie_word_embeddings` governs only the output projection.
+
+        transformers drops every pair when `tie_word_embeddings` is False, which would also cut the encoder's and
+        decoder's tables loose from `shared`; whether those are one table is `share_encoder_decoder_embeddings`.
+        """
+        if all_submodels or self.config.tie_word_embeddings:
+            return super().get_expanded_tied_weights_keys(all_submodels=all_submodels)
+        return {target: source for target, source in (self._tied_weights_keys or {}).items()
+                if not target.startswith("lm_head.")}
+
+    def resize_token_embeddings(self, new_num_tokens=None, pad_to_multiple_of=None, mean_resizing=True) -> nn.Embedding:
+        """Resize the source vocabulary. A shared vocabulary (the default) is every token table, the output
+        projection and `final_logits_bias`; a separate target vocabulary is resized by
+        `resize_decoder_token_embeddings`. The config's vocabulary sizes follow."""
+        embeddings = super().resize_token_embeddings(new_num_tokens, pad_to_multiple_of, mean_resizing)
+        if self.config.share_encoder_decoder_embeddings:
+            self._target_vocabulary_resized(embeddings.num_embeddings)
+        return embeddings
+
+    def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
+        if self.config.share_encoder_decoder_embeddings:
+            return super()._resize_token_embeddings(new_num_tokens, pad_to_multiple_of, mean_resizing)
+        # Separate vocabularies: the output projection belongs to the target side, which keeps its size.
+        embeddings = self._get_resized_embeddings(
+            self.get_input_embeddings(), new_num_tokens, pad_to_multiple_of, mean_resizing
+        )
+        self.set_input_embeddings(embeddings)
+        return self.get_input_embeddings()
+
+    def resize_decoder_token_embeddings(self, new_num_tokens: int, pad_to_multiple_of=None,
+                                        mean_resizing=True) -> nn.Embedding:
+        """Resize a separate target vocabulary: the decoder's table, the output projection, `final_logits_bias`."""
+        if self.config.share_encoder_decoder_embeddings:
+            raise ValueError(
+                "`resize_decoder_token_embeddings` resizes a separate target vocabulary "
+                "(share_encoder_decoder_embeddings=False); this model shares one, so call `resize_token_embeddings`."
+            )
+        decoder = self.get_decoder()
+        embeddings = self._get_resized_embeddings(
+            decoder.get_input_embeddings(), new_num_tokens, pad_to_multiple_of, mean_resizing
+        )
+        decoder.set_input_embeddings(embeddings)
+        lm_head = self.get_output_embeddings()
+        if lm_head is not None and not self.config.tie_word_embeddings:
+            self.set_output_embeddings(
+                self._get_resized_lm_head(lm_head, embeddings.num_embeddings, mean_resizing=mean_resizing)
+            )
+        self.tie_weights()
+        self._target_vocabulary_resized(embeddings.num_embeddings)
+        return embeddings
+
+    def _target_vocabulary_resized(self, size: int) -> None:
+        self.config.decoder_vocab_size = size
+
 
 class _TransformerMTStack(TransformerMTPreTrainedModel):
     """What encoder and decoder share: the embedding block, N layers, and pre-LN's final LayerNorm."""
 
-    def __init__(self, config: TransformerMTConfig, embed_tokens: nn.Embedding | None, vocab_size: int,
-                 layers: list[nn.Module]):
+    def __init__(self, config: TransformerMTConfig, vocab_size: int, layers: list[nn.Module]):
         super().__init__(config)
-        if embed_tokens is None:
-            embed_tokens = TokenEmbedding(vocab_size, config.d_model, config.pad_token_id)
-        self.embeddings = TransformerMTEmbeddings(config, embed_tokens)
+        self.embeddings = TransformerMTEmbeddings(config, vocab_size)
         self.layers = nn.ModuleList(layers)
         self.layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.normalize_before else None
         self.gradient_checkpointing = False
@@ -316,9 +390,9 @@ class TransformerMTEncoder(_TransformerMTStack):
         "attentions": TransformerMTAttention,
     }
 
-    def __init__(self, config: TransformerMTConfig, embed_tokens: nn.Embedding | None = None):
+    def __init__(self, config: TransformerMTConfig):
         layers = [TransformerMTEncoderLayer(config, layer_idx=i) for i in range(config.encoder_layers)]
-        super().__init__(config, embed_tokens, config.vocab_size, layers)
+        super().__init__(config, config.vocab_size, layers)
 
     @merge_with_config_defaults
     @capture_outputs
@@ -327,6 +401,7 @@ class TransformerMTEncoder(_TransformerMTStack):
         input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.LongTensor | None = None,
+        position_ids: torch.LongTensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         **kwargs: Unpack[TransformersKwargs],
     ) -> BaseModelOutput:
@@ -335,11 +410,16 @@ class TransformerMTEncoder(_TransformerMTStack):
             input_ids: (B, S) source token ids.
             attention_mask: (B, S), 1 for tokens, 0 for padding.
             token_type_ids: (B, S) segment ids (0 for the first sentence, 1 for the second); default 0.
+            position_ids: (B, S) or (S,) positions; default 0..S-1 (give cumsum(mask) - 1 to position a left-padded
+                row as if it were not padded).
             inputs_embeds: (B, S, d_model) token embeddings instead of `input_ids`.
         """
-        check_inputs("", self.config.vocab_size, self.config.type_vocab_size, input_ids, inputs_embeds,
-                     attention_mask, token_type_ids)
-        hidden_states = self.embeddings(input_ids, token_type_ids, inputs_embeds)
+        if not torch.compiler.is_compiling():
+            check_inputs("", self.config.vocab_size, self.config.type_vocab_size, input_ids, inputs_embeds,
+                         attention_mask, token_type_ids, position_ids)
+            seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
+            self.embeddings.embed_positions.reserve(positions_needed(seq_length, position_ids))
+        hidden_states = self.embeddings(input_ids, token_type_ids, inputs_embeds, position_ids)
         attention_mask = create_bidirectional_mask(
             config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask
         )
@@ -349,7 +429,7 @@ class TransformerMTEncoder(_TransformerMTStack):
 
 
 class TransformerMTDecoder(_TransformerMTStack):
-    """`config.decoder_layers` causal layers that also attend to the encoder output."""
+    """`config.decoder_layers` causal layers that also attend to the encoder output when there is one."""
 
     _can_record_outputs = {
         "hidden_states": TransformerMTDecoderLayer,
@@ -357,9 +437,9 @@ class TransformerMTDecoder(_TransformerMTStack):
         "cross_attentions": OutputRecorder(TransformerMTAttention, index=1, layer_name="encoder_attn"),
     }
 
-    def __init__(self, config: TransformerMTConfig, embed_tokens: nn.Embedding | None = None):
+    def __init__(self, config: TransformerMTConfig):
         layers = [TransformerMTDecoderLayer(config, layer_idx=i) for i in range(config.decoder_layers)]
-        super().__init__(config, embed_tokens, config.decoder_vocab_size, layers)
+        super().__init__(config, config.decoder_vocab_size, layers)
 
     @merge_with_config_defaults
     @capture_outputs
@@ -369,6 +449,7 @@ class TransformerMTDecoder(_TransformerMTStack):
         input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.LongTensor | None = None,
+        position_ids: torch.LongTensor | None = None,
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
         cache: Cache | None = None,
@@ -381,28 +462,40 @@ class TransformerMTDecoder(_TransformerMTStack):
             input_ids: (B, T) target token ids (the shifted labels when training, new tokens when decoding).
             attention_mask: (B, past + T), 1 for tokens, 0 for padding; the causal mask is added on top.
             token_type_ids: (B, T) decoder segment ids; default 0.
-            encoder_hidden_states: (B, S, d_model) the encoder output.
+            position_ids: (B, T) or (T,) positions; default past, past + 1, ... (past = tokens in the cache).
+            encoder_hidden_states: (B, S, d_model) the encoder output; None uses the decoder alone (a language
+                model: no cross-attention).
             encoder_attention_mask: (B, S) the source padding mask.
-            cache: an `EncoderDecoderCache`; created when `use_cache` and none is given.
+            cache: an `EncoderDecoderCache` (a `DynamicCache` when used alone); created when `use_cache` and none
+                is given.
             inputs_embeds: (B, T, d_model) token embeddings instead of `input_ids`.
         """
         if use_cache and cache is None:
-            cache = EncoderDecoderCache(DynamicCache(config=self.config), DynamicCache(config=self.config))
-        past_length = cache.get_seq_length() if cache is not None else 0
-        check_inputs("decoder_", self.config.decoder_vocab_size, self.config.type_vocab_size, input_ids,
-                     inputs_embeds, attention_mask, token_type_ids, past_length)
-
-        hidden_states = self.embeddings(input_ids, token_type_ids, inputs_embeds, past_length)
+            if encoder_hidden_states is not None or self.config.is_encoder_decoder:
+                cache = EncoderDecoderCache(DynamicCache(config=self.config), DynamicCache(config=self.config))
+            else:
+                cache = DynamicCache(config=self.config)
         self_attn_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
+        past_length = self_attn_cache.get_seq_length() if self_attn_cache is not None else 0
+        if not torch.compiler.is_compiling():
+            # Token ids are checked when a sequence starts; those generation appends come from the model's logits.
+            starts = isinstance(past_length, int) and past_length == 0
+            check_inputs("decoder_", self.config.decoder_vocab_size, self.config.type_vocab_size, input_ids,
+                         inputs_embeds, attention_mask, token_type_ids, position_ids, past_length, starts)
+            seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
+            self.embeddings.embed_positions.reserve(positions_needed(seq_length, position_ids, self_attn_cache))
+
+        hidden_states = self.embeddings(input_ids, token_type_ids, inputs_embeds, position_ids, past_length)
         causal_mask = create_causal_mask(
             config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask, cache=self_attn_cache
         )
-        encoder_attention_mask = create_bidirectional_mask(
-            config=self.config,
-            inputs_embeds=hidden_states,
-            attention_mask=encoder_attention_mask,
-            encoder_hidden_states=encoder_hidden_states,
-        )
+        if encoder_hidden_states is not None:
+            encoder_attention_mask = create_bidirectional_mask(
+                config=self.config,
+                inputs_embeds=hidden_states,
+                attention_mask=encoder_attention_mask,
+                encoder_hidden_states=encoder_hidden_states,
+            )
         for layer in self.layers:
             hidden_states = layer(
                 hidden_states,
@@ -425,13 +518,12 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
 
     def __init__(self, config: TransformerMTConfig):
         super().__init__(config)
-        # One token table for source and target (the paper's shared BPE vocabulary), unless the checkpoint has two.
+        # One token table for source and target (the paper's shared BPE vocabulary), unless the checkpoint has two;
+        # each stack owns a table of its own that the loader ties to this one.
         self.shared = TokenEmbedding(config.vocab_size, config.d_model, config.pad_token_id)
-        self.encoder = TransformerMTEncoder(config, self.shared)
-        if config.share_encoder_decoder_embeddings:
-            self.decoder = TransformerMTDecoder(config, self.shared)
-        else:
-            self.decoder = TransformerMTDecoder(config)  # its own table of decoder_vocab_size rows
+        self.encoder = TransformerMTEncoder(config)
+        self.decoder = TransformerMTDecoder(config)  # decoder_vocab_size rows
+        if not config.share_encoder_decoder_embeddings:
             self._tied_weights_keys = {"encoder.embeddings.embed_tokens.weight": "shared.weight"}
         self.post_init()
 
@@ -451,9 +543,11 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
         input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.LongTensor | None = None,
+        position_ids: torch.LongTensor | None = None,
         decoder_input_ids: torch.LongTensor | None = None,
         decoder_attention_mask: torch.Tensor | None = None,
         decoder_token_type_ids: torch.LongTensor | None = None,
+        decoder_position_ids: torch.LongTensor | None = None,
         encoder_outputs: tuple | BaseModelOutput | None = None,
         cache: Cache | None = None,
         inputs_embeds: torch.Tensor | None = None,
@@ -463,9 +557,10 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
     ) -> Seq2SeqModelOutput:
         r"""
         Args:
-            input_ids, attention_mask, token_type_ids, inputs_embeds: the source, see [`TransformerMTEncoder`].
-            decoder_input_ids, decoder_attention_mask, decoder_token_type_ids, decoder_inputs_embeds: the target
-                side, see [`TransformerMTDecoder`].
+            input_ids, attention_mask, token_type_ids, position_ids, inputs_embeds: the source, see
+                [`TransformerMTEncoder`].
+            decoder_input_ids, decoder_attention_mask, decoder_token_type_ids, decoder_position_ids,
+                decoder_inputs_embeds: the target side, see [`TransformerMTDecoder`].
             encoder_outputs: a precomputed encoder output (generation encodes once); skips the encoder.
             cache: the decoder's `EncoderDecoderCache` (`past_key_values` is the deprecated name).
             use_cache: return the cache for incremental decoding.
@@ -475,6 +570,7 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
                 input_ids=input_ids,
                 attention_mask=attention_mask,
                 token_type_ids=token_type_ids,
+                position_ids=position_ids,
                 inputs_embeds=inputs_embeds,
                 **kwargs,
             )
@@ -485,6 +581,7 @@ class TransformerMTModel(TransformerMTPreTrainedModel):
             input_ids=decoder_input_ids,
             attention_mask=decoder_attention_mask,
             token_type_ids=decoder_token_type_ids,
+            position_ids=decoder_position_ids,
             encoder_hidden_states=encoder_outputs.last_hidden_state,
             encoder_attention_mask=attention_mask,
             cache=cache,
@@ -519,6 +616,14 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             self.register_buffer("final_logits_bias", torch.zeros(1, config.decoder_vocab_size))
         self.post_init()
 
+    def _target_vocabulary_resized(self, size: int) -> None:
+        super()._target_vocabulary_resized(size)
+        if self.config.use_final_logits_bias:
+            old = self.final_logits_bias
+            bias = old.new_zeros(1, size)
+            bias[:, : min(size, old.size(1))] = old[:, :size]
+            self.final_logits_bias = bias
+
     @can_return_tuple
     @deprecate_kwarg("past_key_values", "5.40.0", new_name="cache")
     def forward(
@@ -526,9 +631,11 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         token_type_ids: torch.LongTensor | None = None,
+        position_ids: torch.LongTensor | None = None,
         decoder_input_ids: torch.LongTensor | None = None,
         decoder_attention_mask: torch.Tensor | None = None,
         decoder_token_type_ids: torch.LongTensor | None = None,
+        decoder_position_ids: torch.LongTensor | None = None,
         encoder_outputs: tuple | BaseModelOutput | None = None,
         cache: Cache | None = None,
         inputs_embeds: torch.Tensor | None = None,
@@ -553,9 +660,11 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             input_ids=input_ids,
             attention_mask=attention_mask,
             token_type_ids=token_type_ids,
+            position_ids=position_ids,
             decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask,
             decoder_token_type_ids=decoder_token_type_ids,
+            decoder_position_ids=decoder_position_ids,
             encoder_outputs=encoder_outputs,
             cache=cache,
             inputs_embeds=inputs_embeds,
@@ -586,6 +695,122 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
+    def prepare_inputs_for_generation(self, decoder_input_ids, *args, **kwargs):
+        inputs = super().prepare_inputs_for_generation(decoder_input_ids, *args, **kwargs)
+        segments = inputs.get("decoder_token_type_ids")
+        if segments is not None:  # one segment id per decoder token of this step
+            inputs["decoder_token_type_ids"] = segments[:, -inputs["decoder_input_ids"].shape[1] :]
+        return inputs
+
+    def _update_model_kwargs_for_generation(self, outputs, model_kwargs, *args, num_new_tokens: int = 1, **kwargs):
+        model_kwargs = super()._update_model_kwargs_for_generation(
+            outputs, model_kwargs, *args, num_new_tokens=num_new_tokens, **kwargs
+        )
+        segments = model_kwargs.get("decoder_token_type_ids")
+        if segments is not None:  # generated tokens continue the segment of the last decoder token
+            model_kwargs["decoder_token_type_ids"] = torch.cat(
+                [segments, segments[:, -1:].expand(-1, num_new_tokens)], dim=-1
+            )
+        return model_kwargs
+
+
+class TransformerMTDecoderWrapper(TransformerMTPreTrainedModel):
+    """Holds the decoder alone under the name `decoder`, so a language model's weights read `model.decoder.*`."""
+
+    def __init__(self, config: TransformerMTConfig):
+        super().__init__(config)
+        self.decoder = TransformerMTDecoder(config)
+        self.post_init()
+
+    def forward(self, *args, **kwargs):
+        return self.decoder(*args, **kwargs)
+
+
+class TransformerMTForCausalLM(TransformerMTPreTrainedModel, GenerationMixin):
+    """The decoder alone with the language-model head: a causal LM, or the decoder of an `EncoderDecoderModel`
+    (cross-attention runs when `encoder_hidden_states` are given)."""
+
+    _tied_weights_keys = {"lm_head.weight": "model.decoder.embeddings.embed_tokens.weight"}
+
+    def __init__(self, config: TransformerMTConfig):
+        config = copy.deepcopy(config)  # the caller's config stays an encoder-decoder one
+        config.is_decoder = True
+        config.is_encoder_decoder = False
+        super().__init__(config)
+        self.model = TransformerMTDecoderWrapper(config)
+        self.lm_head = nn.Linear(config.d_model, config.decoder_vocab_size, bias=False)
+        self.post_init()
+
+    def get_input_embeddings(self):
+        return self.model.decoder.get_input_embeddings()
+
+    def set_input_embeddings(self, value):
+        self.model.decoder.set_input_embeddings(value)
+
+    def resize_token_embeddings(self, new_num_tokens=None, pad_to_multiple_of=None, mean_resizing=True) -> nn.Embedding:
+        """Resize the decoder's vocabulary (its table and the output projection); the config follows."""
+        vocab_size = self.config.vocab_size
+        embeddings = PreTrainedModel.resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of, mean_resizing)
+        self.config.decoder_vocab_size = embeddings.num_embeddings
+        if not self.config.share_encoder_decoder_embeddings:
+            self.config.vocab_size = vocab_size  # the encoder's, which this model does not have
+        return embeddings
+
+    def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
+        # Input table and output projection are both the decoder's: resized together, whatever the sharing.
+        return PreTrainedModel._resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of, mean_resizing)
+
+    @can_return_tuple
+    @deprecate_kwarg("past_key_values", "5.40.0", new_name="cache")
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.LongTensor | None = None,
+        position_ids: torch.LongTensor | None = None,
+        encoder_hidden_states: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
+        cache: Cache | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        labels: torch.LongTensor | None = None,
+        use_cache: bool | None = None,
+        logits_to_keep: int | torch.Tensor = 0,
+        **kwargs: Unpack[TransformersKwargs],
+    ) -> CausalLMOutputWithCrossAttentions:
+        r"""
+        Args:
+            labels: (B, T) ids; the loss predicts token t + 1 from tokens <= t (the labels are shifted inside, as
+                in transformers' causal LMs), -100 is ignored.
+            logits_to_keep: compute logits for the last this many positions only (0: all).
+            Everything else: see [`TransformerMTDecoder.forward`].
+        """
+        outputs = self.model.decoder(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+            position_ids=position_ids,
+            encoder_hidden_states=encoder_hidden_states,
+            encoder_attention_mask=encoder_attention_mask,
+            cache=cache,
+            inputs_embeds=inputs_embeds,
+            use_cache=use_cache,
+            **kwargs,
+        )
+        hidden_states = outputs.last_hidden_state
+        keep = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
+        logits = self.lm_head(hidden_states[:, keep, :])
+        loss = None
+        if labels is not None:
+            loss = self.loss_function(logits, labels, vocab_size=self.config.decoder_vocab_size, **kwargs)
+        return CausalLMOutputWithCrossAttentions(
+            loss=loss,
+            logits=logits,
+            cache=outputs.cache,
+            hidden_states=outputs.hidden_states,
+            attentions=outputs.attentions,
+            cross_attentions=outputs.cross_attentions,
+        )
+
 
 __all__ = [
     "TransformerMTPreTrainedModel",
@@ -593,4 +818,5 @@ __all__ = [
     "TransformerMTDecoder",
     "TransformerMTModel",
     "TransformerMTForConditionalGeneration",
+    "TransformerMTForCausalLM",
 ]

@@ -68,8 +68,9 @@ class LearnedPositionalEmbedding(nn.Embedding):
     def reserve(self, num_positions: int) -> None:
         if num_positions > self.max_positions:
             raise ValueError(
-                f"Input needs {num_positions} positions but learned position embeddings have only "
-                f"max_position_embeddings={self.num_embeddings}. Shorten the input, or use "
+                f"The input needs {num_positions} positions (with the cache when decoding; a static cache counts "
+                f"its whole length) but learned position embeddings have only max_position_embeddings="
+                f"{self.max_positions}. Shorten the input or the generation, or use "
                 "position_embedding_type='sinusoidal', which has no length limit."
             )
 

@@ -11,7 +11,7 @@ from .utils import tiny_config
 def make(**overrides):
     torch.manual_seed(0)
     config = tiny_config(dropout=0.0, **overrides)
-    return TransformerMTEmbeddings(config, torch.nn.Embedding(config.vocab_size, config.d_model)).eval(), config
+    return TransformerMTEmbeddings(config, config.vocab_size).eval(), config
 
 
 def test_recipe_token_times_scale_plus_segment_plus_position():
@@ -49,6 +49,18 @@ def test_positions_continue_from_the_cache_offset(position_type):
     full = module(ids)
     step = module(ids[:, 3:4], past_length=3)
     torch.testing.assert_close(step, full[:, 3:4], rtol=0, atol=0)
+    tensor_offset = module(ids[:, 3:4], past_length=torch.tensor(3))  # a static cache's length is a 0-d tensor
+    torch.testing.assert_close(tensor_offset, full[:, 3:4], rtol=0, atol=0)
+
+
+def test_given_position_ids_replace_the_default_per_row(position_type):
+    module, _ = make(position_embedding_type=position_type)
+    ids = torch.tensor([[5, 6, 7, 8], [9, 5, 6, 7]])
+    full = module(ids)
+    torch.testing.assert_close(module(ids, position_ids=torch.arange(4)), full, rtol=0, atol=0)
+    shifted = module(ids, position_ids=torch.tensor([[0, 1, 2, 3], [0, 0, 1, 2]]))  # row 1: left-padded by one
+    torch.testing.assert_close(shifted[0], full[0], rtol=0, atol=0)
+    torch.testing.assert_close(shifted[1, 1:], module(ids[1:, 1:])[0], rtol=0, atol=0)
 
 
 def test_layernorm_embedding_normalises_the_sum():

@@ -1,6 +1,8 @@
 import pytest
 import torch
-from transformers import EncoderDecoderCache
+from transformers import CompileConfig, EncoderDecoderCache
+
+from transformer_mt import TransformerMTForConditionalGeneration
 
 from .utils import batch, tiny_model
 
@@ -109,3 +111,121 @@ def test_generate_passes_token_type_ids_to_the_encoder():
     plain = model.generate(input_ids, **kwargs)
     segmented = model.generate(input_ids, token_type_ids=torch.ones_like(input_ids), **kwargs)
     assert not torch.allclose(plain.logits[0], segmented.logits[0])
+
+
+def compile_config(backend: str) -> CompileConfig:
+    """Full-graph compilation of the decoding step, on any device (transformers compiles only on GPUs by default)."""
+    config = CompileConfig(fullgraph=True, dynamic=False, backend=backend, mode=None)
+    config._compile_all_devices = True
+    return config
+
+
+@pytest.mark.parametrize("num_beams", [1, 3])
+def test_static_cache_gives_the_same_tokens_as_the_dynamic_cache(position_type, num_beams):
+    model = tiny_model(position_embedding_type=position_type)
+    input_ids, attention_mask = batch(0)
+    kwargs = dict(attention_mask=attention_mask, max_new_tokens=10, do_sample=False, num_beams=num_beams,
+                  output_logits=True, return_dict_in_generate=True)
+    dynamic = model.generate(input_ids, **kwargs)
+    static = model.generate(input_ids, cache_implementation="static", **kwargs)
+    torch.testing.assert_close(static.sequences, dynamic.sequences, rtol=0, atol=0)
+    for step, (a, b) in enumerate(zip(static.logits, dynamic.logits)):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-5, msg=f"step {step}")
+
+
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
+def test_full_graph_compiled_generation_gives_the_same_tokens_as_eager(position_type, backend):
+    """`eager` traces the whole step as one graph (any break raises) and runs it; `inductor` also compiles it."""
+    assert TransformerMTForConditionalGeneration._can_compile_fullgraph
+    model = tiny_model(position_embedding_type=position_type)
+    input_ids, attention_mask = batch(0)
+    kwargs = dict(attention_mask=attention_mask, max_new_tokens=10, do_sample=False)
+    expected = model.generate(input_ids, **kwargs)
+    torch._dynamo.reset()
+    compiled = model.generate(input_ids, cache_implementation="static", compile_config=compile_config(backend),
+                              **kwargs)
+    torch.testing.assert_close(compiled, expected, rtol=0, atol=0)
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] >= 1  # it did compile
+
+
+def test_a_static_cache_longer_than_the_learned_table_is_refused_up_front():
+    model = tiny_model(position_embedding_type="learned")  # max_position_embeddings=64
+    input_ids, attention_mask = batch(0)
+    with pytest.raises(ValueError, match=r"needs 69 positions .* a static cache counts its whole length.* max_position_embeddings=64"):
+        model.generate(input_ids, attention_mask=attention_mask, max_length=70, cache_implementation="static")
+
+
+def test_out_of_range_ids_are_still_refused_before_generation_starts():
+    model = tiny_model()
+    input_ids, attention_mask = batch(0)
+    input_ids[1, 0] = 500
+    with pytest.raises(ValueError, match=r"`input_ids` contains 500, outside \[0, vocab_size=99\)"):
+        model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=3)
+    with pytest.raises(ValueError, match=r"`decoder_input_ids` contains 120"):
+        model.generate(batch(0)[0], decoder_input_ids=torch.tensor([[1, 120]] * 3), max_new_tokens=3)
+
+
+def test_a_left_padded_row_with_its_position_ids_equals_the_unpadded_row(position_type):
+    model = tiny_model(position_embedding_type=position_type)
+    with torch.no_grad():  # positions that matter as much as trained ones do
+        for stack in (model.model.encoder, model.model.decoder):
+            if position_type == "learned":
+                stack.embeddings.embed_positions.weight.normal_()
+    source = torch.tensor([[5, 17, 23, 42, 2]])
+    target = torch.tensor([[1, 8, 9]])
+    expected = model(input_ids=source, decoder_input_ids=target).logits
+    # two pads on the left of the source, one on the left of the target
+    padded_source = torch.cat([torch.zeros(1, 2, dtype=torch.long), source], dim=1)
+    source_mask = (padded_source != 0).long()
+    padded_target = torch.cat([torch.zeros(1, 1, dtype=torch.long), target], dim=1)
+    target_mask = torch.tensor([[0, 1, 1, 1]])
+    logits = model(
+        input_ids=padded_source, attention_mask=source_mask,
+        position_ids=(source_mask.cumsum(-1) - 1).clamp(min=0),
+        decoder_input_ids=padded_target, decoder_attention_mask=target_mask,
+        decoder_position_ids=(target_mask.cumsum(-1) - 1).clamp(min=0),
+    ).logits
+    torch.testing.assert_close(logits[:, 1:], expected, rtol=0, atol=1e-5)
+    unpositioned = model(input_ids=padded_source, attention_mask=source_mask, decoder_input_ids=target).logits
+    assert (unpositioned - expected).abs().max() > 1e-3  # without them the pads shift every source position
+
+
+def test_position_ids_are_checked_at_the_boundary():
+    model = tiny_model(position_embedding_type="learned")
+    input_ids, _ = batch(0)
+    with pytest.raises(ValueError, match=r"`position_ids` contains -1, must be >= 0"):
+        model(input_ids=input_ids, position_ids=torch.full_like(input_ids, -1), decoder_input_ids=input_ids)
+    with pytest.raises(ValueError, match=r"needs 101 positions .* max_position_embeddings=64"):
+        model(input_ids=input_ids, decoder_input_ids=input_ids, decoder_position_ids=torch.full_like(input_ids, 100))
+    with pytest.raises(ValueError, match=r"`decoder_position_ids` has shape \(3, 2\)"):
+        model(input_ids=input_ids, decoder_input_ids=input_ids, decoder_position_ids=input_ids[:, :2])
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_generate_continues_the_last_decoder_segment(use_cache):
+    model = tiny_model()
+    with torch.no_grad():
+        model.model.decoder.embeddings.token_type_embeddings.weight.normal_()  # segments that matter
+    input_ids, attention_mask = batch(0)
+    prompt = torch.tensor([[1, 7]] * 3)
+    segments = torch.tensor([[0, 1]] * 3)
+    generated = model.generate(input_ids, attention_mask=attention_mask, decoder_input_ids=prompt,
+                               decoder_token_type_ids=segments, max_new_tokens=6, min_new_tokens=6, do_sample=False,
+                               use_cache=use_cache, output_logits=True, return_dict_in_generate=True)
+
+    def greedy_loop(new_segment: int):
+        decoder_input_ids, step_logits = prompt, []
+        for _ in range(6):
+            new = torch.full_like(decoder_input_ids[:, 2:], new_segment)
+            logits = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+                           decoder_token_type_ids=torch.cat([segments, new], dim=1)).logits[:, -1]
+            step_logits.append(logits)
+            decoder_input_ids = torch.cat([decoder_input_ids, logits.argmax(-1, keepdim=True)], dim=1)
+        return decoder_input_ids, step_logits
+
+    expected, expected_logits = greedy_loop(new_segment=1)  # generated tokens continue segment 1
+    torch.testing.assert_close(generated.sequences, expected, rtol=0, atol=0)
+    for step, (a, b) in enumerate(zip(generated.logits, expected_logits)):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-5, msg=f"step {step}")
+    _, segment_zero_logits = greedy_loop(new_segment=0)
+    assert (segment_zero_logits[-1] - expected_logits[-1]).abs().max() > 1e-3  # the choice is visible

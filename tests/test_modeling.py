@@ -71,7 +71,7 @@ def test_separate_vocabularies_and_final_logits_bias(tmp_path):
     decoder_embed = model.model.decoder.get_input_embeddings()
     assert decoder_embed.weight.shape == (51, 32) and model.model.shared.weight.shape == (99, 32)
     assert model.lm_head.weight is decoder_embed.weight  # the output projection ties to the target table
-    assert model.model.encoder.get_input_embeddings() is model.model.shared
+    assert model.model.encoder.get_input_embeddings().weight is model.model.shared.weight
     with torch.no_grad():
         model.final_logits_bias.normal_()
     inputs = forward_inputs()

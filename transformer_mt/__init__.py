@@ -6,10 +6,11 @@ transformers' Auto classes. The library around the model lives in modules named 
 BERT, CTranslate2), `recipes` (the main job), `plots`, `benchmark`; `cli` is what the commands in scripts/ share.
 """
 
-from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
 from .configuration import POSITION_EMBEDDING_TYPES, TransformerMTConfig
 from .modeling import (
+    TransformerMTForCausalLM,
     TransformerMTForConditionalGeneration,
     TransformerMTModel,
     TransformerMTPreTrainedModel,
@@ -23,12 +24,14 @@ __version__ = "0.2.0"
 AutoConfig.register(TransformerMTConfig.model_type, TransformerMTConfig, exist_ok=True)
 AutoModel.register(TransformerMTConfig, TransformerMTModel, exist_ok=True)
 AutoModelForSeq2SeqLM.register(TransformerMTConfig, TransformerMTForConditionalGeneration, exist_ok=True)
+AutoModelForCausalLM.register(TransformerMTConfig, TransformerMTForCausalLM, exist_ok=True)
 AutoTokenizer.register(TransformerMTConfig, fast_tokenizer_class=TransformerMTTokenizerFast, exist_ok=True)
 register_translation_pipeline()
 
 __all__ = [
     "POSITION_EMBEDDING_TYPES",
     "TransformerMTConfig",
+    "TransformerMTForCausalLM",
     "TransformerMTForConditionalGeneration",
     "TransformerMTModel",
     "TransformerMTPreTrainedModel",
