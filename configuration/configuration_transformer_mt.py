@@ -79,6 +79,8 @@ class TransformerMTConfig(PreTrainedConfig):
     eos_token_id: int | list[int] | None = 2
     decoder_start_token_id: int | None = 1
     forced_eos_token_id: int | list[int] | None = None
+    # The vocabulary the ids mean (tokenization.tokenizer_fingerprint), so that a mismatched tokenizer is noticed.
+    tokenizer_fingerprint: str | None = None
 
     def __post_init__(self, **kwargs):
         if self.decoder_vocab_size is None:
@@ -132,10 +134,13 @@ class TransformerMTConfig(PreTrainedConfig):
                 f"`decoder_vocab_size` ({self.decoder_vocab_size}) must equal `vocab_size` ({self.vocab_size}) when "
                 "`share_encoder_decoder_embeddings` is True; set it to False for separate vocabularies."
             )
-        for name in ("pad_token_id", "bos_token_id", "decoder_start_token_id"):
+        # Special ids must name a row of every table they are looked up in (or generation could never stop).
+        largest = min(self.vocab_size, self.decoder_vocab_size) - 1
+        for name in ("pad_token_id", "bos_token_id", "decoder_start_token_id", "eos_token_id", "forced_eos_token_id"):
             value = getattr(self, name)
-            if value is not None:
-                _check_int(name, value, minimum=0, maximum=min(self.vocab_size, self.decoder_vocab_size) - 1)
+            for one in value if isinstance(value, (list, tuple)) else [value]:
+                if one is not None:
+                    _check_int(name, one, minimum=0, maximum=largest)
 
 
 def _check_int(name, value, minimum, maximum=None):

@@ -32,6 +32,7 @@ from transformers.utils.output_capturing import OutputRecorder, capture_outputs
 
 from ..configuration.configuration_transformer_mt import TransformerMTConfig
 from .embeddings import TokenEmbedding, TransformerMTEmbeddings
+from .input_checks import IGNORE_INDEX, check_inputs, check_labels, positions_needed
 from .positional_embeddings import SinusoidalPositionalEmbedding
 
 
@@ -40,71 +41,23 @@ def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_to
     shifted = labels.new_full(labels.shape, pad_token_id)
     shifted[:, 0] = decoder_start_token_id
     shifted[:, 1:] = labels[:, :-1]
-    return shifted.masked_fill(shifted == -100, pad_token_id)
+    return shifted.masked_fill(shifted == IGNORE_INDEX, pad_token_id)
 
 
-def check_inputs(
-    prefix: str,
-    vocab_size: int,
-    type_vocab_size: int,
-    input_ids: torch.Tensor | None,
-    inputs_embeds: torch.Tensor | None,
-    attention_mask: torch.Tensor | None,
-    token_type_ids: torch.Tensor | None,
-    position_ids: torch.Tensor | None,
-    past_length: int | torch.Tensor = 0,
-    check_values: bool = True,
-) -> None:
-    """Reject malformed inputs with a ValueError naming the argument, before any kernel runs.
+def seq2seq_loss(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch=None) -> torch.Tensor:
+    """Cross-entropy of aligned logits and labels (no second shift), -100 ignored.
 
-    `prefix` is "" for the encoder's arguments and "decoder_" for the decoder's, as in the forward signatures.
-    Shapes are checked from Python ints. Values (id ranges) cost one reduction and one host read, so callers ask
-    for them once per sequence (`check_values`), not for each token generation appends to a cache, and never
-    while compiling (the callers skip this function then).
+    The mean over this batch's targets, or, when the Trainer passes `num_items_in_batch` (the targets of every
+    micro-batch of an optimizer step, across processes), the sum divided by it: gradient accumulation and data
+    parallelism then give the loss and gradients of one big batch.
     """
-    if (input_ids is None) == (inputs_embeds is None):
-        raise ValueError(f"Pass exactly one of `{prefix}input_ids` and `{prefix}inputs_embeds`.")
-    if input_ids is not None:
-        if input_ids.dim() != 2:
-            raise ValueError(f"`{prefix}input_ids` must have shape (batch, length), got {tuple(input_ids.shape)}.")
-        shape = tuple(input_ids.shape)
-    else:
-        shape = tuple(inputs_embeds.shape[:2])
-    for name, tensor in (("token_type_ids", token_type_ids), ("position_ids", position_ids)):
-        if tensor is not None and tuple(tensor.shape) not in (shape, shape[1:]):
-            raise ValueError(
-                f"`{prefix}{name}` has shape {tuple(tensor.shape)} but `{prefix}input_ids` has shape {shape}; "
-                "they must match."
-            )
-    if attention_mask is not None and attention_mask.dim() == 2 and isinstance(past_length, int):
-        expected = (shape[0], past_length + shape[1])
-        if tuple(attention_mask.shape) != expected:
-            raise ValueError(
-                f"`{prefix}attention_mask` has shape {tuple(attention_mask.shape)} but must be {expected} "
-                f"(batch, cached + new tokens) for `{prefix}input_ids` of shape {shape}."
-            )
-    if not check_values:
-        return
-    ranges = [("input_ids", input_ids, vocab_size, f"{prefix}vocab_size"), ("position_ids", position_ids, None, None)]
-    if type_vocab_size > 0:
-        ranges.append(("token_type_ids", token_type_ids, type_vocab_size, "type_vocab_size"))
-    for name, ids, size, size_name in ranges:
-        if ids is None:
-            continue
-        outside = (ids < 0) if size is None else (ids < 0) | (ids >= size)
-        if outside.any():  # the host read
-            allowed = "must be >= 0" if size is None else f"outside [0, {size_name}={size})"
-            raise ValueError(f"`{prefix}{name}` contains {ids[outside][0].item()}, {allowed}.")
-
-
-def positions_needed(seq_length: int, position_ids: torch.Tensor | None, cache: Cache | None = None) -> int:
-    """How many rows of the position table this call reads (eager only: reads position_ids on the host)."""
-    if position_ids is not None:
-        return int(position_ids.max()) + 1 if position_ids.numel() else 0
-    if cache is None:
-        return seq_length
-    # The cache's key length after this call: past + new tokens, or a static cache's full length.
-    return cache.get_mask_sizes(seq_length, 0)[0]
+    logits, labels = logits.float().view(-1, logits.size(-1)), labels.to(logits.device).view(-1)
+    if num_items_in_batch is None:
+        return nn.functional.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX)
+    total = nn.functional.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX, reduction="sum")
+    if isinstance(num_items_in_batch, torch.Tensor):
+        num_items_in_batch = num_items_in_batch.to(total.device)
+    return total / num_items_in_batch
 
 
 def eager_attention_forward(
@@ -415,8 +368,8 @@ class TransformerMTEncoder(_TransformerMTStack):
             inputs_embeds: (B, S, d_model) token embeddings instead of `input_ids`.
         """
         if not torch.compiler.is_compiling():
-            check_inputs("", self.config.vocab_size, self.config.type_vocab_size, input_ids, inputs_embeds,
-                         attention_mask, token_type_ids, position_ids)
+            check_inputs("", self.config.vocab_size, self.config.type_vocab_size, self.config.d_model, input_ids,
+                         inputs_embeds, attention_mask, token_type_ids, position_ids)
             seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
             self.embeddings.embed_positions.reserve(positions_needed(seq_length, position_ids))
         hidden_states = self.embeddings(input_ids, token_type_ids, inputs_embeds, position_ids)
@@ -480,8 +433,8 @@ class TransformerMTDecoder(_TransformerMTStack):
         if not torch.compiler.is_compiling():
             # Token ids are checked when a sequence starts; those generation appends come from the model's logits.
             starts = isinstance(past_length, int) and past_length == 0
-            check_inputs("decoder_", self.config.decoder_vocab_size, self.config.type_vocab_size, input_ids,
-                         inputs_embeds, attention_mask, token_type_ids, position_ids, past_length, starts)
+            check_inputs("decoder_", self.config.decoder_vocab_size, self.config.type_vocab_size, self.config.d_model,
+                         input_ids, inputs_embeds, attention_mask, token_type_ids, position_ids, past_length, starts)
             seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
             self.embeddings.embed_positions.reserve(positions_needed(seq_length, position_ids, self_attn_cache))
 
@@ -650,9 +603,15 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
                 are `labels` shifted right behind `decoder_start_token_id`. Logits are not shifted again.
             Everything else: see [`TransformerMTModel.forward`].
         """
+        num_items_in_batch = kwargs.pop("num_items_in_batch", None)  # the loss's, not the layers'
         if labels is not None:
             use_cache = False
-            if decoder_input_ids is None and decoder_inputs_embeds is None:
+            shift = decoder_input_ids is None and decoder_inputs_embeds is None
+            if not torch.compiler.is_compiling():
+                needs = {"decoder_start_token_id": self.config.decoder_start_token_id,
+                         "pad_token_id": self.config.pad_token_id}
+                check_labels(labels, self.config.decoder_vocab_size, needs if shift else {})
+            if shift:
                 decoder_input_ids = shift_tokens_right(
                     labels, self.config.pad_token_id, self.config.decoder_start_token_id
                 )
@@ -677,9 +636,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
             logits = logits + self.final_logits_bias
         loss = None
         if labels is not None:
-            loss = nn.functional.cross_entropy(
-                logits.float().view(-1, logits.size(-1)), labels.to(logits.device).view(-1), ignore_index=-100
-            )
+            loss = seq2seq_loss(logits, labels, num_items_in_batch)
         return Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
@@ -784,6 +741,8 @@ class TransformerMTForCausalLM(TransformerMTPreTrainedModel, GenerationMixin):
             logits_to_keep: compute logits for the last this many positions only (0: all).
             Everything else: see [`TransformerMTDecoder.forward`].
         """
+        if labels is not None and not torch.compiler.is_compiling():
+            check_labels(labels, self.config.decoder_vocab_size, {})
         outputs = self.model.decoder(
             input_ids=input_ids,
             attention_mask=attention_mask,

@@ -1,10 +1,12 @@
 """Share a trained TransformerMT model on the Hugging Face Hub, usable without installing transformer-mt.
 
+    python scripts/push_to_hub.py runs/main-sinusoidal user/transformer-mt-en-de --dry_run     # list, upload nothing
     python scripts/push_to_hub.py runs/main-sinusoidal user/transformer-mt-en-de
     python scripts/push_to_hub.py runs/main-sinusoidal user/transformer-mt-en-de --overwrite   # update a repo
 
-Uploads the model, tokenizer, generation config, generated remote code and a model card (see
-`transformer_mt.hub`); honours HF_ENDPOINT and HF_TOKEN.
+Uploads only the model's own files (weights, config, generation config, tokenizer), the files named with
+--extra_files, and the generated remote code and model card; checkpoints, logs and anything else in the directory
+stay behind, and a link out of it is refused. Honours HF_ENDPOINT and HF_TOKEN.
 """
 
 import argparse
@@ -21,9 +23,17 @@ def main(argv=None):
     parser.add_argument("--overwrite", action="store_true", help="Replace files of an existing repository.")
     parser.add_argument("--private", action="store_true")
     parser.add_argument("--license", default="apache-2.0", help="License tag of the model card.")
+    parser.add_argument("--extra_files", nargs="+", default=[], metavar="FILE",
+                        help="Further files of the model directory to upload (relative paths).")
+    parser.add_argument("--dry_run", action="store_true", help="List what would be uploaded; upload nothing.")
     args = parser.parse_args(argv)
-    url = push_to_hub(args.model_dir, args.repo_id, args.overwrite, args.private, license=args.license)
-    print(f"Pushed {args.model_dir} to {args.repo_id}: {url}")
+    uploaded, url = push_to_hub(args.model_dir, args.repo_id, args.overwrite, args.private, license=args.license,
+                                extra_files=args.extra_files, dry_run=args.dry_run)
+    print(f"{'Would upload' if args.dry_run else 'Uploaded'} {len(uploaded)} files to {args.repo_id}:")
+    for name in uploaded:
+        print(f"  {name}")
+    if url:
+        print(url)
 
 
 if __name__ == "__main__":

@@ -9,10 +9,10 @@ import argparse
 import os
 import sys
 
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
 from transformer_mt import translate
+from transformer_mt.checkpoints import load_translator
 from transformer_mt.cli import command
+from transformer_mt.pipelines import read_lines
 
 
 def parse_args(argv=None):
@@ -24,8 +24,6 @@ def parse_args(argv=None):
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--max_new_tokens", type=int, help="Longest translation (default: the model's setting).")
     args = parser.parse_args(argv)
-    if not os.path.isdir(args.model):
-        parser.error(f"--model {args.model!r} is not a directory (expected a saved model with config.json)")
     if args.input is not None and not os.path.isfile(args.input):
         parser.error(f"--input {args.input!r} does not exist")
     for name in ("num_beams", "batch_size", "max_new_tokens"):
@@ -39,12 +37,12 @@ def main(argv=None):
     args = parse_args(argv)
     if args.text:
         texts = args.text
+    elif args.input:
+        with open(args.input, "rb") as stream:
+            texts = [line for line in read_lines(stream, args.input) if line.strip()]
     else:
-        stream = open(args.input, encoding="utf-8") if args.input else sys.stdin
-        with stream:
-            texts = [line.rstrip("\n") for line in stream if line.strip()]
-    tokenizer = AutoTokenizer.from_pretrained(args.model)
-    model = AutoModelForSeq2SeqLM.from_pretrained(args.model)
+        texts = [line for line in read_lines(sys.stdin.buffer, "<stdin>") if line.strip()]
+    model, tokenizer = load_translator(args.model)
     for translation in translate(model, tokenizer, texts, args.num_beams, args.batch_size, args.max_new_tokens):
         print(translation)
 

@@ -193,7 +193,7 @@ def test_a_left_padded_row_with_its_position_ids_equals_the_unpadded_row(positio
 def test_position_ids_are_checked_at_the_boundary():
     model = tiny_model(position_embedding_type="learned")
     input_ids, _ = batch(0)
-    with pytest.raises(ValueError, match=r"`position_ids` contains -1, must be >= 0"):
+    with pytest.raises(ValueError, match=r"`position_ids` contains -1, but positions must be >= 0"):
         model(input_ids=input_ids, position_ids=torch.full_like(input_ids, -1), decoder_input_ids=input_ids)
     with pytest.raises(ValueError, match=r"needs 101 positions .* max_position_embeddings=64"):
         model(input_ids=input_ids, decoder_input_ids=input_ids, decoder_position_ids=torch.full_like(input_ids, 100))

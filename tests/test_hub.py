@@ -2,6 +2,7 @@
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -181,7 +182,7 @@ def test_bad_token_invalid_repo_and_missing_weights_are_clear_errors(tmp_path):
         assert bad_repo.returncode == 2 and "not a repo!" in bad_repo.stderr and "Traceback" not in bad_repo.stderr
         (tmp_path / "empty").mkdir()
         no_weights = push(tmp_path / "empty", "user/empty", env)
-        assert no_weights.returncode == 2 and "holds no saved model" in no_weights.stderr
+        assert no_weights.returncode == 2 and f"{str(tmp_path / 'empty')!r} holds no saved model" in no_weights.stderr
         assert not hub.api().repo_exists("user/empty")
     assert snapshot(model_dir) == before
     assert list((tmp_path / "empty").iterdir()) == []
@@ -199,3 +200,56 @@ def test_training_script_push_to_hub(tmp_path, monkeypatch):
     assert {"model.safetensors", "tokenizer.json", "modeling_transformer_mt.py", "README.md"} <= files
     assert not any(name.startswith("checkpoint-") or name.endswith(".bin") for name in files)
     assert [m["type"] for m in card.data.to_dict()["model-index"][0]["results"][0]["metrics"]] == ["bleu", "chrf"]
+
+
+def test_only_the_models_files_are_uploaded_and_the_dry_run_lists_exactly_them(tmp_path):
+    model_dir = tmp_path / "model"
+    save_tiny(model_dir, test_results={"test_bleu": 1.5, "test_chrf": 20.0})
+    # what a run directory also holds: secrets, logs, notes, checkpoints, a link to a file elsewhere
+    (model_dir / ".env").write_text("HF_TOKEN=hf_secret\n")
+    (model_dir / "notes.txt").write_text("private notes\n")
+    (model_dir / "wandb").mkdir()
+    (model_dir / "wandb" / "run.log").write_text("log\n")
+    (model_dir / "checkpoint-5").mkdir()
+    (model_dir / "checkpoint-5" / "optimizer.pt").write_bytes(b"state")
+    (tmp_path / "elsewhere.txt").write_text("not the model's\n")
+    (model_dir / "elsewhere.txt").symlink_to(tmp_path / "elsewhere.txt")
+    (model_dir / "LICENSE").write_text("Apache-2.0\n")
+    with local_hub(tmp_path / "hub") as hub:
+        env = hub.subprocess_env(hf_home=hub.new_hf_home())
+        dry = push(model_dir, "user/tiny", env, "--dry_run", "--extra_files", "LICENSE")
+        assert dry.returncode == 0, dry.stderr[-3000:]
+        listed = {line.strip() for line in dry.stdout.splitlines()[1:]}
+        assert not hub.api().repo_exists("user/tiny")  # a dry run uploads nothing
+        result = push(model_dir, "user/tiny", env, "--extra_files", "LICENSE")
+        assert result.returncode == 0, result.stderr[-3000:]
+        uploaded = set(hub.api().list_repo_files("user/tiny")) - {".gitattributes"}
+    assert uploaded == listed
+    assert {"model.safetensors", "config.json", "tokenizer.json", "README.md", "LICENSE", *REMOTE_CODE} <= uploaded
+    assert not uploaded & {".env", "notes.txt", "elsewhere.txt", "test_results.json"}
+    assert not any(name.startswith(("wandb", "checkpoint-")) for name in uploaded)
+
+
+def test_a_link_out_of_the_directory_is_refused_before_anything_is_sent(tmp_path):
+    model_dir = tmp_path / "model"
+    save_tiny(model_dir)
+    (tmp_path / "other-tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
+    (model_dir / "tokenizer.json").unlink()
+    (model_dir / "tokenizer.json").symlink_to(tmp_path / "other-tokenizer.json")
+    with local_hub(tmp_path / "hub") as hub:
+        result = push(model_dir, "user/tiny", hub.subprocess_env(hf_home=hub.new_hf_home()))
+        assert not hub.api().repo_exists("user/tiny")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == (f"error: {str(model_dir / 'tokenizer.json')!r} is a link to "
+                                     f"{str(tmp_path / 'other-tokenizer.json')!r}, outside {str(model_dir)!r}; a push "
+                                     "never follows links out of the model directory (copy the file in instead).")
+
+
+def test_an_unreachable_hub_is_one_line(tmp_path):
+    model_dir = tmp_path / "model"
+    save_tiny(model_dir)
+    env = dict(os.environ, HF_ENDPOINT="http://127.0.0.1:9", HF_TOKEN="token", HF_HOME=str(tmp_path / "home"))
+    result = push(model_dir, "user/tiny", env)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: cannot reach the Hub at http://127.0.0.1:9") and \
+        len(result.stderr.strip().splitlines()) == 1

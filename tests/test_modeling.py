@@ -222,6 +222,24 @@ def test_bfloat16_forward_is_close_to_float32():
         (lambda x: x.update(decoder_attention_mask=x["decoder_attention_mask"][:, :2]),
          r"`decoder_attention_mask` has shape \(3, 2\) but must be \(3, 5\)"),
         (lambda x: x.update(input_ids=x["input_ids"][0]), r"`input_ids` must have shape \(batch, length\)"),
+        (lambda x: x.update(labels=x["decoder_input_ids"] + 99),
+         r"`labels` contains \d+, outside \[0, decoder_vocab_size=99\) \(use -100"),
+        (lambda x: x.update(labels=torch.full_like(x["decoder_input_ids"], -5)), r"`labels` contains -5, outside"),
+        (lambda x: x.update(labels=torch.full_like(x["decoder_input_ids"], -100)),
+         r"`labels` are all -100: there is no target token"),
+        (lambda x: x.update(labels=x["decoder_input_ids"].float()), r"`labels` must hold integer ids .* torch.float32"),
+        (lambda x: x.update(input_ids=x["input_ids"][:, :0], attention_mask=None, token_type_ids=None),
+         r"`input_ids` is empty \(shape \(3, 0\)\): there is nothing to encode"),
+        (lambda x: x.update(input_ids=x["input_ids"][:0], attention_mask=None, token_type_ids=None),
+         r"`input_ids` is empty \(shape \(0, 7\)\)"),
+        (lambda x: x.update(decoder_input_ids=x["decoder_input_ids"][:, :0], decoder_attention_mask=None),
+         r"`decoder_input_ids` is empty .* nothing to decode"),
+        (lambda x: x.update(input_ids=x["input_ids"].float()), r"`input_ids` must hold integer ids .* torch.float32"),
+        (lambda x: x.update(token_type_ids=x["token_type_ids"] > 0), r"`token_type_ids` must hold integer ids .*bool"),
+        (lambda x: x.update(inputs_embeds=torch.zeros(3, 7, 16), input_ids=None),
+         r"`inputs_embeds` must have shape \(batch, length, d_model=32\), got \(3, 7, 16\)"),
+        (lambda x: x.update(attention_mask=x["attention_mask"][:, None]),
+         r"`attention_mask` must have shape \(batch, length\) \(or be a prepared 4-D mask\), got 3 dimensions"),
     ],
 )
 def test_bad_input_raises_a_value_error_naming_the_argument(change, message):
@@ -230,6 +248,28 @@ def test_bad_input_raises_a_value_error_naming_the_argument(change, message):
     change(inputs)
     with pytest.raises(ValueError, match=message):
         model(**inputs)
+
+
+def test_without_a_segment_table_only_segment_zero_is_accepted():
+    model = tiny_model(type_vocab_size=0)
+    inputs = forward_inputs()
+    with pytest.raises(ValueError, match=r"`token_type_ids` contains 1, but this model has no segment table "
+                                         r"\(type_vocab_size=0\): pass no token_type_ids, or zeros"):
+        model(**inputs)
+    expected = model(**{**inputs, "token_type_ids": None}).logits
+    zeros = model(**{**inputs, "token_type_ids": torch.zeros_like(inputs["token_type_ids"])}).logits
+    torch.testing.assert_close(zeros, expected, rtol=0, atol=0)  # what tokenizers return is still accepted
+
+
+@pytest.mark.parametrize("missing", ["pad_token_id", "decoder_start_token_id"])
+def test_labels_need_the_ids_that_shift_them(missing):
+    model = tiny_model(**{missing: None})
+    inputs = forward_inputs()
+    labels = inputs.pop("decoder_input_ids")
+    inputs.pop("decoder_attention_mask")
+    with pytest.raises(ValueError, match=rf"`labels` without `decoder_input_ids`: .* config.{missing} is None"):
+        model(**inputs, labels=labels)
+    assert torch.isfinite(model(**inputs, labels=labels, decoder_input_ids=labels).loss)  # given inputs need neither
 
 
 def test_learned_positions_reject_too_long_input_at_the_boundary():

@@ -66,7 +66,8 @@ def test_translate_commands_run_as_written(readme_dir, capsys, monkeypatch):
     for line in lines:
         _, arguments = script_command(line)
         if line.startswith("echo"):
-            monkeypatch.setattr("sys.stdin", io.StringIO(shlex.split(line)[1] + "\n"))
+            stdin = io.TextIOWrapper(io.BytesIO((shlex.split(line)[1] + "\n").encode("utf-8")), encoding="utf-8")
+            monkeypatch.setattr("sys.stdin", stdin)
         translate.main(arguments)
         sentences = [a for a in arguments if " " in a] or ["(stdin)"]
         assert len(capsys.readouterr().out.splitlines()) == len(sentences), line

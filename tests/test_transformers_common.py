@@ -8,7 +8,6 @@ tests/test_generation.py covers generation). It is downloaded from PyPI once int
 
 import importlib
 import os
-import shutil
 import subprocess
 import sys
 import tarfile

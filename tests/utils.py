@@ -160,3 +160,34 @@ def import_violations(packages: dict[Path, str]) -> list[str]:
                     violations.append(f"{where}: {package} may import only the standard library and "
                                       f"{sorted(_THIRD_PARTY_ALLOWED[package])}")
     return violations
+
+
+def train(output_dir, *flags):
+    """transformer_mt.training on the tiny recipe, in this process; returns the trainer."""
+    from transformer_mt import training
+
+    return training.run(*training.parse_args([*TINY, "--output_dir", str(output_dir), *map(str, flags)]))
+
+
+def train_command(output_dir, *flags, processes: int = 1) -> list[str]:
+    """scripts/train.py on the tiny recipe as a command line: one process, or `processes` under torchrun (on the
+    CPU they form a gloo group: training.parse_args defaults to use_cpu without an accelerator)."""
+    import sys
+
+    launcher = [sys.executable]
+    if processes > 1:
+        launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes)]
+    return [*launcher, str(SCRIPTS / "train.py"), *TINY, "--output_dir", str(output_dir), *map(str, flags)]
+
+
+def command_env(**extra) -> dict:
+    """The environment for a training subprocess: one thread per process, quiet tokenizers."""
+    import os
+
+    return dict(os.environ, OMP_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false", **extra)
+
+
+def saved_weights(directory) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(Path(directory) / "model.safetensors")

@@ -21,6 +21,8 @@ Example:
 ```
 """
 
+import hashlib
+import json
 import os
 from collections.abc import Iterable
 
@@ -140,4 +142,14 @@ def train_tokenizer(
     return TransformerMTTokenizerFast(tokenizer_object=tokenizer, model_max_length=model_max_length)
 
 
-__all__ = ["TransformerMTTokenizerFast", "train_tokenizer"]
+def tokenizer_fingerprint(tokenizer) -> str:
+    """A short hash of a tokenizer's vocabulary (every token string with its id), any tokenizer class.
+
+    Saved in a model's config, it tells whether a tokenizer found next to the model is the one it was trained with:
+    two tokenizers of the same size but different vocabularies give different fingerprints.
+    """
+    vocabulary = sorted(tokenizer.get_vocab().items(), key=lambda item: (item[1], item[0]))
+    return hashlib.sha256(json.dumps(vocabulary, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+
+
+__all__ = ["TransformerMTTokenizerFast", "tokenizer_fingerprint", "train_tokenizer"]

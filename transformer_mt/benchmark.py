@@ -18,8 +18,8 @@ import time
 
 import ctranslate2
 import torch
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
+from .checkpoints import load_translator
 from .bridges.ctranslate2 import export_ctranslate2, generated_tokens, source_tokens, translate_options
 
 
@@ -53,8 +53,8 @@ def benchmark(model_dir: str, sentences: list[str], batch_size: int, max_new_tok
               beam_sizes=(1, 4)) -> list[dict]:
     """One row per engine and beam size: sentences/second, speed-up over generate(), outputs equal to generate()'s."""
     torch.set_num_threads(threads)
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model, tokenizer = load_translator(model_dir)
+    model.eval()
     torch_inputs = [tokenizer(batch, return_tensors="pt", padding=True) for batch in batches(sentences, batch_size)]
     ct2_inputs = batches(source_tokens(tokenizer, sentences), batch_size)
     rows = []

@@ -1,8 +1,12 @@
 """Checkpoint directories: what training, the bridges and the Hub push read and write alike."""
 
 import json
+import logging
 import os
 import shutil
+
+
+logger = logging.getLogger(__name__)
 
 
 def check_output_dir(output_dir: str | os.PathLike, overwrite: bool, flag: str = "--overwrite") -> None:
@@ -52,3 +56,117 @@ def copy_tokenizer_files(source_dir: str, output_dir: str, names, tokenizer_clas
         tokenizer_config["tokenizer_class"] = tokenizer_class
         with open(path, "w", encoding="utf-8") as f:
             json.dump(tokenizer_config, f, indent=2)
+
+
+# What a Trainer checkpoint needs to resume from; a kill during a save can leave any of them missing or truncated.
+CHECKPOINT_FILES = ("config.json", "model.safetensors", "trainer_state.json", "optimizer.pt", "scheduler.pt")
+LATEST = ("last", "latest", "true")  # --resume_from_checkpoint values that mean the newest complete checkpoint
+
+
+def safetensors_problem(path: str | os.PathLike) -> str | None:
+    """What is wrong with a safetensors file (truncated, not safetensors at all), or None; reads only its header."""
+    path = os.fspath(path)
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        prefix = f.read(8)
+        if len(prefix) < 8:
+            return f"{path}: truncated ({size} bytes), not a safetensors file"
+        header_length = int.from_bytes(prefix, "little")
+        if header_length > size - 8:
+            return f"{path}: not a safetensors file, or truncated (its header claims {header_length} bytes of {size})"
+        try:
+            header = json.loads(f.read(header_length))
+        except ValueError:
+            return f"{path}: corrupt safetensors header (not JSON)"
+    end = max((entry["data_offsets"][1] for key, entry in header.items() if key != "__metadata__"), default=0)
+    if 8 + header_length + end != size:
+        return f"{path}: truncated: {size} bytes, but its tensors need {8 + header_length + end}"
+    return None
+
+
+def checkpoint_problems(checkpoint: str | os.PathLike) -> list[str]:
+    """Every missing or damaged file of a Trainer checkpoint, each named with what is wrong (empty: complete)."""
+    import zipfile
+
+    checkpoint = os.fspath(checkpoint)
+    if not os.path.isdir(checkpoint):
+        return [f"{checkpoint}: no such checkpoint directory"]
+    problems = [f"{os.path.join(checkpoint, name)}: missing" for name in CHECKPOINT_FILES
+                if not os.path.isfile(os.path.join(checkpoint, name))]
+    for name in sorted(os.listdir(checkpoint)):
+        path = os.path.join(checkpoint, name)
+        if name.endswith(".json") and os.path.isfile(path):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    json.load(f)
+            except ValueError as error:
+                problems.append(f"{path}: not valid JSON ({error})")
+        elif name.endswith(".safetensors"):
+            problems.append(safetensors_problem(path))
+        elif name.endswith((".pt", ".pth")):  # torch.save writes zip archives: a truncated one has no directory
+            if not zipfile.is_zipfile(path):
+                problems.append(f"{path}: truncated or corrupt (not a complete torch.save archive)")
+    return [problem for problem in problems if problem]
+
+
+def resolve_checkpoint(resume_from_checkpoint: str, output_dir: str) -> str:
+    """The checkpoint directory to resume from: the newest complete one in `output_dir` for "last" (incomplete
+    ones are skipped with a warning), or the given one, which must be complete."""
+    if resume_from_checkpoint.lower() not in LATEST:
+        problems = checkpoint_problems(resume_from_checkpoint)
+        if problems:
+            raise ValueError(f"cannot resume from {resume_from_checkpoint}: " + "; ".join(problems))
+        return resume_from_checkpoint
+    candidates = sorted(
+        (name for name in (os.listdir(output_dir) if os.path.isdir(output_dir) else []) if name.startswith("checkpoint-")
+         and name.removeprefix("checkpoint-").isdigit()),
+        key=lambda name: int(name.removeprefix("checkpoint-")), reverse=True,
+    )
+    for name in candidates:
+        path = os.path.join(output_dir, name)
+        problems = checkpoint_problems(path)
+        if not problems:
+            return path
+        logger.warning(f"Skipping the incomplete checkpoint {path}: {'; '.join(problems)}")
+    raise FileNotFoundError(f"--resume_from_checkpoint {resume_from_checkpoint}: {output_dir!r} holds no complete "
+                            f"checkpoint-* directory" + (f" ({len(candidates)} incomplete)" if candidates else ""))
+
+
+def check_tokenizer_matches(config, tokenizer, where: str) -> None:
+    """Warn when the tokenizer is not the one the model was trained with (its fingerprint is in the config)."""
+    from .tokenization import tokenizer_fingerprint
+
+    expected = getattr(config, "tokenizer_fingerprint", None)
+    if expected is not None and tokenizer_fingerprint(tokenizer) != expected:
+        logger.warning(
+            f"{where}: the tokenizer ({len(tokenizer)} tokens, fingerprint {tokenizer_fingerprint(tokenizer)}) is not "
+            f"the one the model was trained with (fingerprint {expected}); its ids mean other tokens to the model."
+        )
+
+
+def load_translator(model_dir: str | os.PathLike):
+    """The (model, tokenizer) saved in `model_dir`, after checking that both are there and intact.
+
+    A missing config, weights or tokenizer, or a truncated weights file, is an error naming the file; a tokenizer
+    that is not the model's own is a warning.
+    """
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    model_dir = os.fspath(model_dir)
+    if not os.path.isdir(model_dir):
+        raise FileNotFoundError(f"{model_dir!r} is not a directory (expected a saved model with config.json).")
+    if not os.path.isfile(os.path.join(model_dir, "config.json")):
+        raise FileNotFoundError(f"{model_dir!r} holds no saved model: config.json is missing.")
+    weights = os.path.join(model_dir, "model.safetensors")
+    if os.path.isfile(weights):
+        problem = safetensors_problem(weights)
+        if problem:
+            raise ValueError(problem)
+    elif not os.path.isfile(weights + ".index.json"):
+        raise FileNotFoundError(f"{model_dir!r} holds no model weights: model.safetensors is missing.")
+    if not any(os.path.isfile(os.path.join(model_dir, name)) for name in ("tokenizer.json", "tokenizer_config.json")):
+        raise FileNotFoundError(f"{model_dir!r} holds no tokenizer (tokenizer.json or tokenizer_config.json).")
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    check_tokenizer_matches(model.config, tokenizer, model_dir)
+    return model, tokenizer

@@ -2,22 +2,27 @@
 
 `prepare_for_hub` writes into a model directory what a user without this package needs: flat remote-code files
 generated from the package's own sources (`configuration_transformer_mt.py`, `modeling_transformer_mt.py` and the
-two modules it imports, `tokenization_transformer_mt.py`), `auto_map` entries in config.json and
+modules it imports, `tokenization_transformer_mt.py`), `auto_map` entries in config.json and
 tokenizer_config.json, and a model card (README.md) with metadata and BLEU/chrF when the training run measured
 them. `push_to_hub` uploads a staged copy through huggingface_hub's normal API (it honours HF_ENDPOINT and
 HF_TOKEN) and refuses to replace files of an existing repo unless asked.
 """
 
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from huggingface_hub import EvalResult, HfApi, ModelCard, ModelCardData
 
+
+try:  # huggingface_hub 2 talks through httpx2, 1 through httpx; their network errors are not OSErrors
+    from httpx2 import TransportError as NetworkError
+except ImportError:  # pragma: no cover
+    from httpx import TransportError as NetworkError
+
 from .configuration import configuration_transformer_mt
-from .modeling import embeddings, modeling_transformer_mt, positional_embeddings
+from .modeling import embeddings, input_checks, modeling_transformer_mt, positional_embeddings
 from .tokenization import tokenization_transformer_mt
 
 
@@ -27,7 +32,7 @@ from .tokenization import tokenization_transformer_mt
 REMOTE_CODE = {
     Path(module.__file__).name: Path(module.__file__)
     for module in (configuration_transformer_mt, modeling_transformer_mt, embeddings, positional_embeddings,
-                   tokenization_transformer_mt)
+                   input_checks, tokenization_transformer_mt)
 }
 _IMPORT_REWRITES = {
     "from ..configuration.configuration_transformer_mt import": "from .configuration_transformer_mt import",
@@ -39,8 +44,17 @@ MODEL_AUTO_MAP = {
 }
 TOKENIZER_AUTO_MAP = {"AutoTokenizer": [None, "tokenization_transformer_mt.TransformerMTTokenizerFast"]}
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
-# Training leftovers that do not belong in a model repo: checkpoints (with optimizer state), logs, pickles.
-_NOT_UPLOADED = ("checkpoint-*", "runs", "tokenizer", "*.bin", "*.pth", "*.pt")
+# What a push uploads from a model directory, and nothing else: a run directory also holds checkpoints with
+# optimizer state, logs, notes and whatever a user keeps there (.env, wandb/, ...). The tokenizer files cover this
+# package's tokenizer and those of imported checkpoints (Marian's SentencePiece models, BERT's WordPiece).
+UPLOADED_FILES = (
+    "config.json", "generation_config.json", *WEIGHT_FILES, "tokenizer.json", "tokenizer_config.json",
+    "special_tokens_map.json", "added_tokens.json", "source.spm", "target.spm", "vocab.json", "target_vocab.json",
+    "vocab.txt", "merges.txt",
+)
+UPLOADED_PATTERNS = ("model-*-of-*.safetensors",)  # the shards of a large model
+GENERATED_FILES = ("README.md", *REMOTE_CODE)  # written by prepare_for_hub; a file of that name in the directory
+# is replaced by the generated one.
 
 
 def remote_code_sources() -> dict[str, str]:
@@ -54,17 +68,51 @@ def remote_code_sources() -> dict[str, str]:
     return files
 
 
-def prepare_for_hub(model_dir: str, repo_id: str | None = None, license: str = "apache-2.0") -> None:
-    """Add remote code, `auto_map`s and a model card to a saved model directory (idempotent)."""
+def prepare_for_hub(model_dir: str, repo_id: str | None = None, license: str = "apache-2.0",
+                    scores_dir: str | None = None) -> None:
+    """Add remote code, `auto_map`s and a model card to a saved model directory (idempotent).
+
+    The card's BLEU/chrF come from `test_results.json` in `scores_dir` (default: `model_dir`).
+    """
     directory = Path(model_dir)
-    if not (directory / "config.json").is_file() or not any((directory / f).is_file() for f in WEIGHT_FILES):
-        raise FileNotFoundError(f"{model_dir!r} holds no saved model (config.json and model.safetensors expected).")
+    _check_saved_model(directory)
     for name, text in remote_code_sources().items():
         (directory / name).write_text(text, encoding="utf-8")
     _update_json(directory / "config.json", "auto_map", MODEL_AUTO_MAP)
     if (directory / "tokenizer_config.json").is_file():
         _update_json(directory / "tokenizer_config.json", "auto_map", TOKENIZER_AUTO_MAP)
-    model_card(directory, repo_id or directory.name, license).save(directory / "README.md")
+    card = model_card(directory, Path(scores_dir or directory), repo_id or directory.name, license)
+    card.save(directory / "README.md")
+
+
+def _check_saved_model(directory: Path) -> None:
+    if not (directory / "config.json").is_file() or not any((directory / f).is_file() for f in WEIGHT_FILES):
+        raise FileNotFoundError(f"{str(directory)!r} holds no saved model (config.json and model.safetensors "
+                                "expected).")
+
+
+def upload_plan(model_dir: str, extra_files=()) -> list[str]:
+    """The names, relative to `model_dir`, of every file a push uploads (the generated ones included), in order.
+
+    Only the model's own files (UPLOADED_FILES, weight shards) and the `extra_files` named are taken. Each must be
+    a file inside the directory: a link that leads out of it is refused, not followed.
+    """
+    directory = Path(model_dir)
+    _check_saved_model(directory)
+    names = [name for name in UPLOADED_FILES if (directory / name).is_file()]
+    names += sorted(path.name for pattern in UPLOADED_PATTERNS for path in directory.glob(pattern))
+    for name in extra_files:
+        path = directory / name
+        if Path(name).is_absolute() or ".." in Path(name).parts or not path.is_file():
+            raise FileNotFoundError(f"--extra_files {name!r}: not a file inside {model_dir!r}.")
+        names.append(Path(name).as_posix())
+    root = directory.resolve()
+    for name in names:
+        target = (directory / name).resolve()
+        if root not in target.parents:
+            raise ValueError(f"{str(directory / name)!r} is a link to {str(target)!r}, outside {model_dir!r}; a push "
+                             "never follows links out of the model directory (copy the file in instead).")
+    return list(dict.fromkeys([*(name for name in names if name not in GENERATED_FILES), *GENERATED_FILES]))
 
 
 def _update_json(path: Path, key: str, value) -> None:
@@ -73,10 +121,10 @@ def _update_json(path: Path, key: str, value) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def model_card(directory: Path, repo_id: str, license: str) -> ModelCard:
-    """README.md: Hub metadata (with BLEU/chrF when test_results.json exists) and a usage snippet."""
+def model_card(directory: Path, scores_dir: Path, repo_id: str, license: str) -> ModelCard:
+    """README.md: Hub metadata (with BLEU/chrF when scores_dir holds test_results.json) and a usage snippet."""
     config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
-    results = directory / "test_results.json"
+    results = scores_dir / "test_results.json"
     eval_results = None
     if results.is_file():
         scores = json.loads(results.read_text(encoding="utf-8"))
@@ -120,24 +168,35 @@ print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))
 
 
 def push_to_hub(model_dir: str, repo_id: str, overwrite: bool = False, private: bool = False,
-                token: str | None = None, license: str = "apache-2.0") -> str:
-    """Upload model, tokenizer, generation config, code and card to `repo_id`; returns the commit URL.
+                token: str | None = None, license: str = "apache-2.0", extra_files=(),
+                dry_run: bool = False) -> tuple[list[str], str | None]:
+    """Upload the model's files (`upload_plan`), generated code and card to `repo_id`.
 
-    The upload is staged in a temporary copy, so `model_dir` is never modified, whether or not the push succeeds.
-    An existing repo that already holds any of the files is only updated with `overwrite=True`.
+    Returns the names uploaded and the commit URL (None for a `dry_run`, which only checks and lists). The upload is
+    staged in a temporary copy of exactly those files, so `model_dir` is never modified. An existing repo that
+    already holds any of them is only updated with `overwrite=True`.
     """
+    plan = upload_plan(model_dir, extra_files)
+    if dry_run:
+        return plan, None
     api = HfApi(token=token)
     with tempfile.TemporaryDirectory(prefix="transformer-mt-push-") as staging:
-        shutil.copytree(model_dir, staging, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*_NOT_UPLOADED))
-        prepare_for_hub(staging, repo_id, license)
-        if api.repo_exists(repo_id) and not overwrite:
-            existing = set(api.list_repo_files(repo_id)) & set(os.listdir(staging))
-            if existing:
-                raise FileExistsError(
-                    f"The Hub repo {repo_id!r} already holds {sorted(existing)}; pass overwrite=True (--overwrite) "
-                    "to replace them."
-                )
-        api.create_repo(repo_id, private=private, exist_ok=True)
-        commit = api.upload_folder(repo_id=repo_id, folder_path=staging, commit_message="Upload TransformerMT model")
-    return commit.commit_url
-
+        for name in plan:
+            if (Path(model_dir) / name).is_file() and name not in GENERATED_FILES:
+                (Path(staging) / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(Path(model_dir) / name, Path(staging) / name)
+        prepare_for_hub(staging, repo_id, license, scores_dir=model_dir)
+        try:
+            if api.repo_exists(repo_id) and not overwrite:
+                existing = set(api.list_repo_files(repo_id)) & set(plan)
+                if existing:
+                    raise FileExistsError(
+                        f"The Hub repo {repo_id!r} already holds {sorted(existing)}; pass overwrite=True (--overwrite) "
+                        "to replace them."
+                    )
+            api.create_repo(repo_id, private=private, exist_ok=True)
+            commit = api.upload_folder(repo_id=repo_id, folder_path=staging,
+                                       commit_message="Upload TransformerMT model")
+        except NetworkError as error:  # not an OSError in huggingface_hub's HTTP client: say what failed
+            raise ConnectionError(f"cannot reach the Hub at {api.endpoint}: {error}") from None
+    return plan, commit.commit_url

@@ -19,7 +19,10 @@ import typing
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
+from torch.utils.data import Sampler
 from transformers import (
+    AutoConfig,
     AutoModelForSeq2SeqLM,
     AutoTokenizer,
     DataCollatorForSeq2Seq,
@@ -30,14 +33,19 @@ from transformers import (
     TrainerCallback,
     set_seed,
 )
+from transformers.trainer_pt_utils import LengthGroupedSampler
 
-from .checkpoints import check_output_dir
+from .checkpoints import check_output_dir, check_tokenizer_matches, resolve_checkpoint
 from .configuration import TransformerMTConfig
 from .data import load_parallel_data
 from .hub import push_to_hub
 from .metrics import load_translation_metric
 from .modeling import TransformerMTForConditionalGeneration
-from .tokenization import train_tokenizer
+from .tokenization import tokenizer_fingerprint, train_tokenizer
+from .tokenization.tokenization_transformer_mt import MIN_VOCAB_SIZE
+
+
+DEFAULT_VOCAB_SIZE = 8000  # of a tokenizer trained for a new run
 
 
 @dataclass
@@ -55,6 +63,13 @@ class DataArguments:
     max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N validation pairs."})
     max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test pairs."})
 
+    def __post_init__(self):
+        for name in ("max_source_length", "max_target_length", "max_train_samples", "max_eval_samples",
+                     "max_predict_samples"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"--{name} must be >= 1, got {value}.")
+
 
 @dataclass
 class SetupArguments:
@@ -64,7 +79,9 @@ class SetupArguments:
     tokenizer_name_or_path: str | None = field(
         default=None, metadata={"help": "Load this tokenizer; by default one is trained on the training data."}
     )
-    tokenizer_vocab_size: int = field(default=8000, metadata={"help": "Vocabulary size of a newly trained tokenizer."})
+    tokenizer_vocab_size: int | None = field(
+        default=None, metadata={"help": f"Vocabulary size of a newly trained tokenizer (default {DEFAULT_VOCAB_SIZE})."}
+    )
     overwrite_output_dir: bool = field(
         default=False, metadata={"help": "Train from scratch into an output directory that already holds a model."}
     )
@@ -75,12 +92,21 @@ class SetupArguments:
         default=None, metadata={"help": "Stop training after this many minutes (then evaluate and save as usual)."}
     )
 
+    def __post_init__(self):
+        if self.tokenizer_vocab_size is not None and self.tokenizer_vocab_size < MIN_VOCAB_SIZE:
+            raise ValueError(f"--tokenizer_vocab_size must be >= {MIN_VOCAB_SIZE} (4 special tokens, 256 bytes and a "
+                             f"merge), got {self.tokenizer_vocab_size}.")
+        if self.max_train_minutes is not None and not self.max_train_minutes > 0:
+            raise ValueError(f"--max_train_minutes must be > 0, got {self.max_train_minutes}.")
+
 
 # Every architecture field TransformerMTConfig declares is a command-line flag. Not: `vocab_size` and the special
 # token ids (they come from the tokenizer), and `use_cache`/`is_encoder_decoder` (not choices; the former also
 # clashes with the trainer's flag).
 _NOT_FLAGS = {"vocab_size", "pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
-              "forced_eos_token_id", "use_cache", "is_encoder_decoder"}
+              "forced_eos_token_id", "use_cache", "is_encoder_decoder", "is_decoder", "tokenizer_fingerprint"}
+# What a resumed run may set differently from its checkpoint: regularisation, not the model's shape or vocabulary.
+RESUMABLE_FIELDS = {"dropout", "attention_dropout", "activation_dropout"}
 _CONFIG_FIELDS = [
     f for f in dataclasses.fields(TransformerMTConfig)
     if f.name in TransformerMTConfig.__annotations__ and f.name not in _NOT_FLAGS
@@ -90,6 +116,43 @@ ModelArguments = dataclasses.make_dataclass(
     [(f.name, f.type | None, field(default=None, metadata={"help": f"TransformerMTConfig.{f.name} (default {f.default!r})"}))
      for f in _CONFIG_FIELDS if f.type in (int, float, str, bool) or typing.get_origin(f.type) is typing.Literal],
 )
+
+
+class EpochSeededSampler(Sampler):
+    """Draws a sampler's shuffle from (seed, epoch) alone, so that a resumed run sees the same order.
+
+    transformers' LengthGroupedSampler shuffles with the global RNG at the start of each epoch; a run resumed mid
+    epoch restores the RNG of the moment it was saved and shuffles differently.
+    """
+
+    def __init__(self, sampler: Sampler, seed: int):
+        self.sampler, self.seed, self.epoch = sampler, seed, 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return len(self.sampler)
+
+    def __iter__(self):
+        self.sampler.generator = torch.Generator().manual_seed(self.seed + self.epoch)
+        return iter(self.sampler)
+
+
+class TransformerMTTrainer(Seq2SeqTrainer):
+    """Seq2SeqTrainer whose length-grouped batches resume exactly."""
+
+    def _issue_warnings_after_load(self, load_result):
+        # Tied tables are stored once (as their source); loaded into it, they are not missing.
+        tied = set(self.model.all_tied_weights_keys)
+        missing = [key for key in load_result.missing_keys if key not in tied]
+        super()._issue_warnings_after_load(load_result._replace(missing_keys=missing))
+
+    def _get_train_sampler(self, train_dataset=None):
+        sampler = super()._get_train_sampler(train_dataset)
+        if isinstance(sampler, LengthGroupedSampler):
+            return EpochSeededSampler(sampler, self.args.data_seed if self.args.data_seed is not None else self.args.seed)
+        return sampler
 
 
 class TimeBudgetCallback(TrainerCallback):
@@ -111,7 +174,11 @@ class TimeBudgetCallback(TrainerCallback):
 
 def argument_parser() -> HfArgumentParser:
     """The command-line parser of the four argument groups (see `parse_args`)."""
-    return HfArgumentParser((DataArguments, SetupArguments, ModelArguments, Seq2SeqTrainingArguments))
+    parser = HfArgumentParser((DataArguments, SetupArguments, ModelArguments, Seq2SeqTrainingArguments))
+    # Processes started together (torchrun, `accelerate launch --multi_gpu`) form a CPU (gloo) group only with
+    # use_cpu; without it, on a machine with no accelerator, transformers lets each process train alone.
+    parser.set_defaults(use_cpu=not torch.accelerator.is_available())
+    return parser
 
 
 def parse_args(argv=None, defaults: dict | None = None):
@@ -125,25 +192,51 @@ def parse_args(argv=None, defaults: dict | None = None):
     return parser.parse_args_into_dataclasses(args=argv)
 
 
-def build_tokenizer(setup: SetupArguments, datasets, data_args: DataArguments, training_args):
-    """Load the given tokenizer, or train one joint vocabulary on both sides of the training split."""
-    if setup.tokenizer_name_or_path or setup.model_name_or_path:
-        return AutoTokenizer.from_pretrained(setup.tokenizer_name_or_path or setup.model_name_or_path)
+def build_tokenizer(setup: SetupArguments, datasets, data_args: DataArguments, training_args, checkpoint: str | None):
+    """The run's tokenizer: the checkpoint's when resuming, the one named, or one joint vocabulary trained on both
+    sides of the training split (saved in output_dir/tokenizer)."""
+    if checkpoint or setup.tokenizer_name_or_path or setup.model_name_or_path:
+        return AutoTokenizer.from_pretrained(checkpoint or setup.tokenizer_name_or_path or setup.model_name_or_path)
     path = os.path.join(training_args.output_dir, "tokenizer")
     # The main process trains and saves; the others wait (main_process_first) and load the same files.
     with training_args.main_process_first(desc="tokenizer training"):
         if training_args.process_index == 0:
             train = datasets["train"]
             texts = itertools.chain(train[data_args.source_lang], train[data_args.target_lang])
-            tokenizer = train_tokenizer(texts, vocab_size=setup.tokenizer_vocab_size)
+            tokenizer = train_tokenizer(texts, vocab_size=setup.tokenizer_vocab_size or DEFAULT_VOCAB_SIZE)
             tokenizer.save_pretrained(path)
         else:
             tokenizer = AutoTokenizer.from_pretrained(path)
     return tokenizer
 
 
-def build_model(setup: SetupArguments, model_args, tokenizer):
-    overrides = {k: v for k, v in dataclasses.asdict(model_args).items() if v is not None}
+def config_overrides(model_args) -> dict:
+    """The architecture flags given (None means: the config's default, or the checkpoint's value)."""
+    return {key: value for key, value in dataclasses.asdict(model_args).items() if value is not None}
+
+
+def check_resume_flags(checkpoint: str, setup: SetupArguments, model_args) -> None:
+    """A resumed run continues the same model: a flag that would change its shape or vocabulary is refused."""
+    saved = AutoConfig.from_pretrained(checkpoint)
+    for key, value in config_overrides(model_args).items():
+        if key not in RESUMABLE_FIELDS and getattr(saved, key) != value:
+            raise ValueError(f"--{key} {value} differs from {checkpoint}'s {key}={getattr(saved, key)!r}; resuming "
+                             "continues that model: drop the flag, or start a new run.")
+    if setup.tokenizer_name_or_path:
+        raise ValueError(f"--tokenizer_name_or_path is not used when resuming: the run continues with {checkpoint}'s "
+                         "own tokenizer.")
+    if setup.tokenizer_vocab_size is not None and setup.tokenizer_vocab_size != saved.vocab_size:
+        raise ValueError(f"--tokenizer_vocab_size {setup.tokenizer_vocab_size} differs from {checkpoint}'s tokenizer "
+                         f"({saved.vocab_size} tokens); resuming keeps it: drop the flag, or start a new run.")
+
+
+def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | None):
+    """The model to train: the checkpoint's architecture when resuming (its weights are loaded by the Trainer), the
+    model named, or a new one sized by the tokenizer."""
+    overrides = config_overrides(model_args)
+    if checkpoint:
+        config = AutoConfig.from_pretrained(checkpoint, **overrides)
+        return TransformerMTForConditionalGeneration(config)
     if setup.model_name_or_path:
         return AutoModelForSeq2SeqLM.from_pretrained(setup.model_name_or_path, **overrides)
     config = TransformerMTConfig(
@@ -152,9 +245,20 @@ def build_model(setup: SetupArguments, model_args, tokenizer):
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         decoder_start_token_id=tokenizer.bos_token_id,
+        tokenizer_fingerprint=tokenizer_fingerprint(tokenizer),
         **overrides,
     )
     return TransformerMTForConditionalGeneration(config)
+
+
+def check_splits(datasets, data_args: DataArguments, training_args) -> None:
+    """Every split the run is asked to use exists in the data."""
+    needs = {"train": training_args.do_train, "validation": training_args.do_eval, "test": training_args.do_predict}
+    flags = {"train": "--do_train", "validation": "--do_eval", "test": "--do_predict"}
+    for split, needed in needs.items():
+        if needed and split not in datasets:
+            raise ValueError(f"{flags[split]} needs a {split} split, but {data_args.data} has only: "
+                             f"{', '.join(datasets)}.")
 
 
 def limit_samples(datasets, data_args: DataArguments):
@@ -202,23 +306,34 @@ def make_compute_metrics(tokenizer):
 
 
 def run(data_args: DataArguments, setup: SetupArguments, model_args, training_args: Seq2SeqTrainingArguments):
-    """Train, evaluate, predict and push as the arguments ask; return the `Seq2SeqTrainer`."""
-    # A new run never writes into a directory that holds anything (an earlier model above all) unless asked;
-    # resuming continues the run that is there. Checked by the main process before any process writes.
-    if training_args.do_train and training_args.process_index == 0:
-        check_output_dir(
-            training_args.output_dir,
-            overwrite=setup.overwrite_output_dir or bool(training_args.resume_from_checkpoint),
-            flag="--overwrite_output_dir true (or --resume_from_checkpoint to continue the run there)",
-        )
+    """Train, evaluate, predict and push as the arguments ask; return the `Seq2SeqTrainer`.
+
+    Everything is checked before anything is written: the output directory, the data and its splits, the
+    checkpoint to resume from and the flags against it, the architecture flags.
+    """
     if not data_args.data:
         raise ValueError("--data is required: a directory with train/validation/test .tsv/.csv/.jsonl files, or a "
                          "Hub dataset name.")
+    checkpoint = None
+    if training_args.do_train and training_args.resume_from_checkpoint:
+        checkpoint = resolve_checkpoint(str(training_args.resume_from_checkpoint), training_args.output_dir)
+        check_resume_flags(checkpoint, setup, model_args)
+    elif training_args.do_train and training_args.process_index == 0:
+        # A new run never writes into a directory that holds anything (an earlier model above all) unless asked.
+        check_output_dir(training_args.output_dir, overwrite=setup.overwrite_output_dir,
+                         flag="--overwrite_output_dir true (or --resume_from_checkpoint last to continue the run there)")
+    if not (setup.model_name_or_path or checkpoint):
+        TransformerMTConfig(**config_overrides(model_args))  # a bad architecture flag fails here, not after training
     set_seed(training_args.seed)
     datasets = load_parallel_data(data_args.data, data_args.source_lang, data_args.target_lang)
+    check_splits(datasets, data_args, training_args)
     datasets = limit_samples(datasets, data_args)
-    tokenizer = build_tokenizer(setup, datasets, data_args, training_args)
-    model = build_model(setup, model_args, tokenizer)
+
+    tokenizer = build_tokenizer(setup, datasets, data_args, training_args, checkpoint)
+    model = build_model(setup, model_args, tokenizer, checkpoint)
+    check_tokenizer_matches(model.config, tokenizer, checkpoint or setup.model_name_or_path or "the new model")
+    # Truncation (`truncation=True`) then stops where the model's position table does.
+    tokenizer.model_max_length = model.config.max_position_embeddings
     # Evaluation and the saved model decode alike: beam search (4 unless --generation_num_beams says otherwise).
     training_args.generation_num_beams = training_args.generation_num_beams or 4
     training_args.generation_max_length = training_args.generation_max_length or data_args.max_target_length + 1
@@ -236,7 +351,7 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     # Trainer must not push checkpoints on its own.
     push, training_args.push_to_hub = training_args.push_to_hub, False
     callbacks = [TimeBudgetCallback(setup.max_train_minutes)] if setup.max_train_minutes else []
-    trainer = Seq2SeqTrainer(
+    trainer = TransformerMTTrainer(
         model=model,
         args=training_args,
         train_dataset=tokenized.get("train"),
@@ -247,16 +362,16 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
         callbacks=callbacks,
     )
     if training_args.do_train:
-        result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+        result = trainer.train(resume_from_checkpoint=checkpoint)
         trainer.save_model()  # model, tokenizer, generation config into output_dir
         trainer.log_metrics("train", result.metrics)
         trainer.save_metrics("train", result.metrics)
         trainer.save_state()
-    if training_args.do_eval and "validation" in tokenized:
+    if training_args.do_eval:
         metrics = trainer.evaluate(metric_key_prefix="eval")
         trainer.log_metrics("eval", metrics)
         trainer.save_metrics("eval", metrics)
-    if training_args.do_predict and "test" in tokenized:
+    if training_args.do_predict:
         prediction = trainer.predict(tokenized["test"], metric_key_prefix="test")
         trainer.log_metrics("test", prediction.metrics)
         trainer.save_metrics("test", prediction.metrics)
@@ -266,7 +381,7 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
                 f.writelines(t.strip() + "\n" for t in tokenizer.batch_decode(ids, skip_special_tokens=True))
     if push and trainer.is_world_process_zero():
         repo_id = training_args.hub_model_id or os.path.basename(os.path.abspath(training_args.output_dir))
-        url = push_to_hub(training_args.output_dir, repo_id, overwrite=setup.hub_overwrite,
-                          private=bool(training_args.hub_private_repo), token=training_args.hub_token)
-        print(f"Pushed {training_args.output_dir} to {repo_id}: {url}")
+        uploaded, url = push_to_hub(training_args.output_dir, repo_id, overwrite=setup.hub_overwrite,
+                                    private=bool(training_args.hub_private_repo), token=training_args.hub_token)
+        print(f"Pushed {len(uploaded)} files of {training_args.output_dir} to {repo_id}: {url}")
     return trainer

@@ -28,6 +28,7 @@ from transformers.utils import logging as hf_logging
 from ..checkpoints import check_output_dir, copy_tokenizer_files, read_config
 from ..configuration import TransformerMTConfig
 from ..modeling import TransformerMTForConditionalGeneration
+from ..tokenization import tokenizer_fingerprint
 
 
 # The vocabulary size of Google's uncased English WordPiece vocab.txt, where [CLS] is 101 and [SEP] is 102.
@@ -198,6 +199,8 @@ def warm_start_from_bert(bert: PreTrainedModel | str | os.PathLike, init_decoder
         raise ValueError(f"Expected a BERT ('bert') model, got a {bert.config.model_type!r} one.")
     bert = bert.base_model  # BertModel itself, or the `bert` inside BertForMaskedLM and the other heads
     config = bert_to_transformer_mt_config(bert.config, decoder_layers, tokenizer, **config_overrides)
+    if tokenizer is not None:
+        config.tokenizer_fingerprint = tokenizer_fingerprint(tokenizer)
     model = TransformerMTForConditionalGeneration(config)
 
     ours = model.state_dict(keep_vars=True)  # tied aliases (lm_head, embed_tokens) are the same Parameter object

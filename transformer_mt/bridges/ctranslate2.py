@@ -56,9 +56,8 @@ from ctranslate2.converters import Converter
 from ctranslate2.specs import common_spec
 from ctranslate2.specs.model_spec import ACCEPTED_MODEL_TYPES
 from ctranslate2.specs.transformer_spec import TransformerDecoderSpec, TransformerEncoderSpec, TransformerSpec
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from ..checkpoints import check_output_dir, read_config
+from ..checkpoints import check_output_dir, load_translator, read_config
 from ..configuration import TransformerMTConfig
 
 
@@ -243,8 +242,8 @@ def export_ctranslate2(model_dir: str, output_dir: str, quantization: str | None
         raise ValueError(f"`quantization` must be one of {', '.join(ACCEPTED_MODEL_TYPES)}; got {quantization!r}.")
     check_output_dir(output_dir, force, flag="--force")
 
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model, tokenizer = load_translator(model_dir)
+    model.eval()
     parent = os.path.dirname(os.path.abspath(output_dir))
     os.makedirs(parent, exist_ok=True)
     # Staged next to the output, then moved in: a failed export leaves nothing half-written, and --force replaces

@@ -11,11 +11,12 @@ import os
 
 import torch
 from safetensors.torch import load_file
-from transformers import AutoConfig, GenerationConfig, MarianMTModel
+from transformers import AutoConfig, AutoTokenizer, GenerationConfig, MarianMTModel
 
 from ..checkpoints import check_output_dir, copy_tokenizer_files, read_config
 from ..configuration import TransformerMTConfig
 from ..modeling import TransformerMTForConditionalGeneration
+from ..tokenization import tokenizer_fingerprint
 
 
 # Marian's sinusoid tables are stored as weights; ours are derived from the config.
@@ -129,6 +130,7 @@ def convert_marian(marian_dir: str, output_dir: str, overwrite: bool = False) ->
     # Every file but the model's own: the tokenizer (and generation config) stay the checkpoint's.
     tokenizer_files = [name for name in os.listdir(marian_dir) if name not in _MODEL_FILES]
     copy_tokenizer_files(marian_dir, output_dir, tokenizer_files, "MarianTokenizer")
+    model.config.tokenizer_fingerprint = tokenizer_fingerprint(AutoTokenizer.from_pretrained(output_dir))
     model.save_pretrained(output_dir)
     return model
 

@@ -1,0 +1,160 @@
+"""Resuming is exact and keeps the run's own tokenizer; damaged checkpoints and bad flags are named, not crashed on."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+import torch
+
+from transformer_mt.scripts.train import main as train_main
+
+from .utils import DATA, command_env, saved_weights, train, train_command
+
+
+# The main job's recipe in miniature: length-grouped batches, dropout, label smoothing, warmup + inverse sqrt.
+RECIPE = ["--train_sampling_strategy", "group_by_length", "--dropout", "0.1", "--label_smoothing_factor", "0.1",
+          "--lr_scheduler_type", "inverse_sqrt", "--warmup_steps", "5", "--adam_beta2", "0.98", "--max_grad_norm", "1.0",
+          "--per_device_train_batch_size", "8"]
+
+
+def assert_same_weights(a, b):
+    first, second = saved_weights(a), saved_weights(b)
+    assert first.keys() == second.keys()
+    for key in first:
+        assert torch.equal(first[key], second[key]), key
+
+
+def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path):
+    steps = ["--do_train", "--max_steps", "300", "--save_steps", "40", *RECIPE]  # 25 steps an epoch: resumes mid-epoch
+    # Every run in a subprocess of one thread: the same kernels in the same order, or floats would differ anyway.
+    subprocess.run(train_command(tmp_path / "reference", *steps), env=command_env(), check=True,
+                   capture_output=True, timeout=600)
+
+    killed = tmp_path / "killed"
+    process = subprocess.Popen(train_command(killed, *steps), env=command_env(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not (killed / "checkpoint-120" / "trainer_state.json").exists():
+        assert process.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"
+        time.sleep(0.02)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not (killed / "model.safetensors").exists()  # it did not finish
+
+    result = subprocess.run(train_command(killed, *steps, "--resume_from_checkpoint", "last"), env=command_env(),
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads((killed / "trainer_state.json").read_text())["global_step"] == 300
+    assert_same_weights(killed, tmp_path / "reference")
+
+
+@pytest.fixture(scope="module")
+def run_with_checkpoints(tmp_path_factory):
+    """A 20-step run with checkpoints at 10 and 20 on a private copy of the data."""
+    root = tmp_path_factory.mktemp("resume")
+    shutil.copytree(DATA, root / "data")
+    output_dir = root / "run"
+    train(output_dir, "--data", root / "data", "--do_train", "--max_steps", "20", "--save_steps", "10")
+    return root, output_dir
+
+
+def fresh_copy(run_with_checkpoints, tmp_path):
+    root, output_dir = run_with_checkpoints
+    shutil.copytree(output_dir, tmp_path / "run")
+    return root / "data", tmp_path / "run"
+
+
+def test_resuming_keeps_the_runs_tokenizer_although_the_data_changed(run_with_checkpoints, tmp_path):
+    data, output_dir = fresh_copy(run_with_checkpoints, tmp_path)
+    changed = tmp_path / "changed"
+    shutil.copytree(data, changed)
+    lines = (changed / "train.tsv").read_text(encoding="utf-8").splitlines()
+    (changed / "train.tsv").write_text("\n".join([lines[0], *reversed(lines[1:])]) + "\n", encoding="utf-8")
+    saved_tokenizer = (output_dir / "checkpoint-20" / "tokenizer.json").read_bytes()
+
+    trainer = train(output_dir, "--data", changed, "--do_train", "--max_steps", "30", "--save_steps", "10",
+                    "--resume_from_checkpoint", output_dir / "checkpoint-20")
+    assert trainer.state.global_step == 30
+    assert (output_dir / "tokenizer.json").read_bytes() == saved_tokenizer
+    config = json.loads((output_dir / "config.json").read_text())
+    assert config["tokenizer_fingerprint"] == json.loads(
+        (output_dir / "checkpoint-20" / "config.json").read_text())["tokenizer_fingerprint"]
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--d_model", "64"], "--d_model 64 differs from {checkpoint}'s d_model=32; resuming continues that model"),
+        (["--position_embedding_type", "learned"], "--position_embedding_type learned differs from {checkpoint}'s "
+                                                   "position_embedding_type='sinusoidal'"),
+        (["--tokenizer_vocab_size", "350"], "--tokenizer_vocab_size 350 differs from {checkpoint}'s tokenizer"),
+        (["--tokenizer_name_or_path", "somewhere"], "--tokenizer_name_or_path is not used when resuming"),
+    ],
+)
+def test_resuming_refuses_flags_that_change_the_model_in_one_line(run_with_checkpoints, tmp_path, capsys, flags,
+                                                                  message):
+    data, output_dir = fresh_copy(run_with_checkpoints, tmp_path)
+    checkpoint = output_dir / "checkpoint-20"
+    before = sorted(p.name for p in output_dir.iterdir())
+    with pytest.raises(SystemExit) as exit_info:
+        train_main(["--data", str(data), "--output_dir", str(output_dir), "--do_train", "--max_steps", "30",
+                    "--resume_from_checkpoint", str(checkpoint), *flags])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and error[0].startswith("error: ") and message.format(checkpoint=checkpoint) in error[0]
+    assert sorted(p.name for p in output_dir.iterdir()) == before
+
+
+def test_regularisation_may_change_when_resuming(run_with_checkpoints, tmp_path):
+    data, output_dir = fresh_copy(run_with_checkpoints, tmp_path)
+    trainer = train(output_dir, "--data", data, "--do_train", "--max_steps", "25", "--dropout", "0.3",
+                    "--resume_from_checkpoint", output_dir / "checkpoint-20")
+    assert trainer.state.global_step == 25 and trainer.model.config.dropout == 0.3
+
+
+def damage(checkpoint, how: str) -> str:
+    """Damage a checkpoint the way a kill during a save does; return the file now wrong."""
+    if how == "no trainer state":
+        (checkpoint / "trainer_state.json").unlink()
+        return "trainer_state.json: missing"
+    if how == "truncated weights":
+        path = checkpoint / "model.safetensors"
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        return "model.safetensors: truncated"
+    if how == "truncated optimizer":
+        path = checkpoint / "optimizer.pt"
+        path.write_bytes(path.read_bytes()[:100])
+        return "optimizer.pt: truncated or corrupt"
+    path = checkpoint / "trainer_state.json"  # half-written JSON
+    path.write_text(path.read_text()[:50])
+    return "trainer_state.json: not valid JSON"
+
+
+@pytest.mark.parametrize("how", ["no trainer state", "truncated weights", "truncated optimizer", "half-written state"])
+def test_resuming_the_latest_skips_an_incomplete_checkpoint_and_names_it_when_asked_for(run_with_checkpoints, tmp_path,
+                                                                                       capsys, how):
+    data, output_dir = fresh_copy(run_with_checkpoints, tmp_path)
+    problem = damage(output_dir / "checkpoint-20", how)
+
+    with pytest.raises(SystemExit):
+        train_main(["--data", str(data), "--output_dir", str(output_dir), "--do_train", "--max_steps", "30",
+                    "--resume_from_checkpoint", str(output_dir / "checkpoint-20")])
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and f"checkpoint-20/{problem}" in error[0] and "Traceback" not in error[0]
+
+    trainer = train(output_dir, "--data", data, "--do_train", "--max_steps", "30", "--save_steps", "10",
+                    "--resume_from_checkpoint", "last")
+    assert trainer.state.global_step == 30
+    history = [entry["step"] for entry in trainer.state.log_history if "loss" in entry]
+    assert history == [5, 10, 15, 20, 25, 30]  # restarted from checkpoint-10's state
+
+
+def test_the_latest_checkpoint_is_looked_for_in_the_output_directory(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        train_main(["--data", str(DATA), "--output_dir", str(tmp_path / "none"), "--do_train",
+                    "--resume_from_checkpoint", "last"])
+    assert "holds no complete checkpoint-* directory" in capsys.readouterr().err
