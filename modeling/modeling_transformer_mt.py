@@ -44,17 +44,20 @@ def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_to
     return shifted.masked_fill(shifted == IGNORE_INDEX, pad_token_id)
 
 
-def seq2seq_loss(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch=None) -> torch.Tensor:
-    """Cross-entropy of aligned logits and labels (no second shift), -100 ignored.
+def seq2seq_loss(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch=None,
+                 label_smoothing: float = 0.0) -> torch.Tensor:
+    """Cross-entropy of aligned logits and labels (no second shift), -100 ignored, optionally label-smoothed.
 
     The mean over this batch's targets, or, when the Trainer passes `num_items_in_batch` (the targets of every
     micro-batch of an optimizer step, across processes), the sum divided by it: gradient accumulation and data
-    parallelism then give the loss and gradients of one big batch.
+    parallelism then give the loss and gradients of one big batch. Label smoothing is torch's fused one, equal to
+    transformers' LabelSmoother: (1 - eps) * NLL + eps * the mean NLL over the vocabulary.
     """
     logits, labels = logits.float().view(-1, logits.size(-1)), labels.to(logits.device).view(-1)
     if num_items_in_batch is None:
-        return nn.functional.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX)
-    total = nn.functional.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX, reduction="sum")
+        return nn.functional.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX, label_smoothing=label_smoothing)
+    total = nn.functional.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX, reduction="sum",
+                                        label_smoothing=label_smoothing)
     if isinstance(num_items_in_batch, torch.Tensor):
         num_items_in_batch = num_items_in_batch.to(total.device)
     return total / num_items_in_batch
@@ -257,6 +260,21 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
             init.normal_(module.weight, mean=0.0, std=self.config.d_model**-0.5)
             if module.padding_idx is not None:
                 init.zeros_(module.weight[module.padding_idx])
+
+    def get_compiled_call(self, compile_config):
+        """generate()'s compiled decoding step, without guards on module attributes (for a config with no `mode`).
+
+        Nothing about the modules changes between decoding steps, and checking every attribute of every module
+        before each step costs a small model more than its step (~0.4 ms of ~1.6 ms on 2 CPU cores). After
+        switching train/eval or replacing modules, call `torch._dynamo.reset()` to compile again.
+        """
+        # torch.compile takes either a mode or options; a config with a mode keeps transformers' behaviour.
+        if compile_config is not None and compile_config.mode is None and "guard_filter_fn" not in (
+                compile_config.options or {}):
+            compile_config = copy.copy(compile_config)
+            compile_config.options = {**(compile_config.options or {}),
+                                      "guard_filter_fn": torch.compiler.skip_guard_on_all_nn_modules_unsafe}
+        return super().get_compiled_call(compile_config)
 
     def get_expanded_tied_weights_keys(self, all_submodels: bool = False) -> dict:
         """The tied pairs; `tie_word_embeddings` governs only the output projection.
@@ -633,7 +651,7 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         )
         logits = self.lm_head(outputs.last_hidden_state)
         if self.config.use_final_logits_bias:
-            logits = logits + self.final_logits_bias
+            logits.add_(self.final_logits_bias)  # in place: the largest tensor of a step need not be copied
         loss = None
         if labels is not None:
             loss = seq2seq_loss(logits, labels, num_items_in_batch)

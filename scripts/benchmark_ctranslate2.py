@@ -2,17 +2,17 @@
 
     python scripts/benchmark_ctranslate2.py runs/main-sinusoidal [--data data/en-de] [--num_sentences 200]
 
-Only the decoding calls are timed; see `transformer_mt.benchmark` for what is compared and how.
+Each engine decodes in a process of its own (CTranslate2 slows torch in the same process), interleaved over
+repeats; tokens/s (min and median) and ratios to generate() (see `transformer_mt.benchmark`).
 """
 
 import argparse
+import json
 import os
 
-import ctranslate2
-import torch
 import transformers
 
-from transformer_mt.benchmark import benchmark, format_table
+from transformer_mt.benchmark import compare_with_ctranslate2, ctranslate2_report
 from transformer_mt.cli import command
 from transformer_mt.data import load_parallel_data
 
@@ -27,21 +27,20 @@ def main(argv=None):
     parser.add_argument("--num_sentences", type=int, default=200)
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--max_new_tokens", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
-                        help="torch.set_num_threads and CTranslate2's intra_threads (default: torch's).")
+    parser.add_argument("--threads", type=int, default=1, help="torch and CTranslate2 threads (one: see README).")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", help="Also write the results here.")
     args = parser.parse_args(argv)
-    # The checkpoint's generation config sets max_length; --max_new_tokens overrides it, which transformers warns
-    # about once per batch.
-    transformers.logging.set_verbosity_error()
-    transformers.logging.disable_progress_bar()
+    transformers.logging.set_verbosity_error()  # the checkpoint's max_length vs --max_new_tokens, once per batch
     if not os.path.isdir(args.model_dir):  # else from_pretrained reads the path as a Hub model id
         raise FileNotFoundError(f"Model directory {args.model_dir!r} does not exist.")
     test = load_parallel_data(args.data, args.source_lang, args.target_lang)["test"]
-    sentences = test[args.source_lang][: args.num_sentences]
-    rows = benchmark(args.model_dir, sentences, args.batch_size, args.max_new_tokens, args.threads)
-    print(f"{len(sentences)} sentences, batch size {args.batch_size}, max_new_tokens {args.max_new_tokens}, "
-          f"{args.threads} threads, CTranslate2 {ctranslate2.__version__}, torch {torch.__version__}")
-    print(format_table(rows, len(sentences)))
+    results = compare_with_ctranslate2(args.model_dir, test[args.source_lang][: args.num_sentences], args.batch_size,
+                                       args.max_new_tokens, args.threads, args.repeats)
+    print(ctranslate2_report(results))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@ import pytest
 import torch
 from transformers import CompileConfig, EncoderDecoderCache
 
+import transformer_mt.generation
 from transformer_mt import TransformerMTForConditionalGeneration
 
 from .utils import batch, tiny_model
@@ -114,9 +115,9 @@ def test_generate_passes_token_type_ids_to_the_encoder():
 
 
 def compile_config(backend: str) -> CompileConfig:
-    """Full-graph compilation of the decoding step, on any device (transformers compiles only on GPUs by default)."""
-    config = CompileConfig(fullgraph=True, dynamic=False, backend=backend, mode=None)
-    config._compile_all_devices = True
+    """The package's compiled decoding step (generation.compile_config), with the given torch.compile backend."""
+    config = transformer_mt.generation.compile_config()
+    config.backend = backend
     return config
 
 
@@ -229,3 +230,16 @@ def test_generate_continues_the_last_decoder_segment(use_cache):
         torch.testing.assert_close(a, b, rtol=0, atol=1e-5, msg=f"step {step}")
     _, segment_zero_logits = greedy_loop(new_segment=0)
     assert (segment_zero_logits[-1] - expected_logits[-1]).abs().max() > 1e-3  # the choice is visible
+
+
+def test_compile_generation_makes_it_the_default_and_keeps_the_tokens(tmp_path):
+    model = tiny_model()
+    input_ids, attention_mask = batch(0)
+    expected = model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=6, do_sample=False)
+    transformer_mt.generation.compile_generation(model)
+    model.generation_config.compile_config.backend = "eager"  # trace-only here; the inductor test is above
+    torch._dynamo.reset()
+    assert model.generation_config.cache_implementation == "static"
+    torch.testing.assert_close(model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=6,
+                                              do_sample=False), expected, rtol=0, atol=0)
+    model.save_pretrained(tmp_path)  # a compiled generation config still saves

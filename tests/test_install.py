@@ -11,7 +11,7 @@ from .utils import DATA, REPO, SOURCE_PACKAGES, import_violations
 
 
 COMMANDS = ["train", "translate", "main-job", "push-to-hub", "convert-marian", "convert-bert", "export-ctranslate2",
-            "benchmark-ctranslate2"]
+            "benchmark", "benchmark-ctranslate2"]
 
 
 @pytest.fixture(scope="module")

@@ -123,3 +123,22 @@ def test_gradient_accumulation_and_processes_give_the_loss_and_gradients_of_one_
             assert grad_norm == pytest.approx(expected_norm, rel=1e-4), (name, step)
         for key, tensor in saved_weights(output_dir).items():
             torch.testing.assert_close(tensor, reference_weights[key], rtol=0, atol=1e-5, msg=f"{name}: {key}")
+
+
+def test_the_fused_label_smoothing_equals_transformers_label_smoother():
+    from transformers.trainer_pt_utils import LabelSmoother
+
+    from transformer_mt.modeling.modeling_transformer_mt import seq2seq_loss
+
+    generator = torch.Generator().manual_seed(0)
+    logits = torch.randn(4, 6, 50, generator=generator, requires_grad=True)
+    labels = torch.randint(0, 50, (4, 6), generator=generator)
+    labels[1, 4:] = -100
+    count = (labels != -100).sum()
+    for num_items_in_batch in (None, count + 7):  # a share of a larger accumulated batch
+        theirs = LabelSmoother(0.1)({"logits": logits}, labels, num_items_in_batch=num_items_in_batch)
+        (their_grad,) = torch.autograd.grad(theirs, logits)
+        ours = seq2seq_loss(logits, labels, num_items_in_batch, label_smoothing=0.1)
+        (our_grad,) = torch.autograd.grad(ours, logits)
+        torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(our_grad, their_grad, rtol=1e-5, atol=1e-7)

@@ -41,6 +41,7 @@ from .data import load_parallel_data
 from .hub import push_to_hub
 from .metrics import load_translation_metric
 from .modeling import TransformerMTForConditionalGeneration
+from .modeling.modeling_transformer_mt import seq2seq_loss
 from .tokenization import tokenizer_fingerprint, train_tokenizer
 from .tokenization.tokenization_transformer_mt import MIN_VOCAB_SIZE
 
@@ -140,7 +141,20 @@ class EpochSeededSampler(Sampler):
 
 
 class TransformerMTTrainer(Seq2SeqTrainer):
-    """Seq2SeqTrainer whose length-grouped batches resume exactly."""
+    """Seq2SeqTrainer whose length-grouped batches resume exactly and whose label smoothing is fused.
+
+    With `label_smoothing_factor`, transformers' LabelSmoother computes log-softmax, gathers and sums over the
+    logits in several passes; torch's cross-entropy does the same loss (equal to float rounding) in one fused
+    kernel, about 3x faster on the main job's logits (~10% of a training step on 2 CPU cores).
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.args.label_smoothing_factor and self.compute_loss_func is None:
+            self.compute_loss_func = self.label_smoothed_loss
+
+    def label_smoothed_loss(self, outputs, labels, num_items_in_batch=None):
+        return seq2seq_loss(outputs["logits"], labels, num_items_in_batch, self.args.label_smoothing_factor)
 
     def _issue_warnings_after_load(self, load_result):
         # Tied tables are stored once (as their source); loaded into it, they are not missing.

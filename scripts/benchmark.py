@@ -1,0 +1,46 @@
+"""Speed against MarianMTModel with the same weights: generate() and Seq2SeqTrainer steps, side by side.
+
+    python scripts/benchmark.py                          # both presets, every task, ~30 minutes on 2 cores
+    python scripts/benchmark.py --presets main-job --repeats 6 --json benchmark.json
+
+Runs TransformerMT and MarianMTModel (converted with the package's own Marian bridge, so the weights are the same)
+interleaved A/B/B/A with warm-up and repeats, checks that they produce the same tokens and the same loss, and
+prints markdown tables of tokens/s (min and median) and ratios to MarianMT as its users run it (eager, dynamic
+cache, transformers' Seq2SeqTrainer). Run it on a quiet machine: see `transformer_mt.benchmark`.
+"""
+
+import argparse
+import json
+
+import torch
+
+from transformer_mt.benchmark import GENERATION_TASKS, PRESETS, compare_with_marian, report
+from transformer_mt.cli import command
+
+
+@command
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default="data/en-de", help="Parallel data: training pairs and test sources.")
+    parser.add_argument("--presets", nargs="+", choices=list(PRESETS), default=["main-job", "base"])
+    parser.add_argument("--tasks", nargs="+", choices=list(GENERATION_TASKS), default=list(GENERATION_TASKS))
+    parser.add_argument("--repeats", type=int, default=4, help="Timed runs per engine (interleaved).")
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--new_tokens", type=int, default=32, help="Tokens generated per sequence (EOS off).")
+    parser.add_argument("--train_steps", type=int, default=30, help="Timed optimizer steps (a quarter for base).")
+    parser.add_argument("--no_compiled", action="store_true", help="Leave out the compiled generation engines.")
+    parser.add_argument("--no_training", action="store_true", help="Benchmark generation only.")
+    parser.add_argument("--json", help="Also write the results here.")
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error(f"--repeats must be >= 1, got {args.repeats}")
+    results = compare_with_marian(args.data, args.presets, args.tasks, args.repeats, args.threads, args.new_tokens,
+                                  args.train_steps, compiled=not args.no_compiled, training=not args.no_training)
+    print(report(results))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""The benchmark harness: interleaving, identical outputs before timing, the tables (tiny preset, few repeats)."""
+
+import pytest
+
+from transformer_mt import benchmark
+
+from .utils import DATA, SENTENCES, save_tiny
+
+
+def test_engines_alternate_a_b_b_a():
+    assert benchmark.interleaved_order(["A", "B"], 4) == ["A", "B", "B", "A", "A", "B", "B", "A"]
+    assert benchmark.interleaved_order(["A", "B", "C"], 3) == ["A", "B", "C", "C", "B", "A", "A", "B", "C"]
+
+
+def test_ratios_and_table():
+    results = {"task": {"base": benchmark.summarise([10.0, 12.0, 11.0]), "fast": benchmark.summarise([20.0, 18.0, 22.0])}}
+    rows = benchmark.ratio_rows(results, "base", "tokens/s")
+    fast = next(row for row in rows if row["engine"] == "fast")
+    assert fast["x baseline (best)"] == pytest.approx(22 / 12) and fast["x baseline (median)"] == pytest.approx(20 / 11)
+    table = benchmark.markdown_table(rows)
+    assert table.splitlines()[0].startswith("| task | engine | tokens/s (best)") and "| 1.83 |" in table
+
+
+def test_a_tiny_comparison_with_marian_runs_end_to_end():
+    results = benchmark.compare_with_marian(str(DATA), presets=("tiny",), tasks=("greedy b1", "beam-4 b32"),
+                                            repeats=2, threads=1, new_tokens=4, train_steps=2, compiled=False)
+    generation = results["generation"]["tiny"]
+    assert set(generation) == {"greedy b1", "beam-4 b32"}
+    for engines in generation.values():
+        assert set(engines) == {"MarianMT (eager)", "TransformerMT (eager)"}
+        assert all(len(engine["samples"]) == 2 and engine["min"] > 0 for engine in engines.values())
+    training = results["training"]["tiny"]
+    losses = training["loss check"]
+    assert losses["MarianMT"] == pytest.approx(losses["TransformerMT"], rel=1e-4)
+    assert training["TransformerMT"]["peak RSS MB (max)"] > 0
+    report = benchmark.report(results)
+    assert "**generate(), tiny preset**" in report and "**training, tiny preset**" in report
+
+
+def test_the_ctranslate2_comparison_runs_each_engine_apart(tmp_path):
+    save_tiny(tmp_path / "model")
+    results = benchmark.compare_with_ctranslate2(str(tmp_path / "model"), SENTENCES, batch_size=2, max_new_tokens=5,
+                                                 threads=1, repeats=1, beam_sizes=(1,))
+    greedy = results["search"]["greedy"]
+    assert set(greedy) == {"generate()", "CTranslate2 float32", "CTranslate2 int8"}
+    assert greedy["CTranslate2 float32"]["outputs equal to generate()"] == f"{len(SENTENCES)}/{len(SENTENCES)}"
+    assert "| greedy | CTranslate2 int8 |" in benchmark.ctranslate2_report(results)
