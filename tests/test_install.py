@@ -75,5 +75,6 @@ def test_the_installed_main_job_asks_for_its_data_then_runs(installed, tmp_path)
     result = run(["transformer-mt-main-job", "--data", str(DATA), *tiny], env, tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     run_dir = tmp_path / "runs" / "main-sinusoidal"
-    assert {"model.safetensors", "summary.json", "loss.png", "positions.png"} <= {p.name for p in run_dir.iterdir()}
+    assert {"model.safetensors", "summary.json", "loss.png", "positions.png", "attention.png"} <= {
+        p.name for p in run_dir.iterdir()}
     assert "Test BLEU" in result.stdout

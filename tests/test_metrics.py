@@ -31,6 +31,13 @@ def test_partial_match_equals_sacrebleu(metric):
     assert result["bleu"] == sacrebleu.corpus_bleu(PREDICTIONS, [REFERENCES]).score
     assert result["chrf"] == sacrebleu.corpus_chrf(PREDICTIONS, [REFERENCES]).score
     assert 0 < result["bleu"] < 100 and 0 < result["chrf"] < 100
+    assert result["length_ratio"] == sacrebleu.corpus_bleu(PREDICTIONS, [REFERENCES]).ratio
+
+
+def test_length_ratio_shows_dropped_halves(metric):
+    references = ["the cat sat on the mat . the dog lay on the rug ."]
+    half = metric.compute(predictions=["the cat sat on the mat ."], references=references)
+    assert half["length_ratio"] == pytest.approx(0.5)
 
 
 def test_multiple_references_equal_sacrebleu(metric):
@@ -50,7 +57,7 @@ def test_tokenize_and_signatures(metric, tokenize):
     assert result["bleu"] == sacrebleu.corpus_bleu(PREDICTIONS, [REFERENCES], tokenize=tokenize).score
     assert f"|tok:{tokenize}|" in result["bleu_signature"]
     assert result["chrf_signature"].startswith("nrefs:1|") and "|nw:0|" in result["chrf_signature"]
-    assert set(result) == {"bleu", "chrf", "bleu_signature", "chrf_signature"}
+    assert set(result) == {"bleu", "chrf", "bleu_signature", "chrf_signature", "length_ratio"}
 
 
 def test_chrf_plus_plus(metric):

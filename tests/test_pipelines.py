@@ -43,3 +43,33 @@ def test_non_string_input_is_rejected(saved):
     translator = pipeline("translation", model=str(saved[0]))
     with pytest.raises(ValueError, match="translates strings, got int"):
         translator(42)
+
+
+def test_a_long_input_is_translated_whole_or_named_in_a_warning(saved, caplog):
+    import logging
+
+    from transformer_mt import translate
+    from transformer_mt.pipelines import length_budget
+
+    path, model, tokenizer = saved
+    model.generation_config.max_length = 512  # what training saves now: the position table, not the targets' length
+    long_text = " ".join(SENTENCES * 6)
+    length = len(tokenizer(long_text)["input_ids"])
+    assert length_budget(model, length) == 2 * length + 10
+    with caplog.at_level(logging.WARNING, logger="transformer_mt"):
+        (translation,) = translate(model, tokenizer, [long_text], num_beams=1)
+    ids = tokenizer(translation)["input_ids"]
+    records = [record for record in caplog.records if record.name.startswith("transformer_mt")]
+    ended = not records
+    # this random model rarely stops: then the bound was reached and said so; else it ended on its own
+    assert ended or ("reached the length bound" in records[0].getMessage() and len(ids) > length)
+
+
+def test_translate_keeps_the_order_of_texts_of_different_lengths(saved):
+    from transformer_mt import translate
+
+    _, model, tokenizer = saved
+    texts = [SENTENCES[0] * 3, SENTENCES[1], SENTENCES[2] * 2, SENTENCES[3]]
+    batched = translate(model, tokenizer, texts, batch_size=2, max_new_tokens=4)
+    one_by_one = [translate(model, tokenizer, [text], max_new_tokens=4)[0] for text in texts]
+    assert batched == one_by_one

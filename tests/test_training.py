@@ -36,6 +36,8 @@ def test_loss_falls_and_the_saved_model_loads_and_translates(tmp_path, position_
     assert model.config.vocab_size == len(tokenizer) and model.generation_config.num_beams == 2
     assert model.config.tokenizer_fingerprint == tokenizer_fingerprint(tokenizer)  # a swapped tokenizer is noticed
     assert tokenizer.model_max_length == model.config.max_position_embeddings  # truncation stops at the table
+    # the saved model is not bound to the training targets' length (17 here): only to its position table
+    assert model.generation_config.max_length == model.config.max_position_embeddings
     sentences = ["Click the Save button.", "Close the window."]
     translations = translate(model, tokenizer, sentences)
     assert len(translations) == 2 and all(isinstance(t, str) for t in translations)

@@ -44,6 +44,8 @@ Args:
 Returns:
     bleu (`float`): corpus BLEU, 0-100.
     chrf (`float`): corpus chrF (chrF++ when `chrf_word_order=2`), 0-100.
+    length_ratio (`float`): output length over reference length, in BLEU's tokens (sacrebleu's `ratio`; a system that
+        drops half of each input scores about 0.5).
     bleu_signature (`str`): sacrebleu's signature of the BLEU settings, e.g. "nrefs:1|case:mixed|eff:no|tok:13a|...".
     chrf_signature (`str`): sacrebleu's signature of the chrF settings.
 Examples:
@@ -86,9 +88,11 @@ class TranslationMetrics(evaluate.Metric):
         # identical because those functions build the same objects.
         bleu = sacrebleu.BLEU(tokenize=tokenize, lowercase=lowercase)
         chrf = sacrebleu.CHRF(word_order=chrf_word_order)
+        bleu_score = bleu.corpus_score(predictions, reference_streams)
         return {
-            "bleu": bleu.corpus_score(predictions, reference_streams).score,
+            "bleu": bleu_score.score,
             "chrf": chrf.corpus_score(predictions, reference_streams).score,
+            "length_ratio": bleu_score.sys_len / bleu_score.ref_len if bleu_score.ref_len else 0.0,
             "bleu_signature": str(bleu.get_signature()),
             "chrf_signature": str(chrf.get_signature()),
         }

@@ -51,6 +51,8 @@ class TranslationPipeline(Pipeline):
 
     def _forward(self, model_inputs, generate_kwargs=None):
         generate_kwargs = self._prepare_generate_kwargs(generate_kwargs or {})
+        if "max_new_tokens" not in generate_kwargs and "max_length" not in generate_kwargs:
+            generate_kwargs["max_length"] = length_budget(self.model, model_inputs["input_ids"].shape[1]) + 1
         return {"output_ids": self.model.generate(**model_inputs, **generate_kwargs)}
 
     def postprocess(self, model_outputs):
@@ -64,29 +66,57 @@ def register_translation_pipeline() -> None:
     PIPELINE_REGISTRY.register_pipeline("translation", TranslationPipeline, pt_model=AutoModelForSeq2SeqLM)
 
 
+# Unless told otherwise, a translation may run to twice its input plus ten tokens: German is rarely more than 1.3x
+# English in these tokens, so only a looping model reaches it (and translate() then names it in a warning).
+LENGTH_FACTOR, LENGTH_MARGIN = 2, 10
+
+
+def length_budget(model, input_length: int) -> int:
+    """New tokens a translation of an `input_length`-token input may take: relative to the input, within the
+    generation config's `max_length` and within a learned position table (the decoder start token takes one)."""
+    bounds = [LENGTH_FACTOR * input_length + LENGTH_MARGIN, model.generation_config.max_length - 1]
+    encoder = model.get_encoder()
+    positions = getattr(getattr(getattr(encoder, "embeddings", None), "embed_positions", None), "max_positions", None)
+    if positions is not None:
+        bounds.append(positions - 1)
+    return max(1, min(bounds))
+
+
 def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
               max_new_tokens: int | None = None) -> list[str]:
-    """Translate `texts` in batches; beam size and length default to the model's generation config.
+    """Translate `texts`, in batches of similar length (the order of `texts` is kept).
 
-    A text longer than the tokenizer's `model_max_length` (which training sets to the model's
-    `max_position_embeddings`) is cut there, with a warning naming it.
+    The beam size defaults to the model's generation config. The length of each translation is bounded relative to
+    its batch's longest input (`length_budget`) unless `max_new_tokens` is given; one that reaches the bound without
+    ending is named in a warning. A text longer than
+    the tokenizer's `model_max_length` (training sets it to `max_position_embeddings`) is cut there, with a warning.
     """
-    settings = {k: v for k, v in {"num_beams": num_beams, "max_new_tokens": max_new_tokens}.items() if v is not None}
     limit = tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None  # else: "no limit"
+    lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
+    for index, length in enumerate(lengths):
+        if limit is not None and length > limit:
+            logger.warning(f"Text {index + 1} has {length} tokens; only its first {limit} are translated (the "
+                           "model's limit, tokenizer.model_max_length).")
+    order = sorted(range(len(texts)), key=lambda i: lengths[i])
+    translations = [None] * len(texts)
     model.eval()
-    translations = []
-    for start in range(0, len(texts), batch_size):
-        batch_texts = texts[start : start + batch_size]
-        if limit is not None:
-            for offset, ids in enumerate(tokenizer(batch_texts)["input_ids"]):
-                if len(ids) > limit:
-                    logger.warning(f"Text {start + offset + 1} has {len(ids)} tokens; only its first {limit} are "
-                                   "translated (the model's limit, tokenizer.model_max_length).")
-        batch = tokenizer(batch_texts, return_tensors="pt", padding=True, truncation=limit is not None,
-                          max_length=limit).to(model.device)
+    for start in range(0, len(order), batch_size):
+        indices = order[start : start + batch_size]
+        budget = max_new_tokens or length_budget(model, min(max(lengths[i] for i in indices), limit or 10**9))
+        batch = tokenizer([texts[i] for i in indices], return_tensors="pt", padding=True,
+                          truncation=limit is not None, max_length=limit).to(model.device)
+        # max_length (the decoder start token + new tokens), not max_new_tokens: that one, next to the saved
+        # max_length, makes transformers warn on every call
+        settings = {"max_length": budget + 1, **({"num_beams": num_beams} if num_beams is not None else {})}
         with torch.inference_mode():
             ids = model.generate(**batch, **settings)
-        translations.extend(t.strip() for t in tokenizer.batch_decode(ids, skip_special_tokens=True))
+        eos = model.generation_config.eos_token_id
+        eos = torch.tensor(eos if isinstance(eos, list) else [eos] if eos is not None else [], device=ids.device)
+        for index, row, text in zip(indices, ids, tokenizer.batch_decode(ids, skip_special_tokens=True)):
+            translations[index] = text.strip()
+            if max_new_tokens is None and row.numel() > budget and len(eos) and not torch.isin(row, eos).any():
+                logger.warning(f"Text {index + 1}: the translation reached the length bound ({budget} tokens) "
+                               "without ending; it may be cut (pass max_new_tokens to allow more).")
     return translations
 
 

@@ -1,4 +1,5 @@
-"""PNG figures: the loss curves of a training run and a position embedding's table (the sinusoid's "barcode")."""
+"""PNG figures: the loss curves of a training run, a position embedding's table (the sinusoid's "barcode"), and where
+a trained model's decoder looks in the source (cross-attention)."""
 
 import matplotlib
 
@@ -6,6 +7,8 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
+
+from .pipelines import length_budget  # noqa: E402
 
 
 def plot_losses(log_history: list[dict], path: str, title: str = "") -> None:
@@ -41,3 +44,47 @@ def plot_position_table(position_embedding, path: str, num_positions: int = 100,
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def plot_cross_attention(model, tokenizer, source: str, path: str, layer: int | None = None,
+                         head: int | None = None) -> str:
+    """Translate `source` greedily and draw where each output token looked: the decoder's cross-attention weights,
+    target tokens x source tokens, one panel per layer averaged over heads (or only `layer`, `head`). Returns
+    the translation.
+
+    The weights come from the eager attention kernel (sdpa does not return them), selected for this call only.
+    """
+    encoded = tokenizer(source, return_tensors="pt").to(model.device)
+    implementation = model.config._attn_implementation
+    model.eval()
+    try:
+        model.set_attn_implementation("eager")
+        with torch.no_grad():
+            generated = model.generate(**encoded, num_beams=1, do_sample=False,
+                                       max_new_tokens=length_budget(model, encoded["input_ids"].shape[1]))
+            outputs = model(**encoded, decoder_input_ids=generated[:, :-1], output_attentions=True)
+    finally:
+        model.set_attn_implementation(implementation)
+    layers = range(len(outputs.cross_attentions)) if layer is None else [layer]
+    panels = []
+    for index in layers:
+        weights = outputs.cross_attentions[index][0]  # (heads, target, source)
+        panels.append((index, weights.mean(0) if head is None else weights[head]))
+
+    def labels(ids):
+        return [tokenizer.decode([token]).strip() or "␣" for token in ids]
+
+    source_labels, target_labels = labels(encoded["input_ids"][0].tolist()), labels(generated[0, 1:].tolist())
+    fig, axes = plt.subplots(1, len(panels), figsize=(0.45 * len(source_labels) * len(panels) + 2,
+                                                      0.4 * len(target_labels) + 2), squeeze=False)
+    for ax, (index, weights) in zip(axes[0], panels):
+        ax.imshow(weights.float().cpu().numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
+        ax.set_xticks(range(len(source_labels)), source_labels, rotation=90)
+        ax.set_yticks(range(len(target_labels)), target_labels)
+        ax.set_title(f"layer {index}" + (" (mean over heads)" if head is None else f", head {head}"))
+    axes[0][0].set_ylabel("output token")
+    fig.supxlabel("source token")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return tokenizer.decode(generated[0], skip_special_tokens=True).strip()

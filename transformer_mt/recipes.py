@@ -1,7 +1,8 @@
 """The main job: train a small English-German TransformerMT on the shipped corpus, evaluate, translate, plot.
 
-`MAIN_JOB` is the recipe, as defaults for `training.parse_args`; `run_main_job` runs it and writes the plots and a
-`summary.json` next to the model. scripts/main_job.py is the command.
+`MAIN_JOB` is the recipe, as defaults for `training.parse_args`; `run_main_job` runs it and writes the plots (loss
+curves, the position table, the cross-attention of an example) and a `summary.json` next to the model.
+scripts/main_job.py is the command.
 """
 
 import json
@@ -9,7 +10,7 @@ import os
 import time
 
 from .pipelines import translate
-from .plots import plot_losses, plot_position_table
+from .plots import plot_cross_attention, plot_losses, plot_position_table
 from .training import run
 
 
@@ -77,6 +78,7 @@ def run_main_job(data_args, setup_args, model_args, training_args) -> dict:
                 title=f"TransformerMT en-de, {position_type} positions")
     plot_position_table(model.get_encoder().embeddings.embed_positions, os.path.join(output_dir, "positions.png"),
                         num_positions=data_args.max_source_length)
+    plot_cross_attention(model, tokenizer, EXAMPLES[1], os.path.join(output_dir, "attention.png"))
     with open(os.path.join(output_dir, "test_results.json"), encoding="utf-8") as f:
         test = json.load(f)
     summary = {

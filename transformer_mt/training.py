@@ -349,6 +349,8 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     # Truncation (`truncation=True`) then stops where the model's position table does.
     tokenizer.model_max_length = model.config.max_position_embeddings
     # Evaluation and the saved model decode alike: beam search (4 unless --generation_num_beams says otherwise).
+    # Evaluation stops where its references were truncated; the saved model only at its position table, so that a
+    # long input is never translated short (translate() bounds lengths relative to the input instead).
     training_args.generation_num_beams = training_args.generation_num_beams or 4
     training_args.generation_max_length = training_args.generation_max_length or data_args.max_target_length + 1
     model.generation_config = GenerationConfig(
@@ -357,7 +359,7 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
         eos_token_id=model.config.eos_token_id,
         pad_token_id=model.config.pad_token_id,
         num_beams=training_args.generation_num_beams,
-        max_length=training_args.generation_max_length,  # counts the decoder start token
+        max_length=model.config.max_position_embeddings,  # counts the decoder start token
     )
     tokenized = preprocess(datasets, tokenizer, data_args, training_args)
 

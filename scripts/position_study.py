@@ -1,0 +1,37 @@
+"""The position study: sinusoidal vs learned positions, several seeds, inputs up to 8 joined test pairs.
+
+    python scripts/position_study.py                       # 2 variants x 2 types x 3 seeds; hours on 2 cores
+    python scripts/position_study.py --steps 1000 --seeds 0 1 --no_joined_variant --output_dir runs/study-small
+    python scripts/position_study.py --quick               # a tiny model and a few steps: checks the pipeline
+
+Writes position_study.json and position_study.png into --output_dir and prints the table of the README's
+"Position study" section (see `transformer_mt.position_study`). Finished runs are reused when run again.
+"""
+
+import argparse
+
+from transformer_mt.cli import command
+from transformer_mt.position_study import markdown_summary, run_study
+
+
+@command
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default="data/en-de")
+    parser.add_argument("--output_dir", default="runs/position-study")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--steps", type=int, default=2500, help="Optimizer steps of every model.")
+    parser.add_argument("--no_joined_variant", action="store_true",
+                        help="Leave out the variant trained with a share of joined pairs.")
+    parser.add_argument("--quick", action="store_true", help="A tiny model on 400 pairs; checks the pipeline.")
+    args = parser.parse_args(argv)
+    if args.steps < 1:
+        parser.error(f"--steps must be >= 1, got {args.steps}")
+    results = run_study(args.data, args.output_dir, tuple(args.seeds), args.steps,
+                        joined_variant=not args.no_joined_variant, quick=args.quick)
+    print(markdown_summary(results))
+    print(f"\nFigure and numbers: {args.output_dir}/position_study.png, position_study.json")
+
+
+if __name__ == "__main__":
+    main()

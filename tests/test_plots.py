@@ -1,0 +1,28 @@
+"""The figures: losses, position tables, cross-attention maps."""
+
+import torch
+
+from transformer_mt.modeling.positional_embeddings import LearnedPositionalEmbedding, SinusoidalPositionalEmbedding
+from transformer_mt.plots import plot_cross_attention, plot_losses, plot_position_table
+
+from .utils import SENTENCES, save_tiny
+
+
+def test_loss_and_position_figures(tmp_path):
+    plot_losses([{"step": 5, "loss": 3.0}, {"step": 10, "loss": 2.0, }, {"step": 10, "eval_loss": 2.5}],
+                str(tmp_path / "loss.png"))
+    plot_position_table(SinusoidalPositionalEmbedding(64, 32), str(tmp_path / "sinusoid.png"), num_positions=100)
+    plot_position_table(LearnedPositionalEmbedding(64, 32), str(tmp_path / "learned.png"), num_positions=64)
+    assert all((tmp_path / name).stat().st_size > 5_000 for name in ("loss.png", "sinusoid.png", "learned.png"))
+
+
+def test_cross_attention_map_draws_every_layer_and_leaves_the_model_as_it_was(tmp_path):
+    model, tokenizer = save_tiny(tmp_path / "model")
+    model.generation_config.max_length = 6
+    before = model.config._attn_implementation
+    translation = plot_cross_attention(model, tokenizer, SENTENCES[0], str(tmp_path / "attention.png"))
+    assert isinstance(translation, str) and (tmp_path / "attention.png").stat().st_size > 5_000
+    assert model.config._attn_implementation == before
+    plot_cross_attention(model, tokenizer, SENTENCES[2], str(tmp_path / "head.png"), layer=1, head=0)
+    assert (tmp_path / "head.png").exists()
+    assert torch.is_grad_enabled()

@@ -1,0 +1,34 @@
+"""The position study end to end in its quick mode, and the pieces it is built from."""
+
+import json
+import math
+
+from transformer_mt import position_study
+
+from .utils import DATA
+
+
+def test_joined_inputs_join_sources_and_references_alike():
+    sources, references = position_study.join_consecutive(["a", "b", "c", "d", "e"], ["A", "B", "C", "D", "E"], 2)
+    assert sources == ["a b", "c d"] and references == ["A B", "C D"]
+
+
+def test_the_quick_study_writes_finite_numbers_and_a_figure(tmp_path):
+    results = position_study.run_study(str(DATA), str(tmp_path / "study"), seeds=(0, 1), steps=8, quick=True)
+    assert (tmp_path / "study" / "position_study.png").stat().st_size > 10_000
+    saved = json.loads((tmp_path / "study" / "position_study.json").read_text())
+    assert saved["summary"] == json.loads(json.dumps(results["summary"]))
+    assert set(results["summary"]) == {"plain", "+ joined pairs"}
+    for variant in results["summary"].values():
+        assert set(variant) == {"sinusoidal", "learned"}
+        for by_set in variant.values():
+            assert "2 joined pairs" in by_set and any(name.startswith("test, ") for name in by_set)
+            for scores in by_set.values():
+                assert scores["bleu"]["n"] == 2
+                assert all(math.isfinite(v) for metric in scores.values() for v in metric.values())
+    lengths = {name: s["mean_source_tokens"] for name, s in results["sets"].items()}
+    assert lengths["2 joined pairs"] > lengths["test, 1-10 tokens"]
+    learned = [run for run in results["runs"] if run["position_embedding_type"] == "learned"]
+    assert all(run["untrained_rows"]["trained_positions"] <= 64 for run in learned)
+    table = position_study.markdown_summary(results)
+    assert table.count("\n") == len(results["sets"]) + 1 and "learned + joined pairs" in table

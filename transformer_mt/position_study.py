@@ -1,0 +1,248 @@
+"""The position study: what sinusoidal positions buy over learned ones, across seeds and input lengths.
+
+Both position types are trained with one recipe (the main job's), one tokenizer, one data order and a fixed
+number of optimizer steps (not wall time: both see the same updates), for several seeds. Every model is then
+evaluated on the test split bucketed by source length, and on longer inputs built by joining k consecutive test
+pairs (sources and references joined alike), which reach past every length seen in training. Reported per set:
+BLEU and chrF (mean and spread over seeds) and the output/reference length ratio, which shows a model that drops
+the second half of an input. Learned positions get a table long enough for every input, and the study reports
+what its rows past the training lengths look like after training: they never receive a gradient.
+
+A second variant ("+ joined pairs") trains on the same data plus a share of joined training pairs, a cheap,
+well-known way to show a model longer inputs.
+"""
+
+import json
+import os
+import shutil
+import statistics
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+from .configuration import POSITION_EMBEDDING_TYPES
+from .data import load_parallel_data
+from .metrics import load_translation_metric
+from .pipelines import translate
+from .recipes import MAIN_JOB
+from .tokenization import train_tokenizer
+from .training import parse_args, run
+
+
+# The main job's recipe, trained for a fixed number of steps instead of a time budget, evaluated separately.
+RECIPE = {key: value for key, value in MAIN_JOB.items()
+          if key not in ("max_train_minutes", "eval_strategy", "eval_steps", "save_strategy", "save_steps",
+                         "save_total_limit", "do_eval", "do_predict", "predict_with_generate", "report_to",
+                         "tokenizer_vocab_size")}
+RECIPE.update(do_train=True, save_strategy="no", report_to="none", data_seed=0, disable_tqdm=True)
+TABLE_SIZE = 1024  # learned positions: rows for every evaluated input; those past the training lengths stay untrained
+BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 1000))  # test-split source lengths, in tokens
+JOINED = (2, 4, 8)
+JOINED_SHARE = 0.25  # the "+ joined pairs" variant adds this share of two-pair joins to the training split
+QUICK = dict(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+             encoder_ffn_dim=64, decoder_ffn_dim=64, max_train_samples=400, per_device_train_batch_size=16)
+
+
+def join_consecutive(sources: list[str], references: list[str], k: int) -> tuple[list[str], list[str]]:
+    """Inputs of k consecutive pairs each, sources and references joined alike (a trailing remainder is dropped)."""
+    count = len(sources) // k * k
+    return ([" ".join(sources[i:i + k]) for i in range(0, count, k)],
+            [" ".join(references[i:i + k]) for i in range(0, count, k)])
+
+
+def evaluation_sets(sources: list[str], references: list[str], tokenizer, joined=JOINED) -> dict:
+    """name -> {sources, references, mean/max source tokens}: the test split by length bucket, then joined pairs."""
+    lengths = [len(ids) for ids in tokenizer(sources)["input_ids"]]
+    sets = {}
+    for low, high in BUCKETS:
+        chosen = [i for i, n in enumerate(lengths) if low <= n <= high]
+        if chosen:
+            name = f"test, {low}-{high} tokens" if high < 1000 else f"test, {low}+ tokens"
+            sets[name] = ([sources[i] for i in chosen], [references[i] for i in chosen])
+    for k in joined:
+        sets[f"{k} joined pairs"] = join_consecutive(sources, references, k)
+    described = {}
+    for name, (set_sources, set_references) in sets.items():
+        set_lengths = [len(ids) for ids in tokenizer(set_sources)["input_ids"]]
+        described[name] = {"sources": set_sources, "references": set_references, "size": len(set_sources),
+                           "mean_source_tokens": statistics.mean(set_lengths),
+                           "max_source_tokens": max(set_lengths)}
+    return described
+
+
+def with_joined_training_pairs(data_dir: str, output_dir: Path, tokenizer, max_length: int, share: float) -> Path:
+    """A copy of the data whose training split also holds `share` x its size of two-pair joins (those that fit in
+    `max_length` tokens on both sides, so that truncation never misaligns them)."""
+    splits = load_parallel_data(data_dir, extra_columns=["origin"])
+    target = output_dir / "data-joined"
+    target.mkdir(parents=True, exist_ok=True)
+    for split, dataset in splits.items():
+        rows = [(row["en"], row["de"], row["origin"]) for row in dataset]
+        if split == "train":
+            joined = [(a[0] + " " + b[0], a[1] + " " + b[1], "joined") for a, b in zip(rows[0::2], rows[1::2])]
+            en_lengths = [len(ids) for ids in tokenizer([row[0] for row in joined])["input_ids"]]
+            de_lengths = [len(ids) for ids in tokenizer([row[1] for row in joined])["input_ids"]]
+            fits = [row for row, n_en, n_de in zip(joined, en_lengths, de_lengths)
+                    if n_en <= max_length and n_de <= max_length]
+            rows += fits[: int(share * len(rows))]
+        with open(target / f"{split}.tsv", "w", encoding="utf-8") as f:
+            f.write("en\tde\torigin\n")
+            f.writelines(f"{en}\t{de}\t{origin}\n" for en, de, origin in rows)
+    return target
+
+
+def untrained_rows(model, trained_positions: int) -> dict | None:
+    """Learned positions: the mean row norm of positions seen in training and of those never seen (still at their
+    initialisation: they get no gradient). None for sinusoids."""
+    table = getattr(model.get_encoder().embeddings.embed_positions, "weight", None)
+    if table is None:
+        return None
+    norms = table.detach().norm(dim=-1)
+    return {"trained_positions": trained_positions,
+            "mean_norm_trained_rows": float(norms[:trained_positions].mean()),
+            "mean_norm_untrained_rows": float(norms[trained_positions:].mean())}
+
+
+def train_one(data_dir: str, tokenizer_dir: Path, output_dir: Path, position_type: str, seed: int, steps: int,
+              overrides: dict) -> Path:
+    """One model of the study: the recipe, this position type and seed, a fixed number of steps."""
+    if (output_dir / "model.safetensors").is_file():  # done before (a study can be resumed run by run)
+        return output_dir
+    defaults = {**RECIPE, **overrides, "data": data_dir, "output_dir": str(output_dir), "max_steps": steps,
+                "seed": seed, "position_embedding_type": position_type, "max_position_embeddings": TABLE_SIZE,
+                "tokenizer_name_or_path": str(tokenizer_dir), "overwrite_output_dir": True}
+    run(*parse_args([], defaults=defaults))
+    for leftover in output_dir.glob("checkpoint-*"):
+        shutil.rmtree(leftover)
+    return output_dir
+
+
+def evaluate(model_dir: Path, sets: dict, metric, batch_size: int) -> dict:
+    """BLEU, chrF and length ratio of greedy translations of every set."""
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    scores = {}
+    for name, evaluation_set in sets.items():
+        hypotheses = translate(model, tokenizer, evaluation_set["sources"], num_beams=1, batch_size=batch_size)
+        result = metric.compute(predictions=hypotheses, references=evaluation_set["references"])
+        scores[name] = {key: result[key] for key in ("bleu", "chrf", "length_ratio")}
+    return scores
+
+
+def summarise(runs: list[dict]) -> dict:
+    """variant -> position type -> set -> mean and spread (min, max, standard deviation) over seeds."""
+    summary = {}
+    for run_result in runs:
+        by_type = summary.setdefault(run_result["variant"], {}).setdefault(run_result["position_embedding_type"], {})
+        for name, scores in run_result["scores"].items():
+            for key, value in scores.items():
+                by_type.setdefault(name, {}).setdefault(key, []).append(value)
+    for variant in summary.values():
+        for by_set in variant.values():
+            for name, metrics in by_set.items():
+                by_set[name] = {key: {"mean": statistics.mean(values), "min": min(values), "max": max(values),
+                                      "sd": statistics.stdev(values) if len(values) > 1 else 0.0, "n": len(values)}
+                                for key, values in metrics.items()}
+    return summary
+
+
+def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2500, joined_variant: bool = True,
+              quick: bool = False, batch_size: int = 32) -> dict:
+    """Train and evaluate every (variant, position type, seed); write position_study.json and .png; return it."""
+    output = Path(output_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    overrides = dict(QUICK) if quick else {}
+    splits = load_parallel_data(data_dir)
+    train = splits["train"]
+    if quick:
+        train = train.select(range(QUICK["max_train_samples"]))
+    tokenizer_dir = output / "tokenizer"
+    if not (tokenizer_dir / "tokenizer.json").is_file():
+        vocab_size = 400 if quick else MAIN_JOB["tokenizer_vocab_size"]
+        train_tokenizer(list(train["en"]) + list(train["de"]), vocab_size=vocab_size).save_pretrained(tokenizer_dir)
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    max_length = RECIPE["max_source_length"]
+    train_lengths = sorted(min(len(ids), max_length) for ids in tokenizer(list(train["en"]))["input_ids"])
+    test = splits["test"]
+    if quick:
+        test = test.select(range(48))
+    sets = evaluation_sets(list(test["en"]), list(test["de"]), tokenizer, joined=JOINED[:2] if quick else JOINED)
+
+    variants = {"plain": data_dir}
+    if joined_variant:
+        variants["+ joined pairs"] = str(with_joined_training_pairs(data_dir, output, tokenizer, max_length,
+                                                                     JOINED_SHARE))
+    metric = load_translation_metric()
+    runs = []
+    for variant, variant_data in variants.items():
+        for position_type in POSITION_EMBEDDING_TYPES:
+            for seed in seeds:
+                name = f"{position_type}-seed{seed}" + ("" if variant == "plain" else "-joined")
+                model_dir = train_one(variant_data, tokenizer_dir, output / "runs" / name, position_type, seed,
+                                      steps, overrides)
+                model = AutoModelForSeq2SeqLM.from_pretrained(model_dir)
+                runs.append({"variant": variant, "position_embedding_type": position_type, "seed": seed,
+                             "scores": evaluate(model_dir, sets, metric, batch_size),
+                             "untrained_rows": untrained_rows(model, train_lengths[-1])})
+    results = {
+        "recipe": {**RECIPE, **overrides, "max_steps": steps, "max_position_embeddings": TABLE_SIZE},
+        "seeds": list(seeds),
+        "training_source_tokens": {"mean": statistics.mean(train_lengths),
+                                   "p99": train_lengths[int(0.99 * (len(train_lengths) - 1))],
+                                   "max": train_lengths[-1], "max_source_length": max_length},
+        "sets": {name: {key: value for key, value in described.items() if key not in ("sources", "references")}
+                 for name, described in sets.items()},
+        "runs": runs,
+        "summary": summarise(runs),
+    }
+    (output / "position_study.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
+    plot_study(results, str(output / "position_study.png"))
+    return results
+
+
+def plot_study(results: dict, path: str) -> None:
+    """BLEU against mean input length: a line per position type (and variant), the band spanning the seeds."""
+    from .plots import plt
+
+    lengths = {name: described["mean_source_tokens"] for name, described in results["sets"].items()}
+    order = sorted(lengths, key=lengths.get)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for variant, by_type in results["summary"].items():
+        for position_type, by_set in by_type.items():
+            x = [lengths[name] for name in order]
+            mean = [by_set[name]["bleu"]["mean"] for name in order]
+            line, = ax.plot(x, mean, "o-" if variant == "plain" else "s--",
+                            label=f"{position_type}" + ("" if variant == "plain" else f" {variant}"))
+            ax.fill_between(x, [by_set[name]["bleu"]["min"] for name in order],
+                            [by_set[name]["bleu"]["max"] for name in order], color=line.get_color(), alpha=0.2)
+    limit = results["training_source_tokens"]["max"]
+    ax.axvline(limit, color="grey", linestyle=":", label=f"longest training input ({limit} tokens)")
+    ax.set_xscale("log")
+    ax.set_xlabel("mean source length of the set (tokens, log scale)")
+    ax.set_ylabel("BLEU (greedy)")
+    ax.set_title(f"Sinusoidal vs learned positions, {len(results['seeds'])} seeds (band: min-max)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def markdown_summary(results: dict) -> str:
+    """The README table: BLEU mean ± sd and length ratio per set, for every variant and position type."""
+    columns = [(variant, position_type) for variant, by_type in results["summary"].items() for position_type in by_type]
+    header = "| set | mean source tokens | " + " | ".join(
+        f"{t}{'' if v == 'plain' else ' ' + v}: BLEU (len. ratio)" for v, t in columns) + " |"
+    lines = [header, "|" + " --- |" * (2 + len(columns))]
+    for name, described in sorted(results["sets"].items(), key=lambda item: item[1]["mean_source_tokens"]):
+        cells = []
+        for variant, position_type in columns:
+            scores = results["summary"][variant][position_type][name]
+            cells.append(f"{scores['bleu']['mean']:.1f} ± {scores['bleu']['sd']:.1f} "
+                         f"({scores['length_ratio']['mean']:.2f})")
+        lines.append(f"| {name} | {described['mean_source_tokens']:.0f} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+__all__ = ["join_consecutive", "evaluation_sets", "markdown_summary", "plot_study", "run_study"]
