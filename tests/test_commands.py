@@ -48,12 +48,19 @@ def test_translate_names_a_truncated_weights_file(capsys, model_dir):
 
 
 def test_translate_names_the_line_that_is_not_utf8(tmp_path, capsys, monkeypatch, model_dir):
+    """The other lines are translated; the bad one stays an empty line and is named at the end, with exit 2."""
     source = tmp_path / "input.txt"
     source.write_bytes(b"Click Save.\nClose the window.\nCaf\xe9 au lait\n")
-    fails_with(translate.main, ["--model", str(model_dir), "--input", str(source)], capsys,
-               f"{source}, line 3: not valid UTF-8")
     stdin_bytes(monkeypatch, b"Fine.\n\xff\xfe\n")
-    fails_with(translate.main, ["--model", str(model_dir)], capsys, "<stdin>, line 2: not valid UTF-8")
+    for argv, fragment in (["--input", str(source)], f"{source}, line 3: not valid UTF-8"), \
+                          ([], "<stdin>, line 2: not valid UTF-8"):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exit_info:
+            translate.main(["--model", str(model_dir), "--max_new_tokens", "3", "--no_progress", *argv])
+        output = capsys.readouterr()
+        assert exit_info.value.code == 2
+        assert output.err.strip().splitlines()[-1].startswith("error: 1 line(s)") and fragment in output.err
+        assert output.out.count("\n") == (3 if argv else 2) and output.out.endswith("\n\n")
 
 
 def test_a_line_longer_than_the_model_takes_is_cut_with_a_warning(capsys, monkeypatch, model_dir):

@@ -6,7 +6,7 @@ with the model's generation config (beam size, length) unless the call overrides
 """
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import torch
 from transformers import AutoModelForSeq2SeqLM, Pipeline
@@ -74,7 +74,9 @@ LENGTH_FACTOR, LENGTH_MARGIN = 2, 10
 def length_budget(model, input_length: int) -> int:
     """New tokens a translation of an `input_length`-token input may take: relative to the input, within the
     generation config's `max_length` and within a learned position table (the decoder start token takes one)."""
-    bounds = [LENGTH_FACTOR * input_length + LENGTH_MARGIN, model.generation_config.max_length - 1]
+    bounds = [LENGTH_FACTOR * input_length + LENGTH_MARGIN]
+    if model.generation_config.max_length is not None:
+        bounds.append(model.generation_config.max_length - 1)
     encoder = model.get_encoder()
     positions = getattr(getattr(getattr(encoder, "embeddings", None), "embed_positions", None), "max_positions", None)
     if positions is not None:
@@ -82,26 +84,31 @@ def length_budget(model, input_length: int) -> int:
     return max(1, min(bounds))
 
 
+def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
+    """Indices into `lengths`, sorted by length and cut into batches of `batch_size`: little padding per batch."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+
 def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
-              max_new_tokens: int | None = None) -> list[str]:
+              max_new_tokens: int | None = None, numbers: list[int] | None = None) -> list[str]:
     """Translate `texts`, in batches of similar length (the order of `texts` is kept).
 
     The beam size defaults to the model's generation config. The length of each translation is bounded relative to
     its batch's longest input (`length_budget`) unless `max_new_tokens` is given; one that reaches the bound without
-    ending is named in a warning. A text longer than
-    the tokenizer's `model_max_length` (training sets it to `max_position_embeddings`) is cut there, with a warning.
+    ending is named in a warning. A text longer than the tokenizer's `model_max_length` (training sets it to
+    `max_position_embeddings`) is cut there, with a warning. Warnings name texts by `numbers` (default 1, 2, ...).
     """
+    numbers = numbers or range(1, len(texts) + 1)
     limit = tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None  # else: "no limit"
     lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
     for index, length in enumerate(lengths):
         if limit is not None and length > limit:
-            logger.warning(f"Text {index + 1} has {length} tokens; only its first {limit} are translated (the "
+            logger.warning(f"Text {numbers[index]} has {length} tokens; only its first {limit} are translated (the "
                            "model's limit, tokenizer.model_max_length).")
-    order = sorted(range(len(texts)), key=lambda i: lengths[i])
     translations = [None] * len(texts)
     model.eval()
-    for start in range(0, len(order), batch_size):
-        indices = order[start : start + batch_size]
+    for indices in length_batches(lengths, batch_size):
         budget = max_new_tokens or length_budget(model, min(max(lengths[i] for i in indices), limit or 10**9))
         batch = tokenizer([texts[i] for i in indices], return_tensors="pt", padding=True,
                           truncation=limit is not None, max_length=limit).to(model.device)
@@ -115,16 +122,75 @@ def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, 
         for index, row, text in zip(indices, ids, tokenizer.batch_decode(ids, skip_special_tokens=True)):
             translations[index] = text.strip()
             if max_new_tokens is None and row.numel() > budget and len(eos) and not torch.isin(row, eos).any():
-                logger.warning(f"Text {index + 1}: the translation reached the length bound ({budget} tokens) "
+                logger.warning(f"Text {numbers[index]}: the translation reached the length bound ({budget} tokens) "
                                "without ending; it may be cut (pass max_new_tokens to allow more).")
     return translations
 
 
-def read_lines(stream: Iterable[bytes], name: str) -> Iterator[str]:
-    """The lines of a UTF-8 byte stream, without line ends; a line that is not UTF-8 is an error naming it."""
+def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[str], object], *,
+                     num_beams: int | None = None, batch_size: int = 16, max_new_tokens: int | None = None,
+                     chunk_size: int = 4096, progress: Callable[[int], object] | None = None) -> int:
+    """Translate a stream of lines into `write` (one call per line, in input order); returns the line count.
+
+    Reads `chunk_size` lines at a time, so memory does not grow with the input. Within a chunk, lines are batched
+    by length (`length_batches`); an empty line gives an empty line. Under a distributed launch (`accelerate
+    launch`, torchrun) every process reads the stream, translates every num_processes-th batch of each chunk, and
+    the main process writes all of them: the batches, so the output, are the same for any number of processes.
+    `progress(n)` is called on the main process after each chunk with its line count.
+    """
+    from accelerate.utils import gather_object
+
+    state = process_state()
+    total = 0
+    for chunk in _chunks(lines, chunk_size):
+        texts = [(i, text) for i, text in enumerate(chunk) if text.strip()]
+        lengths = [len(ids) for ids in tokenizer([text for _, text in texts])["input_ids"]] if texts else []
+        mine = {}
+        for batch in length_batches(lengths, batch_size)[state.process_index :: state.num_processes]:
+            indices = [texts[i][0] for i in batch]
+            outputs = translate(model, tokenizer, [chunk[i] for i in indices], num_beams, len(indices), max_new_tokens,
+                                numbers=[total + i + 1 for i in indices])
+            mine.update(zip(indices, outputs))
+        if state.num_processes > 1:
+            mine = {index: text for part in gather_object([mine]) for index, text in part.items()}
+        if state.is_main_process:
+            for index in range(len(chunk)):
+                write(mine.get(index, ""))
+            if progress is not None:
+                progress(len(chunk))
+        total += len(chunk)
+    return total
+
+
+def process_state():
+    """accelerate's view of the processes started together (one, without a launcher). Without an accelerator they
+    form one gloo group on the CPU; accelerate would otherwise let each run alone."""
+    from accelerate import PartialState
+
+    return PartialState(cpu=not torch.accelerator.is_available())
+
+
+def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
+    chunk = []
+    for line in lines:
+        chunk.append(line)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def read_lines(stream: Iterable[bytes], name: str, problems: list[str] | None = None) -> Iterator[str]:
+    """The lines of a UTF-8 byte stream, without line ends. A line that is not UTF-8 is an error naming it; with a
+    `problems` list, the error message goes there instead and the line reads as empty (so line numbers hold)."""
     for number, raw in enumerate(stream, 1):
         try:
             line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
         except UnicodeDecodeError as error:
-            raise ValueError(f"{name}, line {number}: not valid UTF-8 ({error.reason} at byte {error.start})") from None
+            message = f"{name}, line {number}: not valid UTF-8 ({error.reason} at byte {error.start})"
+            if problems is None:
+                raise ValueError(message) from None
+            problems.append(message)
+            line = ""
         yield line.rstrip("\r\n")

@@ -176,8 +176,8 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2500
     metric = load_translation_metric()
     runs = []
     for variant, variant_data in variants.items():
-        for position_type in POSITION_EMBEDDING_TYPES:
-            for seed in seeds:
+        for seed in seeds:  # seed-major: a study cut short still holds both position types for every seed run
+            for position_type in POSITION_EMBEDDING_TYPES:
                 name = f"{position_type}-seed{seed}" + ("" if variant == "plain" else "-joined")
                 model_dir = train_one(variant_data, tokenizer_dir, output / "runs" / name, position_type, seed,
                                       steps, overrides)

@@ -1,0 +1,105 @@
+"""scripts/translate.py on files: streamed, batched by length, in input order, the same bytes on 1 or 2 processes."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from transformer_mt import translate
+from transformer_mt.pipelines import length_batches, translate_stream
+from transformer_mt.scripts import translate as translate_command
+
+from .utils import SCRIPTS, SENTENCES, command_env, save_tiny
+
+
+def many_lines(count: int) -> list[str]:
+    """`count` lines of different lengths (1-4 sentences joined), with an empty line now and then."""
+    return ["" if i % 37 == 5 else " ".join(SENTENCES[(i + j) % len(SENTENCES)] for j in range(1 + i % 4))
+            for i in range(count)]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    """A tiny model taught to copy its input, so that every line gets its own output (a random model says the
+    same thing to every input, and a line put in the wrong place would go unseen)."""
+    path = tmp_path_factory.mktemp("model")
+    model, tokenizer = save_tiny(path)
+    batch = tokenizer([line for line in many_lines(64) if line], return_tensors="pt", padding=True)
+    labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    for _ in range(100):
+        model(**batch, labels=labels).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    model.eval().save_pretrained(path)
+    model.generation_config.num_beams = 1
+    model.generation_config.save_pretrained(path)
+    return path
+
+
+def test_length_batches_sort_by_length_and_cover_every_index():
+    lengths = [5, 1, 4, 1, 3, 9, 2]
+    batches = length_batches(lengths, 3)
+    assert batches == [[1, 3, 6], [4, 2, 0], [5]]
+    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
+
+
+def test_the_stream_keeps_line_order_and_equals_translate(model_dir):
+    from transformer_mt.checkpoints import load_translator
+
+    model, tokenizer = load_translator(model_dir)
+    lines = many_lines(90)
+    written, progress = [], []
+    count = translate_stream(model, tokenizer, iter(lines), written.append, batch_size=4, max_new_tokens=6,
+                             chunk_size=25, progress=progress.append)
+    assert count == len(written) == len(lines) and progress == [25, 25, 25, 15]
+    assert len(set(written)) >= 5  # lines get different outputs: one in the wrong place would show
+    assert [w for w, line in zip(written, lines) if not line] == [""] * lines.count("")
+    # every line gets what translate() gives it in the same batch (a batch of one: no padding anywhere)
+    for index in (0, 1, 2, 3, 40, 89):
+        if lines[index]:
+            assert written[index] == translate(model, tokenizer, [lines[index]], batch_size=1, max_new_tokens=6)[0]
+
+
+def run_translate(launcher: list[str], model_dir, source, output) -> subprocess.CompletedProcess:
+    command = [*launcher, str(SCRIPTS / "translate.py"), "--model", str(model_dir), "--input", str(source),
+               "--output", str(output), "--batch_size", "8", "--max_new_tokens", "6", "--chunk_size", "64"]
+    return subprocess.run(command, env=command_env(), capture_output=True, text=True, timeout=600)
+
+
+def test_two_processes_write_the_bytes_of_one(tmp_path, model_dir):
+    source = tmp_path / "source.txt"
+    source.write_text("\n".join(many_lines(300)) + "\n", encoding="utf-8")
+    one = run_translate([sys.executable], model_dir, source, tmp_path / "one.de")
+    assert one.returncode == 0, one.stderr[-3000:]
+    two = run_translate([sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+                         "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"],
+                        model_dir, source, tmp_path / "two.de")
+    assert two.returncode == 0, two.stderr[-3000:]
+    written = (tmp_path / "one.de").read_bytes()
+    assert written.count(b"\n") == 300 and len(set(written.splitlines())) >= 5
+    assert (tmp_path / "two.de").read_bytes() == written
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_a_line_that_cannot_be_read_is_named_and_left_empty(tmp_path, capsys, model_dir):
+    source = tmp_path / "source.txt"
+    source.write_bytes(b"Open the file.\nClose \xff the file.\nSave it.\n")
+    with pytest.raises(SystemExit) as exit_info:
+        translate_command.main(["--model", str(model_dir), "--input", str(source), "--output",
+                                str(tmp_path / "out.de"), "--max_new_tokens", "4", "--no_progress"])
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("error: 1 line(s)") and f"{source}, line 2: not valid UTF-8" in error
+    lines = (tmp_path / "out.de").read_text(encoding="utf-8").split("\n")
+    assert len(lines) == 4 and lines[1] == "" and lines[3] == ""  # three lines, the second empty; a final newline
+
+
+def test_an_existing_output_is_never_replaced(tmp_path, capsys, model_dir):
+    (tmp_path / "out.de").write_text("my translations\n")
+    with pytest.raises(SystemExit) as exit_info:
+        translate_command.main(["--model", str(model_dir), "--output", str(tmp_path / "out.de"), "Hello"])
+    assert exit_info.value.code == 2 and "exists" in capsys.readouterr().err
+    assert (tmp_path / "out.de").read_text() == "my translations\n"
