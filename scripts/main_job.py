@@ -6,7 +6,7 @@
 Trains a tokenizer and a model from scratch on data/en-de (LibreOffice and GNOME help) within a wall-time budget,
 reports BLEU and chrF with beam search on the held-out test split, saves model + tokenizer, translates a few
 sentences, and writes `loss.png` and `positions.png` next to the model. Every flag of scripts/train.py works and
-overrides the recipe (`transformer_mt.recipes.MAIN_JOB`), e.g. `--max_train_minutes 5`, `--d_model 128`,
+overrides the recipe (`transformer_mt.recipes.MAIN_JOB`; `MAIN_JOB_GPU` on a CUDA GPU), e.g. `--max_train_minutes 5`, `--d_model 128`,
 `--overwrite_output_dir true` to run again into the same folder.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from transformer_mt import training
 from transformer_mt.cli import command
-from transformer_mt.recipes import MAIN_JOB, run_main_job
+from transformer_mt.recipes import main_job_recipe, run_main_job
 
 
 # The corpus ships with the repository, not with the installed package: found next to scripts/ in a checkout (and
@@ -26,7 +26,7 @@ CHECKOUT_DATA = Path(__file__).resolve().parents[1] / "data" / "en-de"
 def parse_args(argv=None):
     parser = training.argument_parser()
     parser.description = __doc__
-    parser.set_defaults(**MAIN_JOB, data=str(CHECKOUT_DATA) if CHECKOUT_DATA.is_dir() else None)
+    parser.set_defaults(**main_job_recipe(), data=str(CHECKOUT_DATA) if CHECKOUT_DATA.is_dir() else None)
     known, _ = parser.parse_known_args(argv)
     if known.data is None:
         parser.error(f"no corpus at {CHECKOUT_DATA} (this is an installed copy, not a checkout of the repository); "

@@ -10,8 +10,8 @@ import pytest
 from .utils import DATA, REPO, SOURCE_PACKAGES, import_violations
 
 
-COMMANDS = ["train", "translate", "main-job", "push-to-hub", "convert-marian", "convert-bert", "export-ctranslate2",
-            "benchmark", "benchmark-ctranslate2"]
+# Every command in scripts/ is a console script transformer-mt-<name> (pyproject.toml, [project.scripts]).
+COMMANDS = [path.stem.replace("_", "-") for path in sorted((REPO / "scripts").glob("*.py")) if path.stem != "__init__"]
 
 
 @pytest.fixture(scope="module")

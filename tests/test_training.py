@@ -83,8 +83,10 @@ def test_time_budget_stops_training_and_still_saves(tmp_path):
 
 
 def test_two_processes_train_as_one_group_and_save_one_model(tmp_path):
+    """The shipped DDP config (configs/accelerate/ddp.yaml), launched on 2 CPU processes, bf16 off."""
     output_dir = tmp_path / "run"
-    command = train_command(output_dir, "--do_train", "--max_steps", "4", "--save_strategy", "no", processes=2)
+    command = train_command(output_dir, "--do_train", "--max_steps", "4", "--save_strategy", "no", processes=2,
+                            accelerate_config="ddp.yaml")
     result = subprocess.run(command, env=command_env(), capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads((output_dir / "train_results.json").read_text())["train_runtime"] > 0

@@ -169,13 +169,18 @@ def train(output_dir, *flags):
     return training.run(*training.parse_args([*TINY, "--output_dir", str(output_dir), *map(str, flags)]))
 
 
-def train_command(output_dir, *flags, processes: int = 1) -> list[str]:
-    """scripts/train.py on the tiny recipe as a command line: one process, or `processes` under torchrun (on the
-    CPU they form a gloo group: training.parse_args defaults to use_cpu without an accelerator)."""
+def train_command(output_dir, *flags, processes: int = 1, accelerate_config: str | None = None) -> list[str]:
+    """scripts/train.py on the tiny recipe as a command line: one process, or `processes` under torchrun, or under
+    `accelerate launch` with one of configs/accelerate (on the CPU they form a gloo group: training.parse_args
+    defaults to use_cpu without an accelerator)."""
     import sys
 
     launcher = [sys.executable]
-    if processes > 1:
+    if accelerate_config:
+        launcher = [sys.executable, "-m", "accelerate.commands.launch", "--config_file",
+                    str(REPO / "configs" / "accelerate" / accelerate_config), "--num_processes", str(processes),
+                    "--mixed_precision", "no"]
+    elif processes > 1:
         launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes)]
     return [*launcher, str(SCRIPTS / "train.py"), *TINY, "--output_dir", str(output_dir), *map(str, flags)]
 

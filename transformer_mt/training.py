@@ -13,6 +13,7 @@ with `AutoModelForSeq2SeqLM`/`AutoTokenizer`, with `all_results.json` and the tr
 
 import dataclasses
 import itertools
+import logging
 import os
 import time
 import typing
@@ -44,6 +45,9 @@ from .modeling import TransformerMTForConditionalGeneration
 from .modeling.modeling_transformer_mt import seq2seq_loss
 from .tokenization import tokenizer_fingerprint, train_tokenizer
 from .tokenization.tokenization_transformer_mt import MIN_VOCAB_SIZE
+
+
+logger = logging.getLogger(__name__)
 
 
 DEFAULT_VOCAB_SIZE = 8000  # of a tokenizer trained for a new run
@@ -192,7 +196,18 @@ def argument_parser() -> HfArgumentParser:
     # Processes started together (torchrun, `accelerate launch --multi_gpu`) form a CPU (gloo) group only with
     # use_cpu; without it, on a machine with no accelerator, transformers lets each process train alone.
     parser.set_defaults(use_cpu=not torch.accelerator.is_available())
+    # On a GPU that has it, bf16 autocast by default: on CPUs here bf16 matmuls are slower than fp32 (README, Speed).
+    parser.set_defaults(bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported())
     return parser
+
+
+def check_launch(training_args: Seq2SeqTrainingArguments) -> None:
+    """Warn about a launch that will not do what it says: accelerate runs FSDP on accelerators only (its
+    AcceleratorState turns FSDP on for multi-GPU/NPU/XPU... process groups, never for a CPU group), so an FSDP
+    config on a machine without one trains plain data parallel, every process holding the whole model."""
+    if os.environ.get("ACCELERATE_USE_FSDP", "false").lower() == "true" and training_args.use_cpu:
+        logger.warning("The launch asks for FSDP, but accelerate shards models on accelerators only: on the CPU "
+                       "these processes train as plain data parallel (DDP), each with the whole model.")
 
 
 def parse_args(argv=None, defaults: dict | None = None):
@@ -325,6 +340,7 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     Everything is checked before anything is written: the output directory, the data and its splits, the
     checkpoint to resume from and the flags against it, the architecture flags.
     """
+    check_launch(training_args)
     if not data_args.data:
         raise ValueError("--data is required: a directory with train/validation/test .tsv/.csv/.jsonl files, or a "
                          "Hub dataset name.")
