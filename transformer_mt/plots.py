@@ -61,7 +61,7 @@ def plot_cross_attention(model, tokenizer, source: str, path: str, layer: int | 
         model.set_attn_implementation("eager")
         with torch.no_grad():
             generated = model.generate(**encoded, num_beams=1, do_sample=False,
-                                       max_new_tokens=length_budget(model, encoded["input_ids"].shape[1]))
+                                       max_length=length_budget(model, encoded["input_ids"].shape[1]) + 1)
             outputs = model(**encoded, decoder_input_ids=generated[:, :-1], output_attentions=True)
     finally:
         model.set_attn_implementation(implementation)

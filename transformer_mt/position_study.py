@@ -230,16 +230,17 @@ def plot_study(results: dict, path: str) -> None:
 
 
 def markdown_summary(results: dict) -> str:
-    """The README table: BLEU mean ± sd and length ratio per set, for every variant and position type."""
+    """The README table: BLEU and chrF mean ± sd and the length ratio per set, for every variant and position type."""
     columns = [(variant, position_type) for variant, by_type in results["summary"].items() for position_type in by_type]
     header = "| set | mean source tokens | " + " | ".join(
-        f"{t}{'' if v == 'plain' else ' ' + v}: BLEU (len. ratio)" for v, t in columns) + " |"
+        f"{t}{'' if v == 'plain' else ' ' + v}: BLEU / chrF (length ratio)" for v, t in columns) + " |"
     lines = [header, "|" + " --- |" * (2 + len(columns))]
     for name, described in sorted(results["sets"].items(), key=lambda item: item[1]["mean_source_tokens"]):
         cells = []
         for variant, position_type in columns:
             scores = results["summary"][variant][position_type][name]
-            cells.append(f"{scores['bleu']['mean']:.1f} ± {scores['bleu']['sd']:.1f} "
+            cells.append(f"{scores['bleu']['mean']:.1f} ± {scores['bleu']['sd']:.1f} / "
+                         f"{scores['chrf']['mean']:.1f} ± {scores['chrf']['sd']:.1f} "
                          f"({scores['length_ratio']['mean']:.2f})")
         lines.append(f"| {name} | {described['mean_source_tokens']:.0f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
