@@ -51,7 +51,7 @@ def test_a_long_input_is_translated_whole_or_named_in_a_warning(saved, caplog):
     from transformer_mt import translate
     from transformer_mt.pipelines import length_budget
 
-    path, model, tokenizer = saved
+    _, model, tokenizer = saved
     model.generation_config.max_length = 512  # what training saves now: the position table, not the targets' length
     long_text = " ".join(SENTENCES * 6)
     length = len(tokenizer(long_text)["input_ids"])

@@ -5,7 +5,7 @@ import math
 
 from transformer_mt import position_study
 
-from .utils import DATA
+from .utils import DATA, REPO
 
 
 def test_joined_inputs_join_sources_and_references_alike():
@@ -32,3 +32,12 @@ def test_the_quick_study_writes_finite_numbers_and_a_figure(tmp_path):
     assert all(run["untrained_rows"]["trained_positions"] <= 64 for run in learned)
     table = position_study.markdown_summary(results)
     assert table.count("\n") == len(results["sets"]) + 1 and "learned + joined pairs" in table
+
+
+def test_the_readme_table_is_the_shipped_studys_own():
+    """README's position-study rows are markdown_summary of docs/position_study.json, the run the figure shows."""
+    results = json.loads((REPO / "docs" / "position_study.json").read_text(encoding="utf-8"))
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    rows = position_study.markdown_summary(results).splitlines()[2:]
+    assert len(rows) == 7 and all(row in readme for row in rows)
+    assert results["seeds"] == [0, 1, 2] and results["recipe"]["max_steps"] == 2000

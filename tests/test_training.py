@@ -2,7 +2,6 @@
 
 import json
 import subprocess
-import sys
 
 import pytest
 import torch
@@ -11,7 +10,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 from transformer_mt import translate
 from transformer_mt.tokenization import tokenizer_fingerprint
 
-from .utils import DATA, REPO, SCRIPTS, command_env, saved_weights, train, train_command
+from .utils import command_env, saved_weights, train, train_command
 
 
 def run(output_dir, *flags):

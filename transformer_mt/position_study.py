@@ -13,12 +13,10 @@ well-known way to show a model longer inputs.
 """
 
 import json
-import os
 import shutil
 import statistics
 from pathlib import Path
 
-import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from .configuration import POSITION_EMBEDDING_TYPES
