@@ -151,7 +151,7 @@ def generation_speed(marian, ours, device, batch_size: int, new_tokens: int, rep
                 if repeat:  # the first round warms up
                     times[name].append(time.perf_counter() - start)
         tokens = batch_size * new_tokens
-        speed = {name: {"min_tokens_per_s": tokens / max(t), "best_tokens_per_s": tokens / min(t)}
+        speed = {name: {"worst_tokens_per_s": tokens / max(t), "best_tokens_per_s": tokens / min(t)}
                  for name, t in times.items()}
         results[task.replace("b32", f"b{batch_size}")] = {
             **speed, "same_tokens": torch.equal(outputs["MarianMT"], outputs["TransformerMT"]),

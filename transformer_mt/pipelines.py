@@ -52,7 +52,7 @@ class TranslationPipeline(Pipeline):
     def _forward(self, model_inputs, generate_kwargs=None):
         generate_kwargs = self._prepare_generate_kwargs(generate_kwargs or {})
         if "max_new_tokens" not in generate_kwargs and "max_length" not in generate_kwargs:
-            generate_kwargs["max_length"] = length_budget(self.model, model_inputs["input_ids"].shape[1]) + 1
+            generate_kwargs.update(length_settings(length_budget(self.model, model_inputs["input_ids"].shape[1])))
         return {"output_ids": self.model.generate(**model_inputs, **generate_kwargs)}
 
     def postprocess(self, model_outputs):
@@ -90,6 +90,13 @@ def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
     return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
+def length_settings(new_tokens: int) -> dict:
+    """generate() keywords for at most `new_tokens` new tokens of an encoder-decoder model: max_length (the decoder
+    start token + new tokens), not max_new_tokens, which next to a saved max_length makes transformers warn on
+    every call."""
+    return {"max_length": new_tokens + 1}
+
+
 def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
               max_new_tokens: int | None = None, numbers: list[int] | None = None) -> list[str]:
     """Translate `texts`, in batches of similar length (the order of `texts` is kept).
@@ -112,9 +119,7 @@ def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, 
         budget = max_new_tokens or length_budget(model, min(max(lengths[i] for i in indices), limit or 10**9))
         batch = tokenizer([texts[i] for i in indices], return_tensors="pt", padding=True,
                           truncation=limit is not None, max_length=limit).to(model.device)
-        # max_length (the decoder start token + new tokens), not max_new_tokens: that one, next to the saved
-        # max_length, makes transformers warn on every call
-        settings = {"max_length": budget + 1, **({"num_beams": num_beams} if num_beams is not None else {})}
+        settings = {**length_settings(budget), **({"num_beams": num_beams} if num_beams is not None else {})}
         with torch.inference_mode():
             ids = model.generate(**batch, **settings)
         eos = model.generation_config.eos_token_id

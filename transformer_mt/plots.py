@@ -8,7 +8,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
-from .pipelines import length_budget  # noqa: E402
+from .pipelines import length_budget, length_settings  # noqa: E402
 
 
 def plot_losses(log_history: list[dict], path: str, title: str = "") -> None:
@@ -61,7 +61,7 @@ def plot_cross_attention(model, tokenizer, source: str, path: str, layer: int | 
         model.set_attn_implementation("eager")
         with torch.no_grad():
             generated = model.generate(**encoded, num_beams=1, do_sample=False,
-                                       max_length=length_budget(model, encoded["input_ids"].shape[1]) + 1)
+                                       **length_settings(length_budget(model, encoded["input_ids"].shape[1])))
             outputs = model(**encoded, decoder_input_ids=generated[:, :-1], output_attentions=True)
     finally:
         model.set_attn_implementation(implementation)
