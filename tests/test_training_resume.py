@@ -28,8 +28,10 @@ def assert_same_weights(a, b):
         assert torch.equal(first[key], second[key]), key
 
 
-def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path):
-    steps = ["--do_train", "--max_steps", "300", "--save_steps", "40", *RECIPE]  # 25 steps an epoch: resumes mid-epoch
+@pytest.mark.parametrize("batches", [[], ["--max_tokens_per_batch", "192"]], ids=["pairs", "token-batches"])
+def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path, batches):
+    # 25 (pairs) or ~20 (token batches) steps an epoch: resumes mid-epoch
+    steps = ["--do_train", "--max_steps", "300", "--save_steps", "40", *RECIPE, *batches]
     # Every run in a subprocess of one thread: the same kernels in the same order, or floats would differ anyway.
     subprocess.run(train_command(tmp_path / "reference", *steps), env=command_env(), check=True,
                    capture_output=True, timeout=600)

@@ -8,6 +8,7 @@ matplotlib.use("Agg")  # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
+from .diagnostics import eager_attention  # noqa: E402
 from .pipelines import length_budget, length_settings  # noqa: E402
 
 
@@ -55,16 +56,11 @@ def plot_cross_attention(model, tokenizer, source: str, path: str, layer: int | 
     The weights come from the eager attention kernel (sdpa does not return them), selected for this call only.
     """
     encoded = tokenizer(source, return_tensors="pt").to(model.device)
-    implementation = model.config._attn_implementation
     model.eval()
-    try:
-        model.set_attn_implementation("eager")
-        with torch.no_grad():
-            generated = model.generate(**encoded, num_beams=1, do_sample=False,
-                                       **length_settings(length_budget(model, encoded["input_ids"].shape[1])))
-            outputs = model(**encoded, decoder_input_ids=generated[:, :-1], output_attentions=True)
-    finally:
-        model.set_attn_implementation(implementation)
+    with eager_attention(model), torch.no_grad():
+        generated = model.generate(**encoded, num_beams=1, do_sample=False,
+                                   **length_settings(length_budget(model, encoded["input_ids"].shape[1])))
+        outputs = model(**encoded, decoder_input_ids=generated[:, :-1], output_attentions=True)
     layers = range(len(outputs.cross_attentions)) if layer is None else [layer]
     panels = []
     for index in layers:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from torch.utils.data import Sampler
+from torch.utils.data import DataLoader, Sampler
 from transformers import (
     AutoConfig,
     AutoModelForSeq2SeqLM,
@@ -38,7 +38,9 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from .checkpoints import check_output_dir, check_tokenizer_matches, resolve_checkpoint
 from .configuration import TransformerMTConfig
+from .batching import TokenBatchSampler, padded
 from .data import load_parallel_data
+from .diagnostics import AlignmentProbe, probe_batch
 from .hub import push_to_hub
 from .metrics import load_translation_metric
 from .modeling import TransformerMTForConditionalGeneration
@@ -51,6 +53,7 @@ logger = logging.getLogger(__name__)
 
 
 DEFAULT_VOCAB_SIZE = 8000  # of a tokenizer trained for a new run
+PAD_TO_MULTIPLE_OF = 8  # batches are padded to a multiple of 8 tokens (tensor-core and vector friendly)
 
 
 @dataclass
@@ -67,6 +70,12 @@ class DataArguments:
     max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training pairs."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N validation pairs."})
     max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test pairs."})
+    max_tokens_per_batch: int | None = field(
+        default=None,
+        metadata={"help": "Training batches of as many pairs as fit in N padded source + target tokens (fairseq's "
+                          "--max-tokens) instead of --per_device_train_batch_size pairs; per process, per "
+                          "accumulation step."},
+    )
 
     def __post_init__(self):
         for name in ("max_source_length", "max_target_length", "max_train_samples", "max_eval_samples",
@@ -74,6 +83,12 @@ class DataArguments:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name} must be >= 1, got {value}.")
+        longest = padded(self.max_source_length, PAD_TO_MULTIPLE_OF) + padded(self.max_target_length, PAD_TO_MULTIPLE_OF)
+        if self.max_tokens_per_batch is not None and self.max_tokens_per_batch < longest:
+            raise ValueError(f"--max_tokens_per_batch must hold the longest pair, {longest} padded tokens "
+                             f"(--max_source_length {self.max_source_length} + --max_target_length "
+                             f"{self.max_target_length}, padded to multiples of {PAD_TO_MULTIPLE_OF}); got "
+                             f"{self.max_tokens_per_batch}.")
 
 
 @dataclass
@@ -96,6 +111,11 @@ class SetupArguments:
     max_train_minutes: float | None = field(
         default=None, metadata={"help": "Stop training after this many minutes (then evaluate and save as usual)."}
     )
+    probe_steps: int | None = field(
+        default=None, metadata={"help": "Every N steps, measure on 64 validation pairs whether the decoder reads its "
+                                        "source (loss gain over a shuffled source, cross-attention entropy, gradient "
+                                        "norms per block) into output_dir/probe.jsonl (transformer_mt.diagnostics)."}
+    )
 
     def __post_init__(self):
         if self.tokenizer_vocab_size is not None and self.tokenizer_vocab_size < MIN_VOCAB_SIZE:
@@ -103,6 +123,8 @@ class SetupArguments:
                              f"merge), got {self.tokenizer_vocab_size}.")
         if self.max_train_minutes is not None and not self.max_train_minutes > 0:
             raise ValueError(f"--max_train_minutes must be > 0, got {self.max_train_minutes}.")
+        if self.probe_steps is not None and self.probe_steps < 1:
+            raise ValueError(f"--probe_steps must be >= 1, got {self.probe_steps}.")
 
 
 # Every architecture field TransformerMTConfig declares is a command-line flag. Not: `vocab_size` and the special
@@ -152,10 +174,34 @@ class TransformerMTTrainer(Seq2SeqTrainer):
     kernel, about 3x faster on the main job's logits (~10% of a training step on 2 CPU cores).
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, max_tokens_per_batch: int | None = None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.max_tokens_per_batch = max_tokens_per_batch
         if self.args.label_smoothing_factor and self.compute_loss_func is None:
             self.compute_loss_func = self.label_smoothed_loss
+
+    @property
+    def data_seed(self) -> int:
+        return self.args.data_seed if self.args.data_seed is not None else self.args.seed
+
+    def get_train_dataloader(self):
+        """With `max_tokens_per_batch`, token-bounded batches (`TokenBatchSampler`) instead of a fixed pair count."""
+        if not self.max_tokens_per_batch:
+            return super().get_train_dataloader()
+        dataset = self._remove_unused_columns(self.train_dataset, description="Training")
+        sampler = TokenBatchSampler(
+            [len(ids) for ids in dataset["input_ids"]], [len(ids) for ids in dataset["labels"]],
+            self.max_tokens_per_batch, self.data_seed, pad_to_multiple_of=PAD_TO_MULTIPLE_OF,
+            num_processes=self.args.world_size, process_index=self.args.process_index)
+        loader = self.accelerator.prepare(DataLoader(
+            dataset, batch_sampler=sampler, collate_fn=self.data_collator,
+            num_workers=self.args.dataloader_num_workers, pin_memory=self.args.dataloader_pin_memory))
+        # The sampler already deals batches to processes; accelerate's shard wrapper (several processes) must pass
+        # them through rather than deal them again (transformers does the same for its BatchRebalanceSampler).
+        shard = getattr(loader, "batch_sampler", None)
+        if shard is not None and getattr(shard, "batch_sampler", None) is sampler:
+            shard.num_processes, shard.process_index = 1, 0
+        return loader
 
     def label_smoothed_loss(self, outputs, labels, num_items_in_batch=None):
         return seq2seq_loss(outputs["logits"], labels, num_items_in_batch, self.args.label_smoothing_factor)
@@ -169,7 +215,7 @@ class TransformerMTTrainer(Seq2SeqTrainer):
     def _get_train_sampler(self, train_dataset=None):
         sampler = super()._get_train_sampler(train_dataset)
         if isinstance(sampler, LengthGroupedSampler):
-            return EpochSeededSampler(sampler, self.args.data_seed if self.args.data_seed is not None else self.args.seed)
+            return EpochSeededSampler(sampler, self.data_seed)
         return sampler
 
 
@@ -382,16 +428,21 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     # --push_to_hub happens once, at the end, through our own push (remote code and model card included), so the
     # Trainer must not push checkpoints on its own.
     push, training_args.push_to_hub = training_args.push_to_hub, False
+    collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100,
+                                      pad_to_multiple_of=PAD_TO_MULTIPLE_OF)
     callbacks = [TimeBudgetCallback(setup.max_train_minutes)] if setup.max_train_minutes else []
+    if setup.probe_steps and "validation" in tokenized:
+        callbacks.append(AlignmentProbe(probe_batch(tokenized["validation"], collator), every=setup.probe_steps))
     trainer = TransformerMTTrainer(
         model=model,
         args=training_args,
         train_dataset=tokenized.get("train"),
         eval_dataset=tokenized.get("validation"),
-        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, pad_to_multiple_of=8),
+        data_collator=collator,
         processing_class=tokenizer,
         compute_metrics=make_compute_metrics(tokenizer) if training_args.predict_with_generate else None,
         callbacks=callbacks,
+        max_tokens_per_batch=data_args.max_tokens_per_batch,
     )
     if training_args.do_train:
         result = trainer.train(resume_from_checkpoint=checkpoint)

@@ -1,0 +1,118 @@
+"""Checkpoint averaging: the element-wise mean of the weights of a run's last checkpoints (fairseq's
+average_checkpoints.py, Marian's exponential smoothing done after the fact), usually worth a few tenths of BLEU
+over the last checkpoint alone.
+
+The averaged model is written as a saved model directory: the mean weights, and the newest checkpoint's config,
+generation config and tokenizer, so that `from_pretrained` loads it like the run's own output.
+"""
+
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from .checkpoints import check_output_dir, checkpoint_problems
+
+
+logger = logging.getLogger(__name__)
+
+# What a checkpoint holds for resuming training, not for the model: never copied into the averaged directory.
+TRAINER_FILES = {"optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "scaler.pt"}
+# Config fields that may differ between checkpoints of one run (a resumed run may change its regularisation).
+MAY_DIFFER = {"transformers_version", "dropout", "attention_dropout", "activation_dropout"}
+
+
+def run_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
+    """The run's `checkpoint-N` directories, oldest first."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"{str(run_dir)!r} is not a directory (expected a training run's output_dir).")
+    found = [path for path in run_dir.iterdir()
+             if path.name.startswith("checkpoint-") and path.name.removeprefix("checkpoint-").isdigit()]
+    return sorted(found, key=lambda path: int(path.name.removeprefix("checkpoint-")))
+
+
+def last_complete(run_dir: str | os.PathLike, count: int) -> list[Path]:
+    """The `count` newest complete checkpoints of a run (incomplete ones skipped with a warning naming them)."""
+    if count < 1:
+        raise ValueError(f"--last must be >= 1, got {count}.")
+    chosen = []
+    for path in reversed(run_checkpoints(run_dir)):
+        problems = checkpoint_problems(path)
+        if problems:
+            logger.warning(f"Skipping the incomplete checkpoint {path}: {'; '.join(problems)}")
+            continue
+        chosen.append(path)
+        if len(chosen) == count:
+            return chosen[::-1]
+    raise ValueError(f"--last {count}: {run_dir} holds only {len(chosen)} complete checkpoint(s)"
+                     + (f" ({', '.join(path.name for path in chosen[::-1])})" if chosen else "")
+                     + "; keep more with --save_total_limit, or average fewer.")
+
+
+def _model_config(checkpoint: Path) -> dict:
+    with open(checkpoint / "config.json", encoding="utf-8") as f:
+        config = json.load(f)
+    return {key: value for key, value in config.items() if key not in MAY_DIFFER}
+
+
+def check_compatible(checkpoints: list[Path]) -> None:
+    """Every checkpoint complete, of the same architecture and vocabulary as the first; else a ValueError that
+    names the checkpoint and what differs."""
+    problems = [problem for path in checkpoints for problem in checkpoint_problems(path)]
+    if problems:
+        raise ValueError("cannot average incomplete checkpoints: " + "; ".join(problems))
+    reference = _model_config(checkpoints[0])
+    for path in checkpoints[1:]:
+        config = _model_config(path)
+        differences = sorted(key for key in reference.keys() | config.keys() if reference.get(key) != config.get(key))
+        if differences:
+            what = ", ".join(f"{key}={config.get(key)!r} vs {reference.get(key)!r}" for key in differences)
+            kind = "tokenizer" if differences == ["tokenizer_fingerprint"] else "config"
+            raise ValueError(f"cannot average {path} with {checkpoints[0]}: their {kind} differs ({what}).")
+
+
+def average_weights(checkpoints: list[Path]) -> dict[str, torch.Tensor]:
+    """The element-wise mean of the checkpoints' model.safetensors, accumulated in float64, in their dtype."""
+    total, first = None, None
+    for path in checkpoints:
+        weights = load_file(path / "model.safetensors")
+        if total is None:
+            first = weights
+            total = {key: tensor.to(torch.float64) for key, tensor in weights.items()}
+            continue
+        if weights.keys() != total.keys():
+            raise ValueError(f"cannot average {path} with {checkpoints[0]}: they hold different tensors "
+                             f"({sorted(weights.keys() ^ total.keys())[:5]}).")
+        for key, tensor in weights.items():
+            total[key] += tensor.to(torch.float64)
+    return {key: (tensor / len(checkpoints)).to(first[key].dtype) for key, tensor in total.items()}
+
+
+def average_checkpoints(checkpoints: list[str | os.PathLike], output_dir: str | os.PathLike,
+                        overwrite: bool = False) -> Path:
+    """Average `checkpoints` into `output_dir`, a model directory with the newest checkpoint's config, generation
+    config and tokenizer; record which checkpoints went in (averaged_from.json). Returns `output_dir`."""
+    checkpoints = [Path(path) for path in checkpoints]
+    if not checkpoints:
+        raise ValueError("no checkpoints to average: name some, or give a run directory and --last N.")
+    check_compatible(checkpoints)
+    check_output_dir(output_dir, overwrite=overwrite, flag="--overwrite")
+    output = Path(output_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    newest = checkpoints[-1]
+    for path in newest.iterdir():
+        if path.is_file() and path.name not in TRAINER_FILES and path.name != "model.safetensors" \
+                and not path.name.startswith("rng_state"):
+            shutil.copy2(path, output / path.name)
+    save_file(average_weights(checkpoints), output / "model.safetensors", metadata={"format": "pt"})
+    (output / "averaged_from.json").write_text(
+        json.dumps({"checkpoints": [str(path) for path in checkpoints]}, indent=2), encoding="utf-8")
+    return output
+
+
+__all__ = ["average_checkpoints", "average_weights", "check_compatible", "last_complete", "run_checkpoints"]

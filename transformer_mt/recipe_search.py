@@ -1,0 +1,171 @@
+"""The recipe search: which training recipe learns to translate in every seed, at a fixed number of steps.
+
+Each candidate is a set of overrides of the study recipe (`position_study.RECIPE`, the main job's minus its time
+budget). Every (candidate, position type, seed) trains for the same number of optimizer steps with one shared
+tokenizer and one data order, logs the alignment probe (`diagnostics.AlignmentProbe`) as it goes, and is scored
+with greedy decoding on a fixed subset of the validation split (the test split is never looked at). One small JSON
+per run lands in `results_dir` as soon as the run ends, so a search cut short keeps every finished run, and a run
+killed mid-way resumes from its newest checkpoint.
+"""
+
+import json
+import platform
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+from .checkpoints import checkpoint_problems
+from .data import load_parallel_data
+from .diagnostics import read_probe
+from .metrics import load_translation_metric
+from .pipelines import translate
+from .position_study import RECIPE
+from .recipes import MAIN_JOB
+from .tokenization import train_tokenizer
+from .training import parse_args, run
+
+
+# name -> overrides of RECIPE. "baseline" is the recipe the main job shipped with before the search.
+CANDIDATES = {
+    "baseline": {},
+}
+VALIDATION_PAIRS = 400  # the fixed validation subset every run is scored on
+PROBE_STEPS = 100
+QUICK = dict(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+             encoder_ffn_dim=64, decoder_ffn_dim=64, max_train_samples=400, per_device_train_batch_size=16)
+
+
+def matmul_gflops(size: int = 2048, threads: int = 2, repeats: int = 5) -> float:
+    """fp32 GFLOP/s of a size x size matmul on `threads` threads: the machine figure stated beside wall times."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        a, b = torch.randn(size, size), torch.randn(size, size)
+        a @ b
+        start = time.perf_counter()
+        for _ in range(repeats):
+            a @ b
+        return 2 * size**3 * repeats / (time.perf_counter() - start) / 1e9
+    finally:
+        torch.set_num_threads(previous)
+
+
+def shared_tokenizer(data_dir: str, output_dir: Path, vocab_size: int, max_train_samples: int | None = None) -> Path:
+    """One joint tokenizer trained once on the training split and reused by every run of a study."""
+    path = output_dir / "tokenizer"
+    if not (path / "tokenizer.json").is_file():
+        train = load_parallel_data(data_dir)["train"]
+        if max_train_samples:
+            train = train.select(range(min(max_train_samples, len(train))))
+        train_tokenizer(list(train["en"]) + list(train["de"]), vocab_size=vocab_size).save_pretrained(path)
+    return path
+
+
+def train_run(data_dir: str, tokenizer_dir: Path, output_dir: Path, overrides: dict, seed: int, steps: int,
+              save_steps: int = 500, probe_steps: int = PROBE_STEPS) -> dict:
+    """Train one run for `steps` steps (resuming its newest complete checkpoint if there is one); return
+    {minutes, steps, train_target_tokens} of this invocation's training."""
+    complete = [path for path in output_dir.glob("checkpoint-*") if not checkpoint_problems(path)]
+    defaults = {**RECIPE, **overrides, "data": data_dir, "output_dir": str(output_dir), "max_steps": steps,
+                "seed": seed, "tokenizer_name_or_path": None if complete else str(tokenizer_dir),
+                "overwrite_output_dir": not complete, "resume_from_checkpoint": "last" if complete else None,
+                "save_strategy": "steps", "save_steps": save_steps, "save_total_limit": 1,
+                "probe_steps": probe_steps, "do_eval": False}
+    start = time.monotonic()
+    trainer = run(*parse_args([], defaults=defaults))
+    return {"minutes": (time.monotonic() - start) / 60, "steps": trainer.state.global_step}
+
+
+def validation_subset(data_dir: str, size: int = VALIDATION_PAIRS) -> tuple[list[str], list[str]]:
+    validation = load_parallel_data(data_dir)["validation"]
+    validation = validation.select(range(min(size, len(validation))))
+    return list(validation["en"]), list(validation["de"])
+
+
+def score(model_dir: Path, sources: list[str], references: list[str], metric) -> dict:
+    """Greedy BLEU, chrF and length ratio on the validation subset."""
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    hypotheses = translate(model, tokenizer, sources, num_beams=1, batch_size=64)
+    result = metric.compute(predictions=hypotheses, references=references)
+    return {key: round(result[key], 3) for key in ("bleu", "chrf", "length_ratio")}
+
+
+def run_name(candidate: str, position_type: str, seed: int) -> str:
+    return f"{candidate}-{position_type}-seed{seed}"
+
+
+def run_search(data_dir: str, output_dir: str, results_dir: str, candidates: dict, seeds=(0, 1, 2),
+               position_types=("sinusoidal",), steps: int = 2000, quick: bool = False,
+               keep_models: bool = False) -> list[dict]:
+    """Train and score every (candidate, position type, seed) not already in `results_dir`; return all results."""
+    output, results_path = Path(output_dir), Path(results_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    results_path.mkdir(parents=True, exist_ok=True)
+    base = dict(QUICK) if quick else {}
+    tokenizer_dir = shared_tokenizer(data_dir, output, 400 if quick else MAIN_JOB["tokenizer_vocab_size"],
+                                     base.get("max_train_samples"))
+    sources, references = validation_subset(data_dir, 48 if quick else VALIDATION_PAIRS)
+    metric = load_translation_metric()
+    gflops = None
+    for seed in seeds:  # seed-major: a search cut short holds every candidate for the seeds it reached
+        for name, overrides in candidates.items():
+            for position_type in position_types:
+                result_file = results_path / f"{run_name(name, position_type, seed)}.json"
+                if result_file.is_file():
+                    continue
+                gflops = gflops or round(matmul_gflops(), 1)
+                model_dir = output / "runs" / run_name(name, position_type, seed)
+                settings = {**base, **overrides, "position_embedding_type": position_type}
+                timing = train_run(data_dir, tokenizer_dir, model_dir, settings, seed, steps,
+                                   probe_steps=max(1, steps // 20) if quick else PROBE_STEPS)
+                probe = read_probe(str(model_dir))
+                result = {
+                    "candidate": name, "overrides": overrides, "position_embedding_type": position_type,
+                    "seed": seed, "steps": timing["steps"], "validation_pairs": len(sources),
+                    "validation": score(model_dir, sources, references, metric),
+                    "train_minutes": round(timing["minutes"], 2), "matmul_gflops": gflops,
+                    "machine": platform.processor() or platform.machine(),
+                    "probe": [{key: row[key] for key in ("step", "loss", "source_gain", "cross_attention_entropy",
+                                                         "grad_norm", "embedding_rms")} for row in probe],
+                }
+                result_file.write_text(json.dumps(result, indent=1), encoding="utf-8")
+                if not keep_models:
+                    shutil.rmtree(model_dir)
+    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(results_path.glob("*.json"))]
+
+
+def summarise(results: list[dict]) -> dict:
+    """(candidate, position type) -> validation BLEU per seed, mean, sd, min, and the step where the source gain
+    first passed 0.5 nats (None: never), per seed."""
+    table = {}
+    for result in results:
+        row = table.setdefault((result["candidate"], result["position_embedding_type"]), {"seeds": {}, "aligned_at": {}})
+        row["seeds"][result["seed"]] = result["validation"]["bleu"]
+        row["aligned_at"][result["seed"]] = next(
+            (probe["step"] for probe in result["probe"] if probe["source_gain"] > 0.5), None)
+    for row in table.values():
+        values = list(row["seeds"].values())
+        row.update(mean=statistics.mean(values), min=min(values),
+                   sd=statistics.stdev(values) if len(values) > 1 else 0.0)
+    return table
+
+
+def markdown_table(results: list[dict]) -> str:
+    """The README's candidate x seed table: validation BLEU (greedy) per seed, mean ± sd, worst seed."""
+    table = summarise(results)
+    seeds = sorted({seed for row in table.values() for seed in row["seeds"]})
+    lines = ["| candidate | positions | " + " | ".join(f"seed {s}" for s in seeds) + " | mean ± sd | worst |",
+             "|" + " --- |" * (4 + len(seeds))]
+    for (candidate, position_type), row in table.items():
+        cells = [f"{row['seeds'][s]:.1f}" if s in row["seeds"] else "" for s in seeds]
+        lines.append(f"| {candidate} | {position_type} | " + " | ".join(cells)
+                     + f" | {row['mean']:.1f} ± {row['sd']:.1f} | {row['min']:.1f} |")
+    return "\n".join(lines)
+
+
+__all__ = ["CANDIDATES", "markdown_table", "matmul_gflops", "run_search", "summarise"]
