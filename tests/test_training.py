@@ -1,5 +1,6 @@
 """The training pipeline end to end on ~200 real pairs: loss, checkpoints, resume, saved model, accelerate."""
 
+import itertools
 import json
 import subprocess
 
@@ -145,3 +146,64 @@ def test_the_fused_label_smoothing_equals_transformers_label_smoother():
         (our_grad,) = torch.autograd.grad(ours, logits)
         torch.testing.assert_close(ours, theirs, rtol=1e-6, atol=1e-6)
         torch.testing.assert_close(our_grad, their_grad, rtol=1e-5, atol=1e-7)
+
+
+EARLY_STOPPING = ["--do_train", "--predict_with_generate", "--eval_strategy", "steps", "--eval_steps", "2",
+                  "--save_steps", "2", "--early_stopping_patience", "2", "--max_eval_samples", "8",
+                  "--generation_max_length", "6"]
+
+
+def evaluations(trainer) -> list[tuple[int, float]]:
+    """(step, validation BLEU) of the evaluations during training (not the --do_eval one after it)."""
+    during = itertools.takewhile(lambda entry: "train_runtime" not in entry, trainer.state.log_history)
+    return [(entry["step"], entry["eval_bleu"]) for entry in during if "eval_bleu" in entry]
+
+
+def test_early_stopping_stops_and_ends_with_the_best_checkpoint(tmp_path):
+    trainer = run(tmp_path / "run", *EARLY_STOPPING, "--max_steps", "40")
+    scores = evaluations(trainer)
+    best_step, best = max(scores, key=lambda score: (score[1], -score[0]))  # the first of the highest
+    # Stopped two evaluations after the last improvement, long before max_steps.
+    assert [step for step, _ in scores][-1] == best_step + 2 * 2 < 40
+    assert trainer.state.global_step == best_step + 4
+    assert trainer.state.best_model_checkpoint.endswith(f"checkpoint-{best_step}")
+    assert trainer.state.best_metric == best
+    # The saved model is the best checkpoint's, not the last step's.
+    best_weights = saved_weights(tmp_path / "run" / f"checkpoint-{best_step}")
+    last_weights = saved_weights(tmp_path / "run" / f"checkpoint-{trainer.state.global_step}")
+    final = saved_weights(tmp_path / "run")
+    assert all(torch.equal(final[key], best_weights[key]) for key in final)
+    assert any(not torch.equal(final[key], last_weights[key]) for key in final)
+
+
+def test_early_stopping_continues_its_count_when_resumed(tmp_path):
+    straight = run(tmp_path / "straight", *EARLY_STOPPING, "--max_steps", "40")
+    run(tmp_path / "resumed", *EARLY_STOPPING, "--max_steps", "2")  # one evaluation, then a new process resumes it
+    resumed = run(tmp_path / "resumed", *EARLY_STOPPING, "--max_steps", "40", "--resume_from_checkpoint", "last")
+    assert resumed.state.global_step == straight.state.global_step
+    assert resumed.state.best_model_checkpoint.rsplit("-", 1)[1] == straight.state.best_model_checkpoint.rsplit("-", 1)[1]
+
+
+def test_early_stopping_needs_evaluations_where_checkpoints_are_saved(tmp_path):
+    with pytest.raises(ValueError, match="--early_stopping_patience needs evaluations during training"):
+        run(tmp_path / "a", "--do_train", "--early_stopping_patience", "2", "--max_steps", "4")
+    with pytest.raises(ValueError, match="save_steps must be a multiple of eval_steps"):
+        run(tmp_path / "b", "--do_train", "--eval_strategy", "steps", "--eval_steps", "4", "--save_steps", "6",
+            "--early_stopping_patience", "2", "--max_steps", "4")
+
+
+def test_a_time_budget_with_the_best_checkpoint_evaluates_where_it_stops(tmp_path):
+    trainer = run(tmp_path / "run", *EARLY_STOPPING, "--eval_steps", "1000", "--save_steps", "1000",
+                  "--max_steps", "100000", "--max_train_minutes", "0.05")
+    scores = evaluations(trainer)
+    assert trainer.state.global_step < 100000
+    assert [step for step, _ in scores] == [trainer.state.global_step]  # evaluated (and saved) at the stop
+    assert trainer.state.best_model_checkpoint.endswith(f"checkpoint-{trainer.state.global_step}")
+
+
+def test_the_time_budget_progress_bar_counts_seconds_of_the_budget(tmp_path, capsys):
+    run(tmp_path / "run", "--do_train", "--max_steps", "100000", "--max_train_minutes", "0.03", "--save_strategy", "no",
+        "--disable_tqdm", "false")
+    bar = capsys.readouterr().err
+    assert "s of the time budget" in bar and "/2 s of the time budget" in bar, bar[-500:]
+    assert "100000" not in bar

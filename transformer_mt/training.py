@@ -22,11 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Sampler
+from tqdm.auto import tqdm
 from transformers import (
     AutoConfig,
     AutoModelForSeq2SeqLM,
     AutoTokenizer,
     DataCollatorForSeq2Seq,
+    EarlyStoppingCallback,
+    ProgressCallback,
     GenerationConfig,
     HfArgumentParser,
     Seq2SeqTrainer,
@@ -111,6 +114,16 @@ class SetupArguments:
     max_train_minutes: float | None = field(
         default=None, metadata={"help": "Stop training after this many minutes (then evaluate and save as usual)."}
     )
+    num_beams: int | None = field(
+        default=None, metadata={"help": "Beams of the saved model's generation config and of the test split's "
+                                        "translations (default: --generation_num_beams, else 4). Evaluations during "
+                                        "training use --generation_num_beams (default: the same)."}
+    )
+    early_stopping_patience: int | None = field(
+        default=None, metadata={"help": "Stop when the validation metric (--metric_for_best_model; default BLEU with "
+                                        "--predict_with_generate, else the loss) has not improved for N evaluations, "
+                                        "and end with the best checkpoint (turns on --load_best_model_at_end)."}
+    )
     probe_steps: int | None = field(
         default=None, metadata={"help": "Every N steps, measure on 64 validation pairs whether the decoder reads its "
                                         "source (loss gain over a shuffled source, cross-attention entropy, gradient "
@@ -123,8 +136,10 @@ class SetupArguments:
                              f"merge), got {self.tokenizer_vocab_size}.")
         if self.max_train_minutes is not None and not self.max_train_minutes > 0:
             raise ValueError(f"--max_train_minutes must be > 0, got {self.max_train_minutes}.")
-        if self.probe_steps is not None and self.probe_steps < 1:
-            raise ValueError(f"--probe_steps must be >= 1, got {self.probe_steps}.")
+        for name in ("num_beams", "early_stopping_patience", "probe_steps"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"--{name} must be >= 1, got {value}.")
 
 
 # Every architecture field TransformerMTConfig declares is a command-line flag. Not: `vocab_size` and the special
@@ -231,9 +246,33 @@ class TimeBudgetCallback(TrainerCallback):
 
     def on_step_end(self, args, state, control, **kwargs):
         # Only stop: the caller's --do_eval and save_model run once after train(); forcing them here did both twice.
+        # Keeping the best checkpoint, though, the steps since the last evaluation count only if evaluated now.
         if time.monotonic() - self.start > self.seconds:
             control.should_training_stop = True
+            if args.load_best_model_at_end:
+                control.should_evaluate = control.should_save = True
         return control
+
+
+class TimeBudgetProgressCallback(ProgressCallback):
+    """The training progress bar of a run with a time budget: seconds of the budget spent, with the step count
+    (the step bar would count toward `max_steps`, which the budget ends long before)."""
+
+    def __init__(self, minutes: float):
+        super().__init__()
+        self.seconds = 60 * minutes
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.start = time.monotonic()
+        if state.is_world_process_zero:
+            self.training_bar = tqdm(total=round(self.seconds), unit="s", dynamic_ncols=True,
+                                     bar_format="{l_bar}{bar}| {n:.0f}/{total} s of the time budget{postfix}")
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            elapsed = min(time.monotonic() - self.start, self.seconds)
+            self.training_bar.set_postfix_str(f"step {state.global_step}", refresh=False)
+            self.training_bar.update(elapsed - self.training_bar.n)
 
 
 def argument_parser() -> HfArgumentParser:
@@ -326,6 +365,28 @@ def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | 
     return TransformerMTForConditionalGeneration(config)
 
 
+def configure_best_checkpoint(setup: SetupArguments, training_args) -> list[TrainerCallback]:
+    """With --early_stopping_patience: keep the best checkpoint by the validation metric, load it at the end, and
+    stop after that many evaluations without improvement. Returns the callbacks to add (none without it)."""
+    if not setup.early_stopping_patience:
+        return []
+    if training_args.eval_strategy == "no":
+        raise ValueError("--early_stopping_patience needs evaluations during training: set --eval_strategy steps "
+                         "(with --eval_steps) or epoch.")
+    if training_args.save_strategy != training_args.eval_strategy or (
+            training_args.eval_strategy == "steps" and training_args.save_steps % training_args.eval_steps):
+        raise ValueError(f"--early_stopping_patience keeps the best checkpoint, so checkpoints must be saved where "
+                         f"evaluations happen: --save_strategy {training_args.save_strategy} --save_steps "
+                         f"{training_args.save_steps} against --eval_strategy {training_args.eval_strategy} "
+                         f"--eval_steps {training_args.eval_steps} (save_steps must be a multiple of eval_steps).")
+    training_args.load_best_model_at_end = True
+    if training_args.metric_for_best_model is None:
+        training_args.metric_for_best_model = "bleu" if training_args.predict_with_generate else "loss"
+    if training_args.greater_is_better is None:
+        training_args.greater_is_better = not training_args.metric_for_best_model.endswith("loss")
+    return [EarlyStoppingCallback(early_stopping_patience=setup.early_stopping_patience)]
+
+
 def check_splits(datasets, data_args: DataArguments, training_args) -> None:
     """Every split the run is asked to use exists in the data."""
     needs = {"train": training_args.do_train, "validation": training_args.do_eval, "test": training_args.do_predict}
@@ -413,14 +474,15 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     # Evaluation and the saved model decode alike: beam search (4 unless --generation_num_beams says otherwise).
     # Evaluation stops where its references were truncated; the saved model only at its position table, so that a
     # long input is never translated short (translate() bounds lengths relative to the input instead).
-    training_args.generation_num_beams = training_args.generation_num_beams or 4
+    num_beams = setup.num_beams or training_args.generation_num_beams or 4
+    training_args.generation_num_beams = training_args.generation_num_beams or num_beams
     training_args.generation_max_length = training_args.generation_max_length or data_args.max_target_length + 1
     model.generation_config = GenerationConfig(
         decoder_start_token_id=model.config.decoder_start_token_id,
         bos_token_id=model.config.bos_token_id,
         eos_token_id=model.config.eos_token_id,
         pad_token_id=model.config.pad_token_id,
-        num_beams=training_args.generation_num_beams,
+        num_beams=num_beams,
         max_length=model.config.max_position_embeddings,  # counts the decoder start token
     )
     tokenized = preprocess(datasets, tokenizer, data_args, training_args)
@@ -430,7 +492,9 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     push, training_args.push_to_hub = training_args.push_to_hub, False
     collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100,
                                       pad_to_multiple_of=PAD_TO_MULTIPLE_OF)
-    callbacks = [TimeBudgetCallback(setup.max_train_minutes)] if setup.max_train_minutes else []
+    callbacks = configure_best_checkpoint(setup, training_args)
+    if setup.max_train_minutes:
+        callbacks.append(TimeBudgetCallback(setup.max_train_minutes))
     if setup.probe_steps and "validation" in tokenized:
         callbacks.append(AlignmentProbe(probe_batch(tokenized["validation"], collator), every=setup.probe_steps))
     trainer = TransformerMTTrainer(
@@ -444,6 +508,9 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
         callbacks=callbacks,
         max_tokens_per_batch=data_args.max_tokens_per_batch,
     )
+    if setup.max_train_minutes and not training_args.disable_tqdm:
+        trainer.remove_callback(ProgressCallback)
+        trainer.add_callback(TimeBudgetProgressCallback(setup.max_train_minutes))
     if training_args.do_train:
         result = trainer.train(resume_from_checkpoint=checkpoint)
         trainer.save_model()  # model, tokenizer, generation config into output_dir
@@ -455,7 +522,7 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
         trainer.log_metrics("eval", metrics)
         trainer.save_metrics("eval", metrics)
     if training_args.do_predict:
-        prediction = trainer.predict(tokenized["test"], metric_key_prefix="test")
+        prediction = trainer.predict(tokenized["test"], metric_key_prefix="test", num_beams=num_beams)
         trainer.log_metrics("test", prediction.metrics)
         trainer.save_metrics("test", prediction.metrics)
         if trainer.is_world_process_zero() and training_args.predict_with_generate:
