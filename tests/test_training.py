@@ -207,3 +207,11 @@ def test_the_time_budget_progress_bar_counts_seconds_of_the_budget(tmp_path, cap
     bar = capsys.readouterr().err
     assert "s of the time budget" in bar and "/2 s of the time budget" in bar, bar[-500:]
     assert "100000" not in bar
+
+
+def test_real_target_tokens_per_second_counts_every_label_of_an_epoch_once(tmp_path):
+    trainer = run(tmp_path / "run", "--do_train", "--num_train_epochs", "1", "--save_strategy", "no")
+    metrics = json.loads((tmp_path / "run" / "train_results.json").read_text())
+    labels = sum(len(row["labels"]) for row in trainer.train_dataset)  # 200 pairs, each label ending in </s>
+    assert trainer.target_tokens_trained() == labels
+    assert metrics["train_target_tokens_per_second"] == pytest.approx(labels / metrics["train_runtime"], rel=1e-3)

@@ -192,8 +192,19 @@ class TransformerMTTrainer(Seq2SeqTrainer):
     def __init__(self, *args, max_tokens_per_batch: int | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.max_tokens_per_batch = max_tokens_per_batch
+        self.target_tokens_seen = 0
         if self.args.label_smoothing_factor and self.compute_loss_func is None:
             self.compute_loss_func = self.label_smoothed_loss
+
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        batch_samples, num_items_in_batch = super().get_batch_samples(epoch_iterator, num_batches, device)
+        for batch in batch_samples:  # real (non-pad) target tokens, kept as a tensor: no host sync per step
+            self.target_tokens_seen = self.target_tokens_seen + (batch["labels"] != -100).sum()
+        return batch_samples, num_items_in_batch
+
+    def target_tokens_trained(self) -> int:
+        """Real target tokens this trainer has trained on (all processes), since it was built."""
+        return int(self.accelerator.reduce(torch.as_tensor(self.target_tokens_seen, device=self.args.device), "sum"))
 
     @property
     def data_seed(self) -> int:
@@ -513,6 +524,8 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
         trainer.add_callback(TimeBudgetProgressCallback(setup.max_train_minutes))
     if training_args.do_train:
         result = trainer.train(resume_from_checkpoint=checkpoint)
+        result.metrics["train_target_tokens_per_second"] = round(
+            trainer.target_tokens_trained() / result.metrics["train_runtime"], 1)
         trainer.save_model()  # model, tokenizer, generation config into output_dir
         trainer.log_metrics("train", result.metrics)
         trainer.save_metrics("train", result.metrics)
