@@ -2,6 +2,7 @@
 
     python scripts/benchmark.py                          # both presets, every task, ~30 minutes on 2 cores
     python scripts/benchmark.py --presets main-job --repeats 6 --json benchmark.json
+    python scripts/benchmark.py --batching --max_tokens_per_batch 2048 4096   # sentence vs token batches
 
 Runs TransformerMT and MarianMTModel (converted with the package's own Marian bridge, so the weights are the same)
 interleaved A/B/B/A with warm-up and repeats, checks that they produce the same tokens and the same loss, and
@@ -14,7 +15,8 @@ import json
 
 import torch
 
-from transformer_mt.benchmark import GENERATION_TASKS, PRESETS, compare_with_marian, report
+from transformer_mt.benchmark import (GENERATION_TASKS, PRESETS, batching_report, compare_batching,
+                                      compare_with_marian, report)
 from transformer_mt.cli import command
 
 
@@ -30,13 +32,22 @@ def main(argv=None):
     parser.add_argument("--train_steps", type=int, default=30, help="Timed optimizer steps (a quarter for base).")
     parser.add_argument("--no_compiled", action="store_true", help="Leave out the compiled generation engines.")
     parser.add_argument("--no_training", action="store_true", help="Benchmark generation only.")
+    parser.add_argument("--batching", action="store_true",
+                        help="Instead: real target tokens/s of sentence batches against --max_tokens_per_batch.")
+    parser.add_argument("--max_tokens_per_batch", type=int, nargs="+", default=[2048, 4096],
+                        help="Token-batch sizes for --batching.")
     parser.add_argument("--json", help="Also write the results here.")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1, got {args.repeats}")
-    results = compare_with_marian(args.data, args.presets, args.tasks, args.repeats, args.threads, args.new_tokens,
-                                  args.train_steps, compiled=not args.no_compiled, training=not args.no_training)
-    print(report(results))
+    if args.batching:
+        results = compare_batching(args.data, args.max_tokens_per_batch, args.repeats, args.threads, args.train_steps)
+        print(batching_report(results))
+    else:
+        results = compare_with_marian(args.data, args.presets, args.tasks, args.repeats, args.threads,
+                                      args.new_tokens, args.train_steps, compiled=not args.no_compiled,
+                                      training=not args.no_training)
+        print(report(results))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=2)

@@ -44,8 +44,12 @@ def main(argv=None):
     print("\nExample translations (beam 4):")
     for source, target in summary["examples"].items():
         print(f"  {source}\n    -> {target}")
-    print(f"\nTest BLEU {summary['test_bleu']}, chrF {summary['test_chrf']} after {summary['train_steps']} steps, "
-          f"{summary['wall_minutes']} minutes in all. Model, tokenizer and plots in {args[-1].output_dir}/")
+    best = summary["best_checkpoint_step"]
+    print(f"\nTest BLEU {summary['test_bleu']}, chrF {summary['test_chrf']} (beam 4) after {summary['train_steps']} "
+          f"steps" + (f", the best by validation BLEU at step {best}" if best else "")
+          + f"; {summary['train_target_tokens_per_second']} real target tokens/s in training, "
+          f"{summary['wall_minutes']} minutes in all on a machine of {summary['matmul_gflops']} GFLOP/s "
+          f"(fp32 2048x2048 matmul, 2 threads). Model, tokenizer and plots in {args[-1].output_dir}/")
 
 
 if __name__ == "__main__":

@@ -45,3 +45,15 @@ def test_the_ctranslate2_comparison_runs_each_engine_apart(tmp_path):
     assert set(greedy) == {"generate()", "CTranslate2 float32", "CTranslate2 int8"}
     assert greedy["CTranslate2 float32"]["outputs equal to generate()"] == f"{len(SENTENCES)}/{len(SENTENCES)}"
     assert "| greedy | CTranslate2 int8 |" in benchmark.ctranslate2_report(results)
+
+
+def test_sentence_and_token_batches_are_compared_by_real_target_tokens():
+    results = benchmark.compare_batching(str(DATA), max_tokens=(256, 512), repeats=1, threads=1, train_steps=2,
+                                         preset="tiny")
+    engines = results["batching"]
+    assert list(engines) == ["48 pairs, length-grouped", "<= 256 padded tokens", "<= 512 padded tokens"]
+    assert all(engine["min"] > 0 for engine in engines.values())
+    # Real target tokens per step: a 512-token budget holds about twice a 256-token one.
+    assert 1.5 < engines["<= 512 padded tokens"]["target tokens per step"] / engines["<= 256 padded tokens"][
+        "target tokens per step"] < 2.5
+    assert "| training step | <= 512 padded tokens |" in benchmark.batching_report(results)

@@ -15,7 +15,6 @@ from .pipelines import translate
 from .plots import plot_cross_attention, plot_losses, plot_position_table
 from .training import run
 
-
 EXAMPLES = [
     "Click the Save button.",
     "Choose Format - Cells and click the Numbers tab.",
@@ -96,6 +95,26 @@ def main_job_recipe(cuda: bool | None = None) -> dict:
     return MAIN_JOB_GPU if cuda else MAIN_JOB
 
 
+def _step_of(checkpoint: str | None) -> int | None:
+    return int(checkpoint.rsplit("-", 1)[1]) if checkpoint else None
+
+
+def matmul_gflops(size: int = 2048, threads: int = 2, repeats: int = 5) -> float:
+    """fp32 GFLOP/s of a size x size matmul on `threads` threads: the machine's figure, stated beside wall times
+    (machines of one kind here differ 3x)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        a, b = torch.randn(size, size), torch.randn(size, size)
+        a @ b
+        start = time.perf_counter()
+        for _ in range(repeats):
+            a @ b
+        return 2 * size**3 * repeats / (time.perf_counter() - start) / 1e9
+    finally:
+        torch.set_num_threads(previous)
+
+
 def run_main_job(data_args, setup_args, model_args, training_args) -> dict:
     """Train and evaluate with the given (recipe) arguments, translate `EXAMPLES`, plot; return the summary."""
     start = time.monotonic()
@@ -109,14 +128,23 @@ def run_main_job(data_args, setup_args, model_args, training_args) -> dict:
     plot_position_table(model.get_encoder().embeddings.embed_positions, os.path.join(output_dir, "positions.png"),
                         num_positions=data_args.max_source_length)
     plot_cross_attention(model, tokenizer, EXAMPLES[1], os.path.join(output_dir, "attention.png"))
-    with open(os.path.join(output_dir, "test_results.json"), encoding="utf-8") as f:
-        test = json.load(f)
+    results = {}
+    for name in ("train", "eval", "test"):
+        path = os.path.join(output_dir, f"{name}_results.json")
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                results.update(json.load(f))
     summary = {
         "position_embedding_type": position_type,
-        "test_bleu": round(test["test_bleu"], 2),
-        "test_chrf": round(test["test_chrf"], 2),
+        "test_bleu": round(results["test_bleu"], 2),
+        "test_chrf": round(results["test_chrf"], 2),
+        "validation_bleu": round(results["eval_bleu"], 2) if "eval_bleu" in results else None,
         "train_steps": trainer.state.global_step,
+        "best_checkpoint_step": _step_of(trainer.state.best_model_checkpoint),
+        "train_target_tokens_per_second": results.get("train_target_tokens_per_second"),
         "wall_minutes": round(minutes, 1),
+        "matmul_gflops": round(matmul_gflops(), 1),
+        "seed": training_args.seed,
         "examples": dict(zip(EXAMPLES, translate(model, tokenizer, EXAMPLES))),
     }
     with open(os.path.join(output_dir, "summary.json"), "w", encoding="utf-8") as f:
