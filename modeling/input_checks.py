@@ -2,8 +2,8 @@
 
 Shapes and dtypes are Python attributes, checked on every eager call. Values (id ranges, whether labels hold a
 target) cost one reduction and one host read for all of them together, so they are checked once per sequence:
-not for the tokens generate() appends to a cache, and never while compiling (the callers skip these functions
-then, so that a compiled graph holds no host read and no data-dependent branch).
+not for the tokens generate() appends to a cache, and never while compiling (every check returns at once then,
+so that a compiled graph holds no host read and no data-dependent branch).
 """
 
 import torch
@@ -13,6 +13,7 @@ IGNORE_INDEX = -100  # labels that the loss skips (padding), as everywhere in tr
 
 
 def check_inputs(
+    *,
     prefix: str,
     vocab_size: int,
     type_vocab_size: int,
@@ -25,7 +26,10 @@ def check_inputs(
     past_length: int | torch.Tensor = 0,
     check_values: bool = True,
 ) -> None:
-    """Check one stack's inputs; `prefix` is "" for the encoder's arguments and "decoder_" for the decoder's."""
+    """Check one stack's inputs; `prefix` is "" for the encoder's arguments and "decoder_" for the decoder's.
+    Nothing is checked while compiling."""
+    if torch.compiler.is_compiling():
+        return
     if (input_ids is None) == (inputs_embeds is None):
         raise ValueError(f"Pass exactly one of `{prefix}input_ids` and `{prefix}inputs_embeds`.")
     if input_ids is not None:
@@ -69,8 +73,10 @@ def check_labels(labels: torch.Tensor, vocab_size: int, shift_needs: dict[str, i
     """Labels are ids in [0, vocab_size) or -100 (ignored), with at least one target to compute the loss on.
 
     `shift_needs` holds the config ids that building `decoder_input_ids` from the labels needs (empty when the
-    caller gave decoder inputs of its own).
+    caller gave decoder inputs of its own). Nothing is checked while compiling.
     """
+    if torch.compiler.is_compiling():
+        return
     _check_ids_tensor("labels", labels)
     if labels.dim() != 2:
         raise ValueError(f"`labels` must have shape (batch, length), got {tuple(labels.shape)}.")

@@ -86,7 +86,7 @@ def eager_attention_forward(
 class TransformerMTAttention(nn.Module):
     """Multi-head attention: self-attention, or cross-attention when `key_value_states` is given."""
 
-    def __init__(self, config: TransformerMTConfig, num_heads: int, is_causal: bool = False, layer_idx: int = 0):
+    def __init__(self, config: TransformerMTConfig, num_heads: int, *, is_causal: bool, layer_idx: int):
         super().__init__()
         self.config = config
         self.embed_dim = config.d_model
@@ -152,62 +152,64 @@ class TransformerMTAttention(nn.Module):
         return self.out_proj(attn_output), attn_weights
 
 
-class TransformerMTLayer(GradientCheckpointingLayer):
-    """What encoder and decoder layers share: self-attention and a feed-forward network, each in a residual block."""
+class TransformerMTEncoderLayer(GradientCheckpointingLayer):
+    """Bidirectional self-attention, then the feed-forward network, each in a residual block."""
 
-    def __init__(self, config: TransformerMTConfig, num_heads: int, ffn_dim: int, is_causal: bool, layer_idx: int):
+    def __init__(self, config: TransformerMTConfig, layer_idx: int = 0):
         super().__init__()
         self.normalize_before = config.normalize_before
         self.dropout = config.dropout
         self.activation_fn = ACT2FN[config.activation_function]
         self.activation_dropout = config.activation_dropout
-        self.self_attn = TransformerMTAttention(config, num_heads, is_causal=is_causal, layer_idx=layer_idx)
+        self.self_attn = TransformerMTAttention(config, config.encoder_attention_heads, is_causal=False,
+                                                layer_idx=layer_idx)
         self.self_attn_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-        self.fc1 = nn.Linear(config.d_model, ffn_dim)
-        self.fc2 = nn.Linear(ffn_dim, config.d_model)
+        self.fc1 = nn.Linear(config.d_model, config.encoder_ffn_dim)
+        self.fc2 = nn.Linear(config.encoder_ffn_dim, config.d_model)
         self.final_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-
-    def residual(self, hidden_states: torch.Tensor, layer_norm: nn.LayerNorm, sublayer, **kwargs) -> torch.Tensor:
-        """x + dropout(sublayer(x)), normalised after the sum (post-LN, the paper) or before the sublayer (pre-LN)."""
-        residual = hidden_states
-        if self.normalize_before:
-            hidden_states = layer_norm(hidden_states)
-        hidden_states = sublayer(hidden_states, **kwargs)
-        if isinstance(hidden_states, tuple):  # attention returns (output, weights)
-            hidden_states = hidden_states[0]
-        hidden_states = residual + nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
-        if not self.normalize_before:
-            hidden_states = layer_norm(hidden_states)
-        return hidden_states
-
-    def feed_forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        hidden_states = self.activation_fn(self.fc1(hidden_states))
-        hidden_states = nn.functional.dropout(hidden_states, p=self.activation_dropout, training=self.training)
-        return self.fc2(hidden_states)
-
-
-class TransformerMTEncoderLayer(TransformerMTLayer):
-    """Bidirectional self-attention, then the feed-forward network."""
-
-    def __init__(self, config: TransformerMTConfig, layer_idx: int = 0):
-        super().__init__(config, config.encoder_attention_heads, config.encoder_ffn_dim, False, layer_idx)
 
     def forward(
         self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None, **kwargs: Unpack[TransformersKwargs]
     ) -> torch.Tensor:
-        hidden_states = self.residual(
-            hidden_states, self.self_attn_layer_norm, self.self_attn, attention_mask=attention_mask, **kwargs
-        )
-        return self.residual(hidden_states, self.final_layer_norm, self.feed_forward)
+        # Each block: x + dropout(sublayer(x)), normalised after the sum (post-LN, the paper) or before the sublayer.
+        residual = hidden_states
+        if self.normalize_before:
+            hidden_states = self.self_attn_layer_norm(hidden_states)
+        hidden_states, _ = self.self_attn(hidden_states, attention_mask=attention_mask, **kwargs)
+        hidden_states = residual + nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+        if not self.normalize_before:
+            hidden_states = self.self_attn_layer_norm(hidden_states)
+
+        residual = hidden_states
+        if self.normalize_before:
+            hidden_states = self.final_layer_norm(hidden_states)
+        hidden_states = self.activation_fn(self.fc1(hidden_states))
+        hidden_states = nn.functional.dropout(hidden_states, p=self.activation_dropout, training=self.training)
+        hidden_states = self.fc2(hidden_states)
+        hidden_states = residual + nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+        if not self.normalize_before:
+            hidden_states = self.final_layer_norm(hidden_states)
+        return hidden_states
 
 
-class TransformerMTDecoderLayer(TransformerMTLayer):
+class TransformerMTDecoderLayer(GradientCheckpointingLayer):
     """Causal self-attention, cross-attention over the encoder output, then the feed-forward network."""
 
     def __init__(self, config: TransformerMTConfig, layer_idx: int = 0):
-        super().__init__(config, config.decoder_attention_heads, config.decoder_ffn_dim, True, layer_idx)
-        self.encoder_attn = TransformerMTAttention(config, config.decoder_attention_heads, layer_idx=layer_idx)
+        super().__init__()
+        self.normalize_before = config.normalize_before
+        self.dropout = config.dropout
+        self.activation_fn = ACT2FN[config.activation_function]
+        self.activation_dropout = config.activation_dropout
+        self.self_attn = TransformerMTAttention(config, config.decoder_attention_heads, is_causal=True,
+                                                layer_idx=layer_idx)
+        self.self_attn_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.encoder_attn = TransformerMTAttention(config, config.decoder_attention_heads, is_causal=False,
+                                                   layer_idx=layer_idx)
         self.encoder_attn_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.fc1 = nn.Linear(config.d_model, config.decoder_ffn_dim)
+        self.fc2 = nn.Linear(config.decoder_ffn_dim, config.d_model)
+        self.final_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
 
     @deprecate_kwarg("past_key_values", "5.40.0", new_name="cache")
     def forward(
@@ -219,21 +221,34 @@ class TransformerMTDecoderLayer(TransformerMTLayer):
         cache: Cache | None = None,
         **kwargs: Unpack[TransformersKwargs],
     ) -> torch.Tensor:
-        hidden_states = self.residual(
-            hidden_states, self.self_attn_layer_norm, self.self_attn, attention_mask=attention_mask, cache=cache,
-            **kwargs,
-        )
+        residual = hidden_states
+        if self.normalize_before:
+            hidden_states = self.self_attn_layer_norm(hidden_states)
+        hidden_states, _ = self.self_attn(hidden_states, attention_mask=attention_mask, cache=cache, **kwargs)
+        hidden_states = residual + nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+        if not self.normalize_before:
+            hidden_states = self.self_attn_layer_norm(hidden_states)
+
         if encoder_hidden_states is not None:  # absent when the decoder serves alone, as a language model
-            hidden_states = self.residual(
-                hidden_states,
-                self.encoder_attn_layer_norm,
-                self.encoder_attn,
-                key_value_states=encoder_hidden_states,
-                attention_mask=encoder_attention_mask,
-                cache=cache,
-                **kwargs,
-            )
-        return self.residual(hidden_states, self.final_layer_norm, self.feed_forward)
+            residual = hidden_states
+            if self.normalize_before:
+                hidden_states = self.encoder_attn_layer_norm(hidden_states)
+            hidden_states, _ = self.encoder_attn(hidden_states, key_value_states=encoder_hidden_states,
+                                                 attention_mask=encoder_attention_mask, cache=cache, **kwargs)
+            hidden_states = residual + nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+            if not self.normalize_before:
+                hidden_states = self.encoder_attn_layer_norm(hidden_states)
+
+        residual = hidden_states
+        if self.normalize_before:
+            hidden_states = self.final_layer_norm(hidden_states)
+        hidden_states = self.activation_fn(self.fc1(hidden_states))
+        hidden_states = nn.functional.dropout(hidden_states, p=self.activation_dropout, training=self.training)
+        hidden_states = self.fc2(hidden_states)
+        hidden_states = residual + nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+        if not self.normalize_before:
+            hidden_states = self.final_layer_norm(hidden_states)
+        return hidden_states
 
 
 class TransformerMTPreTrainedModel(PreTrainedModel):
@@ -335,6 +350,8 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
 class _TransformerMTStack(TransformerMTPreTrainedModel):
     """What encoder and decoder share: the embedding block, N layers, and pre-LN's final LayerNorm."""
 
+    input_prefix: str  # how the stack's arguments are named at the model's entry: "" or "decoder_"
+
     def __init__(self, config: TransformerMTConfig, vocab_size: int, layers: list[nn.Module]):
         super().__init__(config)
         self.embeddings = TransformerMTEmbeddings(config, vocab_size)
@@ -349,6 +366,31 @@ class _TransformerMTStack(TransformerMTPreTrainedModel):
     def set_input_embeddings(self, value):
         self.embeddings.embed_tokens = value
 
+    def check_and_reserve(
+        self,
+        *,
+        input_ids: torch.Tensor | None,
+        inputs_embeds: torch.Tensor | None,
+        attention_mask: torch.Tensor | None,
+        token_type_ids: torch.Tensor | None,
+        position_ids: torch.Tensor | None,
+        past_length: int | torch.Tensor = 0,
+        cache: Cache | None = None,
+    ) -> None:
+        """The stack's input checks (`check_inputs`), then the position rows this call reads reserved. Nothing
+        runs while compiling: a compiled graph holds no host read."""
+        if torch.compiler.is_compiling():
+            return
+        # Token ids are checked when a sequence starts; those generation appends come from the model's logits.
+        starts = isinstance(past_length, int) and past_length == 0
+        check_inputs(prefix=self.input_prefix, vocab_size=self.embeddings.embed_tokens.num_embeddings,
+                     type_vocab_size=self.config.type_vocab_size,
+                     d_model=self.config.d_model, input_ids=input_ids, inputs_embeds=inputs_embeds,
+                     attention_mask=attention_mask, token_type_ids=token_type_ids, position_ids=position_ids,
+                     past_length=past_length, check_values=starts)
+        seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
+        self.embeddings.embed_positions.reserve(positions_needed(seq_length, position_ids, cache))
+
     def final_norm(self, hidden_states: torch.Tensor) -> torch.Tensor:
         return self.layer_norm(hidden_states) if self.layer_norm is not None else hidden_states
 
@@ -356,6 +398,7 @@ class _TransformerMTStack(TransformerMTPreTrainedModel):
 class TransformerMTEncoder(_TransformerMTStack):
     """`config.encoder_layers` bidirectional self-attention layers over the embedded source."""
 
+    input_prefix = ""
     _can_record_outputs = {
         "hidden_states": TransformerMTEncoderLayer,
         "attentions": TransformerMTAttention,
@@ -385,11 +428,8 @@ class TransformerMTEncoder(_TransformerMTStack):
                 row as if it were not padded).
             inputs_embeds: (B, S, d_model) token embeddings instead of `input_ids`.
         """
-        if not torch.compiler.is_compiling():
-            check_inputs("", self.config.vocab_size, self.config.type_vocab_size, self.config.d_model, input_ids,
-                         inputs_embeds, attention_mask, token_type_ids, position_ids)
-            seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
-            self.embeddings.embed_positions.reserve(positions_needed(seq_length, position_ids))
+        self.check_and_reserve(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=attention_mask,
+                               token_type_ids=token_type_ids, position_ids=position_ids)
         hidden_states = self.embeddings(input_ids, token_type_ids, inputs_embeds, position_ids)
         attention_mask = create_bidirectional_mask(
             config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask
@@ -402,6 +442,7 @@ class TransformerMTEncoder(_TransformerMTStack):
 class TransformerMTDecoder(_TransformerMTStack):
     """`config.decoder_layers` causal layers that also attend to the encoder output when there is one."""
 
+    input_prefix = "decoder_"
     _can_record_outputs = {
         "hidden_states": TransformerMTDecoderLayer,
         "attentions": OutputRecorder(TransformerMTAttention, index=1, layer_name="self_attn"),
@@ -448,13 +489,9 @@ class TransformerMTDecoder(_TransformerMTStack):
                 cache = DynamicCache(config=self.config)
         self_attn_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
         past_length = self_attn_cache.get_seq_length() if self_attn_cache is not None else 0
-        if not torch.compiler.is_compiling():
-            # Token ids are checked when a sequence starts; those generation appends come from the model's logits.
-            starts = isinstance(past_length, int) and past_length == 0
-            check_inputs("decoder_", self.config.decoder_vocab_size, self.config.type_vocab_size, self.config.d_model,
-                         input_ids, inputs_embeds, attention_mask, token_type_ids, position_ids, past_length, starts)
-            seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
-            self.embeddings.embed_positions.reserve(positions_needed(seq_length, position_ids, self_attn_cache))
+        self.check_and_reserve(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=attention_mask,
+                               token_type_ids=token_type_ids, position_ids=position_ids, past_length=past_length,
+                               cache=self_attn_cache)
 
         hidden_states = self.embeddings(input_ids, token_type_ids, inputs_embeds, position_ids, past_length)
         causal_mask = create_causal_mask(
@@ -625,10 +662,9 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         if labels is not None:
             use_cache = False
             shift = decoder_input_ids is None and decoder_inputs_embeds is None
-            if not torch.compiler.is_compiling():
-                needs = {"decoder_start_token_id": self.config.decoder_start_token_id,
-                         "pad_token_id": self.config.pad_token_id}
-                check_labels(labels, self.config.decoder_vocab_size, needs if shift else {})
+            needs = {"decoder_start_token_id": self.config.decoder_start_token_id,
+                     "pad_token_id": self.config.pad_token_id}
+            check_labels(labels, self.config.decoder_vocab_size, needs if shift else {})
             if shift:
                 decoder_input_ids = shift_tokens_right(
                     labels, self.config.pad_token_id, self.config.decoder_start_token_id
@@ -759,7 +795,7 @@ class TransformerMTForCausalLM(TransformerMTPreTrainedModel, GenerationMixin):
             logits_to_keep: compute logits for the last this many positions only (0: all).
             Everything else: see [`TransformerMTDecoder.forward`].
         """
-        if labels is not None and not torch.compiler.is_compiling():
+        if labels is not None:
             check_labels(labels, self.config.decoder_vocab_size, {})
         outputs = self.model.decoder(
             input_ids=input_ids,

@@ -294,4 +294,6 @@ def test_a_checkpoint_saved_by_release_0_1_0_loads_with_identical_logits(positio
     expected = load_file(directory / "expected.safetensors")
     logits = model(input_ids=expected["input_ids"], token_type_ids=expected["token_type_ids"],
                    decoder_input_ids=expected["decoder_input_ids"]).logits
-    torch.testing.assert_close(logits, expected["logits"], rtol=0, atol=0)
+    # Equal to float rounding: the fixture's logits were computed on another CPU, whose kernels may sum in another
+    # order (differences of ~6e-7 seen); a wrong or misnamed weight moves logits by orders of magnitude more.
+    torch.testing.assert_close(logits, expected["logits"], rtol=1e-5, atol=1e-5)
