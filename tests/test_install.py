@@ -70,7 +70,7 @@ def test_the_installed_main_job_asks_for_its_data_then_runs(installed, tmp_path)
 
     tiny = ["--max_train_samples", "200", "--max_eval_samples", "8", "--max_predict_samples", "8",
             "--tokenizer_vocab_size", "300", "--d_model", "32", "--encoder_ffn_dim", "64", "--decoder_ffn_dim", "64",
-            "--max_steps", "3", "--eval_strategy", "no", "--save_strategy", "no", "--report_to", "none",
+            "--max_steps", "3", "--eval_steps", "2", "--save_steps", "2", "--report_to", "none",
             "--per_device_eval_batch_size", "8", "--generation_max_length", "8", "--disable_tqdm", "true"]
     result = run(["transformer-mt-main-job", "--data", str(DATA), *tiny], env, tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
