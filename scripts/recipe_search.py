@@ -12,7 +12,7 @@ checkpoint in --output_dir. See `transformer_mt.recipe_search`.
 import argparse
 
 from transformer_mt.cli import command
-from transformer_mt.recipe_search import CANDIDATES, markdown_table, run_search
+from transformer_mt.recipe_search import CANDIDATES, markdown_table, plot_search, run_search
 
 
 @command
@@ -26,6 +26,7 @@ def main(argv=None):
     parser.add_argument("--position_types", nargs="+", choices=["sinusoidal", "learned"], default=["sinusoidal"])
     parser.add_argument("--steps", type=int, default=2000, help="Optimizer steps of every run.")
     parser.add_argument("--quick", action="store_true", help="A tiny model on 400 pairs; checks the pipeline.")
+    parser.add_argument("--figure", help="Also draw source gain and cross-attention entropy of every run here.")
     args = parser.parse_args(argv)
     if args.steps < 1:
         parser.error(f"--steps must be >= 1, got {args.steps}")
@@ -33,6 +34,9 @@ def main(argv=None):
                          {name: CANDIDATES[name] for name in args.candidates}, tuple(args.seeds),
                          tuple(args.position_types), args.steps, quick=args.quick)
     print(markdown_table(results))
+    if args.figure:
+        plot_search(results, args.figure)
+        print(f"\nFigure: {args.figure}")
 
 
 if __name__ == "__main__":

@@ -157,4 +157,31 @@ def markdown_table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["CANDIDATES", "markdown_table", "matmul_gflops", "run_search", "summarise"]
+def plot_search(results: list[dict], path: str) -> None:
+    """What separates a run that aligns from one that does not: source gain and cross-attention entropy (last
+    decoder layer) over training steps, a line per run, a colour per candidate; validation BLEU in the legend."""
+    from .plots import plt
+
+    fig, (gain_ax, entropy_ax) = plt.subplots(1, 2, figsize=(11, 4.2))
+    colours = {}
+    for result in sorted(results, key=lambda r: (r["candidate"], r["position_embedding_type"], r["seed"])):
+        key = (result["candidate"], result["position_embedding_type"])
+        colour = colours.setdefault(key, f"C{len(colours)}")
+        steps = [row["step"] for row in result["probe"]]
+        style = "-" if result["position_embedding_type"] == "sinusoidal" else "--"
+        label = f"{key[0]} {key[1]} seed {result['seed']}: BLEU {result['validation']['bleu']:.1f}"
+        gain_ax.plot(steps, [row["source_gain"] for row in result["probe"]], style, color=colour, label=label)
+        entropy_ax.plot(steps, [row["cross_attention_entropy"][-1] for row in result["probe"]], style, color=colour)
+    gain_ax.set_ylabel("source gain (nats/token): loss with a shuffled source - loss")
+    entropy_ax.set_ylabel("cross-attention entropy / log(source length)")
+    for ax in (gain_ax, entropy_ax):
+        ax.set_xlabel("optimizer step")
+        ax.grid(alpha=0.3)
+    gain_ax.legend(fontsize=6)
+    fig.suptitle("Does the decoder read its source? 64 validation pairs, every 100 steps")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+__all__ = ["CANDIDATES", "markdown_table", "plot_search", "run_search", "summarise"]

@@ -1,0 +1,45 @@
+"""The recipe search: one JSON per run, resumable, a table and a figure; the alignment probe it reads."""
+
+import json
+
+from transformer_mt import recipe_search
+from transformer_mt.diagnostics import read_probe
+from transformer_mt.scripts.recipe_search import main as search_main
+
+from .utils import DATA
+
+
+def test_a_quick_search_writes_a_result_per_run_and_skips_finished_runs(tmp_path, capsys):
+    argv = ["--data", str(DATA), "--output_dir", str(tmp_path / "out"), "--results_dir", str(tmp_path / "results"),
+            "--candidates", "baseline", "init-0.05", "--seeds", "0", "--steps", "6", "--quick",
+            "--figure", str(tmp_path / "search.png")]
+    search_main(argv)
+    table = capsys.readouterr().out
+    assert "| baseline | sinusoidal |" in table and "| init-0.05 | sinusoidal |" in table
+    results = {path.stem: json.loads(path.read_text()) for path in (tmp_path / "results").glob("*.json")}
+    assert set(results) == {"baseline-sinusoidal-seed0", "init-0.05-sinusoidal-seed0"}
+    for result in results.values():
+        assert result["steps"] == 6 and result["validation_pairs"] == 48
+        assert [row["step"] for row in result["probe"]] == [1, 2, 3, 4, 5, 6]
+        assert set(result["probe"][0]["grad_norm"]) == {"embeddings", "encoder", "decoder_self_attention",
+                                                         "cross_attention", "decoder_feed_forward"}
+        assert result["matmul_gflops"] > 0
+    assert results["init-0.05-sinusoidal-seed0"]["overrides"] == {"init_std": 0.05}
+    assert (tmp_path / "search.png").stat().st_size > 10_000
+    assert not (tmp_path / "out" / "runs").exists() or not any((tmp_path / "out" / "runs").iterdir())
+
+    before = {path.name: path.stat().st_mtime_ns for path in (tmp_path / "results").glob("*.json")}
+    search_main(argv)  # everything done: nothing trains again
+    assert {path.name: path.stat().st_mtime_ns for path in (tmp_path / "results").glob("*.json")} == before
+
+
+def test_a_run_cut_short_resumes_from_its_checkpoint_and_probes_each_step_once(tmp_path):
+    tokenizer = recipe_search.shared_tokenizer(str(DATA), tmp_path, 400, max_train_samples=400)
+    run_dir = tmp_path / "run"
+    overrides = dict(recipe_search.QUICK)
+    first = recipe_search.train_run(str(DATA), tokenizer, run_dir, overrides, 0, 4, save_steps=2, probe_steps=1)
+    assert first["steps"] == 4 and (run_dir / "checkpoint-4").is_dir()
+    (run_dir / "model.safetensors").unlink()  # as if killed after its last checkpoint
+    second = recipe_search.train_run(str(DATA), tokenizer, run_dir, overrides, 0, 6, save_steps=2, probe_steps=1)
+    assert second["steps"] == 6
+    assert [row["step"] for row in read_probe(str(run_dir))] == [1, 2, 3, 4, 5, 6]
