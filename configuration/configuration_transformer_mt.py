@@ -7,7 +7,9 @@ from transformers import PreTrainedConfig
 from transformers.activations import ACT2FN
 
 
-PositionEmbeddingType = Literal["sinusoidal", "learned"]
+# Absolute positions add a vector to each token embedding; relative ones act in self-attention only (ALiBi adds a
+# per-head linear bias to its scores, rotary rotates its queries and keys); cross-attention has no position term.
+PositionEmbeddingType = Literal["sinusoidal", "learned", "alibi", "rotary"]
 # "interleaved" is the paper's PE(pos, 2i) = sin, PE(pos, 2i+1) = cos; "concatenated" puts all sines first and
 # all cosines second, the layout Marian/Opus-MT checkpoints were trained with.
 SinusoidalLayout = Literal["interleaved", "concatenated"]
@@ -129,6 +131,15 @@ class TransformerMTConfig(PreTrainedConfig):
                 f"`d_model` must be even with position_embedding_type='sinusoidal' (sine/cosine pairs), got "
                 f"{self.d_model}."
             )
+        if self.position_embedding_type == "rotary":
+            for side in ("encoder", "decoder"):
+                head_dim = self.d_model // getattr(self, f"{side}_attention_heads")
+                if head_dim % 2:
+                    raise ValueError(f"position_embedding_type='rotary' rotates pairs of dimensions: the head size "
+                                     f"d_model / {side}_attention_heads must be even, got {head_dim}.")
+        if self.sinusoidal_layout != "interleaved" and self.position_embedding_type != "sinusoidal":
+            raise ValueError(f"`sinusoidal_layout` ({self.sinusoidal_layout!r}) applies to "
+                             f"position_embedding_type='sinusoidal' only, not {self.position_embedding_type!r}.")
         if self.share_encoder_decoder_embeddings and self.decoder_vocab_size != self.vocab_size:
             raise ValueError(
                 f"`decoder_vocab_size` ({self.decoder_vocab_size}) must equal `vocab_size` ({self.vocab_size}) when "

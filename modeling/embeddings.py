@@ -1,4 +1,5 @@
-"""The BERT-style embedding block of encoder and decoder: token (x sqrt(d)) + segment + position."""
+"""The BERT-style embedding block of encoder and decoder: token (x sqrt(d)) + segment + position (absolute
+strategies; relative ones act in self-attention)."""
 
 import math
 
@@ -13,9 +14,9 @@ class TokenEmbedding(nn.Embedding):
 
 
 class TransformerMTEmbeddings(nn.Module):
-    """token * scale + segment + position -> LayerNorm (optional) -> dropout."""
+    """token * scale + segment + absolute position -> LayerNorm (optional) -> dropout."""
 
-    def __init__(self, config, vocab_size: int):
+    def __init__(self, config, vocab_size: int, num_heads: int):
         super().__init__()
         # Each stack owns its table; the model ties them (and the output projection) through _tied_weights_keys.
         self.embed_tokens = TokenEmbedding(vocab_size, config.d_model, config.pad_token_id)
@@ -23,7 +24,8 @@ class TransformerMTEmbeddings(nn.Module):
         self.token_type_embeddings = (
             nn.Embedding(config.type_vocab_size, config.d_model) if config.type_vocab_size > 0 else None
         )
-        self.embed_positions = build_position_embedding(config)
+        # The stack's one position strategy: the vectors added here, or the term its self-attention applies.
+        self.embed_positions = build_position_embedding(config, num_heads)
         self.layernorm_embedding = (
             nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.layernorm_embedding else None
         )
@@ -35,15 +37,14 @@ class TransformerMTEmbeddings(nn.Module):
         token_type_ids: torch.LongTensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         position_ids: torch.LongTensor | None = None,
-        past_length: int | torch.Tensor = 0,
     ) -> torch.Tensor:
         """
         Args:
             input_ids: (B, T) token ids, or None when `inputs_embeds` is given.
             token_type_ids: (B, T) segment ids; absent means segment 0 everywhere.
             inputs_embeds: (B, T, d_model) unscaled token embeddings used instead of looking up `input_ids`.
-            position_ids: (B, T) or (T,) positions; default `past_length, past_length + 1, ...`.
-            past_length: tokens already in the cache (an int, or a 0-d tensor for a static cache).
+            position_ids: (B, T) or (T,) positions; the stacks pass them, with the cache offset when decoding
+                (default 0..T-1).
 
         The caller has reserved the positions (`embed_positions.reserve`); nothing here reads device values.
         """
@@ -57,9 +58,10 @@ class TransformerMTEmbeddings(nn.Module):
             else:
                 embeddings = embeddings + self.token_type_embeddings(token_type_ids)
 
-        if position_ids is None:
-            position_ids = torch.arange(embeddings.size(1), device=embeddings.device) + past_length
-        embeddings = embeddings + self.embed_positions(position_ids).to(embeddings.dtype)  # (T or B, T, d)
+        if self.embed_positions.absolute:
+            if position_ids is None:
+                position_ids = torch.arange(embeddings.size(1), device=embeddings.device)
+            embeddings = embeddings + self.embed_positions(position_ids).to(embeddings.dtype)  # (T or B, T, d)
 
         if self.layernorm_embedding is not None:
             embeddings = self.layernorm_embedding(embeddings)

@@ -33,7 +33,13 @@ from transformers.utils.output_capturing import OutputRecorder, capture_outputs
 from ..configuration.configuration_transformer_mt import TransformerMTConfig
 from .embeddings import TokenEmbedding, TransformerMTEmbeddings
 from .input_checks import IGNORE_INDEX, check_inputs, check_labels, positions_needed
-from .positional_embeddings import SinusoidalPositionalEmbedding
+from .positional_embeddings import (
+    AlibiPositionBias,
+    RotaryPositionEmbedding,
+    SinusoidalPositionalEmbedding,
+    alibi_slopes,
+    rotate,
+)
 
 
 def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
@@ -61,6 +67,24 @@ def seq2seq_loss(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch=
     if isinstance(num_items_in_batch, torch.Tensor):
         num_items_in_batch = num_items_in_batch.to(total.device)
     return total / num_items_in_batch
+
+
+def add_position_bias(mask: torch.Tensor | None, bias: torch.Tensor, causal: bool, dtype: torch.dtype) -> torch.Tensor:
+    """An additive (B, H, T, S) mask: masking_utils' mask (bool, additive, or None where sdpa needs none) plus a
+    position bias. A None causal mask means the queries are the last T keys and sdpa would have masked the later
+    keys itself (`is_causal`): that is done here instead."""
+    minimum = torch.finfo(dtype).min
+    bias = bias.to(dtype)
+    if mask is None:
+        if causal:
+            query_length, key_length = bias.shape[-2:]
+            later = torch.ones(query_length, key_length, dtype=torch.bool, device=bias.device).tril(
+                key_length - query_length).logical_not()
+            bias = bias.masked_fill(later, minimum)
+        return bias
+    if mask.dtype == torch.bool:
+        return bias.masked_fill(~mask, minimum)
+    return (mask.to(dtype) + bias).clamp(min=minimum)
 
 
 def eager_attention_forward(
@@ -108,11 +132,24 @@ class TransformerMTAttention(nn.Module):
         key_value_states: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         cache: Cache | None = None,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
         **kwargs: Unpack[TransformersKwargs],
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """
+        Args:
+            hidden_states: (B, T, d_model) the queries' side.
+            key_value_states: (B, S, d_model) the encoder output for cross-attention; None for self-attention.
+            attention_mask: (B, 1, T, S) from masking_utils (bool or additive), position bias included.
+            cache: the decoder's cache; new keys and values are appended, cross-attention's computed once.
+            rotary: (cos, sin) of the new tokens' positions, each (B or 1, 1, T, D): rotary positions rotate the
+                queries and the new keys (self-attention only).
+        Returns (B, T, d_model) outputs and (B, H, T, S) attention weights (eager) or None.
+        """
         is_cross_attention = key_value_states is not None
         input_shape = hidden_states.shape[:-1]  # (B, T)
         query = self.q_proj(hidden_states).view(*input_shape, -1, self.head_dim).transpose(1, 2)  # (B, H, T, D)
+        if rotary is not None:
+            query = rotate(query, *rotary)
 
         layer_cache = None
         if cache is not None:
@@ -130,6 +167,8 @@ class TransformerMTAttention(nn.Module):
             kv_shape = (*source.shape[:-1], -1, self.head_dim)
             key = self.k_proj(source).view(kv_shape).transpose(1, 2)  # (B, H, S, D)
             value = self.v_proj(source).view(kv_shape).transpose(1, 2)
+            if rotary is not None:
+                key = rotate(key, *rotary)  # cached rotated: each key keeps the position it was written at
             if layer_cache is not None:
                 key, value = layer_cache.update(key, value, self.layer_idx)
                 if is_cross_attention and isinstance(cache, EncoderDecoderCache):
@@ -169,13 +208,17 @@ class TransformerMTEncoderLayer(GradientCheckpointingLayer):
         self.final_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
 
     def forward(
-        self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None, **kwargs: Unpack[TransformersKwargs]
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
+        **kwargs: Unpack[TransformersKwargs],
     ) -> torch.Tensor:
         # Each block: x + dropout(sublayer(x)), normalised after the sum (post-LN, the paper) or before the sublayer.
         residual = hidden_states
         if self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
-        hidden_states, _ = self.self_attn(hidden_states, attention_mask=attention_mask, **kwargs)
+        hidden_states, _ = self.self_attn(hidden_states, attention_mask=attention_mask, rotary=rotary, **kwargs)
         hidden_states = residual + nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
         if not self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
@@ -219,12 +262,14 @@ class TransformerMTDecoderLayer(GradientCheckpointingLayer):
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
         cache: Cache | None = None,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
         **kwargs: Unpack[TransformersKwargs],
     ) -> torch.Tensor:
         residual = hidden_states
         if self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
-        hidden_states, _ = self.self_attn(hidden_states, attention_mask=attention_mask, cache=cache, **kwargs)
+        hidden_states, _ = self.self_attn(hidden_states, attention_mask=attention_mask, cache=cache, rotary=rotary,
+                                          **kwargs)
         hidden_states = residual + nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
         if not self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
@@ -268,6 +313,10 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
         super()._init_weights(module)
         if isinstance(module, SinusoidalPositionalEmbedding):
             init.copy_(module.sinusoids, module.build_table(module.sinusoids.size(0), dtype=module.sinusoids.dtype))
+        elif isinstance(module, AlibiPositionBias):
+            init.copy_(module.slopes, alibi_slopes(module.slopes.numel()))
+        elif isinstance(module, RotaryPositionEmbedding):
+            init.copy_(module.inv_freq, module.build_inv_freq())
         elif isinstance(module, TransformerMTForConditionalGeneration) and module.config.use_final_logits_bias:
             init.zeros_(module.final_logits_bias)
         elif isinstance(module, TokenEmbedding) and self.config.scale_embedding:
@@ -352,9 +401,9 @@ class _TransformerMTStack(TransformerMTPreTrainedModel):
 
     input_prefix: str  # how the stack's arguments are named at the model's entry: "" or "decoder_"
 
-    def __init__(self, config: TransformerMTConfig, vocab_size: int, layers: list[nn.Module]):
+    def __init__(self, config: TransformerMTConfig, vocab_size: int, num_heads: int, layers: list[nn.Module]):
         super().__init__(config)
-        self.embeddings = TransformerMTEmbeddings(config, vocab_size)
+        self.embeddings = TransformerMTEmbeddings(config, vocab_size, num_heads)
         self.layers = nn.ModuleList(layers)
         self.layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.normalize_before else None
         self.gradient_checkpointing = False
@@ -391,6 +440,28 @@ class _TransformerMTStack(TransformerMTPreTrainedModel):
         seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
         self.embeddings.embed_positions.reserve(positions_needed(seq_length, position_ids, cache))
 
+    def self_attention_positions(
+        self, position_ids: torch.Tensor, mask: torch.Tensor | None, key_length: int, past_length, causal: bool,
+        dtype: torch.dtype,
+    ) -> tuple[torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
+        """The self-attention mask with the strategy's position bias added (ALiBi), and the rotation of the new
+        tokens (rotary); the mask unchanged and None for absolute strategies. Computed once per forward.
+
+        Key positions are the queries' own when the keys are this call's tokens; keys in a cache are placed by
+        their index (the positions they were written at, for contiguous positions, left padding included).
+        """
+        positions = self.embeddings.embed_positions
+        query_length = position_ids.shape[-1]
+        if isinstance(past_length, int) and past_length == 0 and key_length == query_length:
+            key_positions = position_ids
+        else:
+            offset = position_ids[..., :1] - past_length  # (B, 1) or (1,)
+            key_positions = torch.arange(key_length, device=position_ids.device) + offset
+        bias = positions.attention_bias(position_ids, key_positions, causal=causal)
+        if bias is not None:
+            mask = add_position_bias(mask, bias, causal, dtype)
+        return mask, positions.rotation(position_ids)
+
     def final_norm(self, hidden_states: torch.Tensor) -> torch.Tensor:
         return self.layer_norm(hidden_states) if self.layer_norm is not None else hidden_states
 
@@ -406,7 +477,7 @@ class TransformerMTEncoder(_TransformerMTStack):
 
     def __init__(self, config: TransformerMTConfig):
         layers = [TransformerMTEncoderLayer(config, layer_idx=i) for i in range(config.encoder_layers)]
-        super().__init__(config, config.vocab_size, layers)
+        super().__init__(config, config.vocab_size, config.encoder_attention_heads, layers)
 
     @merge_with_config_defaults
     @capture_outputs
@@ -430,12 +501,17 @@ class TransformerMTEncoder(_TransformerMTStack):
         """
         self.check_and_reserve(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=attention_mask,
                                token_type_ids=token_type_ids, position_ids=position_ids)
+        seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
+        if position_ids is None:
+            position_ids = torch.arange(seq_length, device=self.device)
         hidden_states = self.embeddings(input_ids, token_type_ids, inputs_embeds, position_ids)
         attention_mask = create_bidirectional_mask(
             config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask
         )
+        attention_mask, rotary = self.self_attention_positions(position_ids, attention_mask, seq_length, 0,
+                                                               causal=False, dtype=hidden_states.dtype)
         for layer in self.layers:
-            hidden_states = layer(hidden_states, attention_mask, **kwargs)
+            hidden_states = layer(hidden_states, attention_mask, rotary, **kwargs)
         return BaseModelOutput(last_hidden_state=self.final_norm(hidden_states))
 
 
@@ -451,7 +527,7 @@ class TransformerMTDecoder(_TransformerMTStack):
 
     def __init__(self, config: TransformerMTConfig):
         layers = [TransformerMTDecoderLayer(config, layer_idx=i) for i in range(config.decoder_layers)]
-        super().__init__(config, config.decoder_vocab_size, layers)
+        super().__init__(config, config.decoder_vocab_size, config.decoder_attention_heads, layers)
 
     @merge_with_config_defaults
     @capture_outputs
@@ -493,10 +569,16 @@ class TransformerMTDecoder(_TransformerMTStack):
                                token_type_ids=token_type_ids, position_ids=position_ids, past_length=past_length,
                                cache=self_attn_cache)
 
-        hidden_states = self.embeddings(input_ids, token_type_ids, inputs_embeds, position_ids, past_length)
+        seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
+        if position_ids is None:
+            position_ids = torch.arange(seq_length, device=self.device) + past_length
+        hidden_states = self.embeddings(input_ids, token_type_ids, inputs_embeds, position_ids)
         causal_mask = create_causal_mask(
             config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask, cache=self_attn_cache
         )
+        key_length = self_attn_cache.get_mask_sizes(seq_length, 0)[0] if self_attn_cache is not None else seq_length
+        causal_mask, rotary = self.self_attention_positions(position_ids, causal_mask, key_length, past_length,
+                                                            causal=True, dtype=hidden_states.dtype)
         if encoder_hidden_states is not None:
             encoder_attention_mask = create_bidirectional_mask(
                 config=self.config,
@@ -511,6 +593,7 @@ class TransformerMTDecoder(_TransformerMTStack):
                 encoder_hidden_states,  # positional, so gradient checkpointing passes it through
                 encoder_attention_mask=encoder_attention_mask,
                 cache=cache,
+                rotary=rotary,
                 **kwargs,
             )
         return BaseModelOutputWithPastAndCrossAttentions(last_hidden_state=self.final_norm(hidden_states), cache=cache)

@@ -35,7 +35,12 @@ def test_unknown_kwargs_pass_through():
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        ({"position_embedding_type": "rotary"}, "`position_embedding_type` must be one of 'sinusoidal', 'learned'"),
+        ({"position_embedding_type": "t5"},
+         "`position_embedding_type` must be one of 'sinusoidal', 'learned', 'alibi', 'rotary'; got 't5'"),
+        ({"position_embedding_type": "rotary", "d_model": 36, "encoder_attention_heads": 6, "decoder_attention_heads": 12},
+         "the head size d_model / decoder_attention_heads must be even, got 3"),
+        ({"position_embedding_type": "alibi", "sinusoidal_layout": "concatenated"},
+         "`sinusoidal_layout` ('concatenated') applies to position_embedding_type='sinusoidal' only, not 'alibi'"),
         ({"sinusoidal_layout": "mixed"}, "`sinusoidal_layout` must be one of 'interleaved', 'concatenated'"),
         ({"activation_function": "swishy"}, "`activation_function` must be one of"),
         ({"d_model": 30, "encoder_attention_heads": 4}, "`d_model` (30) must be divisible by `encoder_attention_heads` (4)"),

@@ -5,13 +5,15 @@ import torch
 from transformer_mt.modeling.embeddings import TransformerMTEmbeddings
 from transformer_mt.modeling.positional_embeddings import sinusoid_table
 
-from .utils import tiny_config
+import pytest
+
+from .utils import ABSOLUTE_POSITION_TYPES, RELATIVE_POSITION_TYPES, tiny_config
 
 
 def make(**overrides):
     torch.manual_seed(0)
     config = tiny_config(dropout=0.0, **overrides)
-    return TransformerMTEmbeddings(config, config.vocab_size).eval(), config
+    return TransformerMTEmbeddings(config, config.vocab_size, config.encoder_attention_heads).eval(), config
 
 
 def test_recipe_token_times_scale_plus_segment_plus_position():
@@ -43,16 +45,26 @@ def test_type_vocab_size_zero_ignores_token_type_ids():
     torch.testing.assert_close(module(ids, torch.tensor([[0, 1, 5]])), module(ids), rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("position_type", ABSOLUTE_POSITION_TYPES)
 def test_positions_continue_from_the_cache_offset(position_type):
     module, _ = make(position_embedding_type=position_type)
     ids = torch.tensor([[5, 6, 7, 8, 9]])
     full = module(ids)
-    step = module(ids[:, 3:4], past_length=3)
+    step = module(ids[:, 3:4], position_ids=torch.arange(1) + 3)
     torch.testing.assert_close(step, full[:, 3:4], rtol=0, atol=0)
-    tensor_offset = module(ids[:, 3:4], past_length=torch.tensor(3))  # a static cache's length is a 0-d tensor
+    tensor_offset = module(ids[:, 3:4], position_ids=torch.arange(1) + torch.tensor(3))  # a static cache's offset
     torch.testing.assert_close(tensor_offset, full[:, 3:4], rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("position_type", RELATIVE_POSITION_TYPES)
+def test_relative_positions_add_nothing_to_the_embeddings(position_type):
+    module, config = make(position_embedding_type=position_type)
+    ids, segments = torch.tensor([[5, 6, 7]]), torch.tensor([[0, 1, 1]])
+    expected = module.embed_tokens(ids) * math.sqrt(config.d_model) + module.token_type_embeddings(segments)
+    torch.testing.assert_close(module(ids, segments, position_ids=torch.tensor([7, 8, 9])), expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("position_type", ABSOLUTE_POSITION_TYPES)
 def test_given_position_ids_replace_the_default_per_row(position_type):
     module, _ = make(position_embedding_type=position_type)
     ids = torch.tensor([[5, 6, 7, 8], [9, 5, 6, 7]])

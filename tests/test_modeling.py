@@ -284,6 +284,7 @@ def test_sinusoidal_model_runs_past_max_position_embeddings():
     assert torch.isfinite(logits).all() and logits.shape == (1, 130, 99)
 
 
+@pytest.mark.parametrize("position_type", ["sinusoidal", "learned"])  # the types release 0.1.0 had
 def test_a_checkpoint_saved_by_release_0_1_0_loads_with_identical_logits(position_type):
     """tests/fixtures/v0.1.0 was saved by the first release (before the layers and stacks were rewritten);
     module and parameter names are a contract with every checkpoint and converter."""

@@ -4,13 +4,17 @@ import pytest
 import torch
 
 from transformer_mt.modeling.positional_embeddings import (
+    AlibiPositionBias,
     LearnedPositionalEmbedding,
+    RotaryPositionEmbedding,
     SinusoidalPositionalEmbedding,
+    alibi_slopes,
     build_position_embedding,
+    rotate,
     sinusoid_table,
 )
 
-from .utils import tiny_config
+from .utils import ABSOLUTE_POSITION_TYPES, tiny_config
 
 
 def paper_formula(pos: int, dim: int, d_model: int) -> float:
@@ -57,15 +61,25 @@ def test_learned_positions_past_the_limit_raise_the_documented_error():
 
 
 def test_factory_picks_the_configured_strategy():
-    assert isinstance(build_position_embedding(tiny_config()), SinusoidalPositionalEmbedding)
-    learned = build_position_embedding(tiny_config(position_embedding_type="learned"))
+    assert isinstance(build_position_embedding(tiny_config(), 4), SinusoidalPositionalEmbedding)
+    learned = build_position_embedding(tiny_config(position_embedding_type="learned"), 4)
     assert isinstance(learned, LearnedPositionalEmbedding) and learned.weight.shape == (64, 32)
-    concatenated = build_position_embedding(tiny_config(sinusoidal_layout="concatenated"))
+    concatenated = build_position_embedding(tiny_config(sinusoidal_layout="concatenated"), 4)
     torch.testing.assert_close(concatenated.table(64), sinusoid_table(64, 32, "concatenated"), rtol=0, atol=0)
+    alibi = build_position_embedding(tiny_config(position_embedding_type="alibi"), 4)
+    assert isinstance(alibi, AlibiPositionBias) and alibi.slopes.shape == (4,)
+    rotary = build_position_embedding(tiny_config(position_embedding_type="rotary"), 4)
+    assert isinstance(rotary, RotaryPositionEmbedding) and rotary.head_dim == 8
+    for strategy in (alibi, rotary):
+        assert not strategy.absolute and strategy.max_positions is None and strategy(torch.arange(3)) is None
+    for strategy in (learned, concatenated):
+        assert strategy.absolute and strategy.attention_bias(torch.arange(3), torch.arange(3), True) is None
+        assert strategy.rotation(torch.arange(3)) is None
 
 
+@pytest.mark.parametrize("position_type", ABSOLUTE_POSITION_TYPES)
 def test_every_strategy_gives_its_table_through_one_method(position_type):
-    module = build_position_embedding(tiny_config(position_embedding_type=position_type))
+    module = build_position_embedding(tiny_config(position_embedding_type=position_type), 4)
     table = module.table(40)
     assert table.shape == (40, 32)
     torch.testing.assert_close(module(torch.arange(40)), table, rtol=0, atol=0)
@@ -77,3 +91,42 @@ def test_every_strategy_gives_its_table_through_one_method(position_type):
         assert module.max_positions == 64
         with pytest.raises(ValueError, match="max_position_embeddings=64"):
             module.table(65)
+
+
+def test_alibi_slopes_are_the_papers():
+    # Press et al. 2022: 2^(-8/n), 2^(-16/n), ... for n heads, n a power of two.
+    assert alibi_slopes(8).tolist() == [2 ** -(i + 1) for i in range(8)]
+    assert alibi_slopes(4).tolist() == [2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8]
+    # 6 heads: the 4-head slopes, then the odd ones of the 8-head sequence (their reference code).
+    assert alibi_slopes(6).tolist() == pytest.approx([2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8, 2 ** -1, 2 ** -3])
+
+
+def test_alibi_bias_is_minus_slope_times_distance():
+    module = AlibiPositionBias(2)
+    queries, keys = torch.tensor([0, 1, 2]), torch.tensor([0, 1, 2])
+    symmetric = module.attention_bias(queries, keys, causal=False)
+    assert symmetric.shape == (1, 2, 3, 3)
+    expected = -torch.tensor([0.0625, 0.00390625])[:, None, None] * (queries[:, None] - keys[None]).abs()
+    torch.testing.assert_close(symmetric[0], expected, rtol=0, atol=0)
+    causal = module.attention_bias(torch.tensor([[5, 6]]), torch.arange(7)[None], causal=True)  # two new tokens
+    assert causal.shape == (1, 2, 2, 7) and causal[0, 0, 1, 6] == 0 and causal[0, 0, 1, 0] == -0.0625 * 6
+
+
+def test_rotary_scores_depend_only_on_the_distance():
+    module = RotaryPositionEmbedding(8)
+    generator = torch.Generator().manual_seed(0)
+    query, key = torch.randn(1, 1, 1, 8, generator=generator), torch.randn(1, 1, 1, 8, generator=generator)
+
+    def score(query_position, key_position):
+        q = rotate(query, *module.rotation(torch.tensor([query_position])))
+        k = rotate(key, *module.rotation(torch.tensor([key_position])))
+        return float((q * k).sum())
+
+    assert score(5, 2) == pytest.approx(score(105, 102), abs=1e-4)
+    assert score(5, 2) != pytest.approx(score(5, 4), abs=1e-3)
+    assert score(0, 0) == pytest.approx(float((query * key).sum()), abs=1e-6)  # position 0: no rotation
+    # the half-split layout: dimension i pairs with i + D/2 at angle position x 10000^(-2i/D)
+    cos, sin = module.rotation(torch.tensor([3]))
+    assert cos.shape == (1, 1, 1, 8)
+    assert cos[0, 0, 0, 1].item() == pytest.approx(math.cos(3 * 10000 ** (-2 / 8)), abs=1e-6)
+    assert cos[0, 0, 0, 5].item() == pytest.approx(cos[0, 0, 0, 1].item())

@@ -16,6 +16,8 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data" / "en-de"
 SCRIPTS = REPO / "scripts"
 POSITION_TYPES = list(POSITION_EMBEDDING_TYPES)
+ABSOLUTE_POSITION_TYPES = ["sinusoidal", "learned"]  # add a vector to the embeddings (the others act in attention)
+RELATIVE_POSITION_TYPES = [name for name in POSITION_TYPES if name not in ABSOLUTE_POSITION_TYPES]
 
 
 def tiny_config(**overrides) -> TransformerMTConfig:
