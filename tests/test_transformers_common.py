@@ -19,7 +19,8 @@ import torch
 import transformers
 from transformers.models.auto import modeling_auto
 
-from transformer_mt import TransformerMTConfig, TransformerMTForConditionalGeneration, TransformerMTModel
+from transformer_mt import (POSITION_EMBEDDING_TYPES, TransformerMTConfig, TransformerMTForConditionalGeneration,
+                            TransformerMTModel)
 
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "transformer-mt"
@@ -76,8 +77,9 @@ class TransformerMTModelTester:
     """What ModelTesterMixin asks of a model's tester: a tiny config and inputs for it."""
 
     def __init__(self, parent, batch_size=3, seq_length=7, vocab_size=99, hidden_size=16, num_hidden_layers=2,
-                 num_attention_heads=4, intermediate_size=32, is_training=True):
+                 num_attention_heads=4, intermediate_size=32, is_training=True, position_embedding_type="sinusoidal"):
         self.parent = parent
+        self.position_embedding_type = position_embedding_type
         self.batch_size, self.seq_length, self.vocab_size = batch_size, seq_length, vocab_size
         self.hidden_size, self.num_hidden_layers = hidden_size, num_hidden_layers
         self.num_attention_heads, self.intermediate_size, self.is_training = num_attention_heads, intermediate_size, is_training
@@ -91,6 +93,7 @@ class TransformerMTModelTester:
             decoder_attention_heads=self.num_attention_heads, encoder_ffn_dim=self.intermediate_size,
             decoder_ffn_dim=self.intermediate_size, max_position_embeddings=64, pad_token_id=self.pad_token_id,
             bos_token_id=self.bos_token_id, eos_token_id=self.eos_token_id, decoder_start_token_id=self.bos_token_id,
+            position_embedding_type=self.position_embedding_type,
         )
         return TransformerMTConfig(**{**kwargs, **overrides})
 
@@ -160,12 +163,20 @@ class TransformerMTCommonTest(common.ModelTesterMixin, unittest.TestCase):
     test_torch_exportable = False  # the export mixin is not in the sdist either
     test_can_init_all_missing_weights_before_2023 = True  # the mixin dates models by a copyright line we lack
 
+    position_embedding_type = "sinusoidal"
+
     def setUp(self):
         torch.manual_seed(0)
-        self.model_tester = TransformerMTModelTester(self)
+        self.model_tester = TransformerMTModelTester(self, position_embedding_type=self.position_embedding_type)
 
 
 for _reason, _names in NOT_APPLICABLE.items():
     for _name in _names:
         assert hasattr(common.ModelTesterMixin, _name), _name  # a renamed test must be looked at again
         setattr(TransformerMTCommonTest, _name, None)  # not a test any more: unittest collects callables only
+
+
+# The whole suite once more for every other position type (learned, alibi, rotary).
+for _type in POSITION_EMBEDDING_TYPES[1:]:
+    _name = f"TransformerMT{_type.capitalize()}CommonTest"
+    globals()[_name] = type(_name, (TransformerMTCommonTest,), {"position_embedding_type": _type})

@@ -133,8 +133,10 @@ def run_main_job(data_args, setup_args, model_args, training_args) -> dict:
 
     plot_losses(trainer.state.log_history, os.path.join(output_dir, "loss.png"),
                 title=f"TransformerMT en-de, {position_type} positions")
-    plot_position_table(model.get_encoder().embeddings.embed_positions, os.path.join(output_dir, "positions.png"),
-                        num_positions=data_args.max_source_length)
+    positions = model.get_encoder().embeddings.embed_positions
+    if positions.absolute:  # relative positions (ALiBi, rotary) have no table to draw
+        plot_position_table(positions, os.path.join(output_dir, "positions.png"),
+                            num_positions=data_args.max_source_length)
     plot_cross_attention(model, tokenizer, EXAMPLES[1], os.path.join(output_dir, "attention.png"))
     results = {}
     for name in ("train", "eval", "test"):

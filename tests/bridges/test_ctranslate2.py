@@ -11,7 +11,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertM
 
 from transformer_mt import train_tokenizer
 
-from ..utils import REPO, tiny_model
+from ..utils import ABSOLUTE_POSITION_TYPES, RELATIVE_POSITION_TYPES, REPO, tiny_model
 
 
 ctranslate2 = pytest.importorskip(
@@ -94,6 +94,7 @@ def assert_same_decoding(model, tokenizer, exported, sentences=SENTENCES, num_be
     assert translate_tokens(exported, tokenizer, sentences, num_beams) == expected
 
 
+@pytest.mark.parametrize("position_type", ABSOLUTE_POSITION_TYPES)
 @pytest.mark.parametrize("normalize_before", [False, True], ids=["post-LN", "pre-LN"])
 def test_greedy_and_beam_decoding_match_generate(position_type, normalize_before, tokenizer, tmp_path):
     model = train_copy_model(tokenizer, position_embedding_type=position_type, normalize_before=normalize_before)
@@ -178,3 +179,13 @@ def test_non_empty_output_is_kept_unless_forced(tokenizer, tmp_path):
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / "model.bin").exists() and (tmp_path / "out" / "keep.txt").read_text() == "mine"
     ctranslate2.Translator(str(tmp_path / "out"))  # the forced export is complete and loadable
+
+
+@pytest.mark.parametrize("position_type", RELATIVE_POSITION_TYPES)
+def test_relative_positions_are_refused_by_name_before_anything_is_written(position_type, tokenizer, tmp_path):
+    model = tiny_model(position_embedding_type=position_type, vocab_size=len(tokenizer))
+    save(model, tokenizer, tmp_path / "model")
+    with pytest.raises(ValueError, match=rf"position_embedding_type='{position_type}' cannot be exported to "
+                                         r"CTranslate2: .*Sinusoidal and learned positions can\."):
+        export_ctranslate2(str(tmp_path / "model"), str(tmp_path / "ct2"))
+    assert not (tmp_path / "ct2").exists()

@@ -235,9 +235,21 @@ def _set_layer_norm(spec, layer_norm) -> None:
     spec.beta = layer_norm.bias
 
 
+# Relative position types, and why the export refuses them.
+NOT_EXPORTED_POSITIONS = {
+    "alibi": "CTranslate2 applies ALiBi in decoders only, and this model's encoder uses it too",
+    "rotary": "the export does not write rotary attention yet (CTranslate2's specs have rotary_dim, but token "
+              "identity with generate() has not been checked)",
+}
+
+
 def export_ctranslate2(model_dir: str, output_dir: str, quantization: str | None = None, force: bool = False) -> str:
     """Write the CTranslate2 model and tokenizer of the TransformerMT checkpoint in `model_dir`; return output_dir."""
-    read_config(model_dir, TransformerMTConfig.model_type, "TransformerMT")
+    config = read_config(model_dir, TransformerMTConfig.model_type, "TransformerMT")
+    position_type = config.get("position_embedding_type", "sinusoidal")
+    if position_type in NOT_EXPORTED_POSITIONS:
+        raise ValueError(f"position_embedding_type={position_type!r} cannot be exported to CTranslate2: "
+                         f"{NOT_EXPORTED_POSITIONS[position_type]}. Sinusoidal and learned positions can.")
     if quantization is not None and quantization not in ACCEPTED_MODEL_TYPES:
         raise ValueError(f"`quantization` must be one of {', '.join(ACCEPTED_MODEL_TYPES)}; got {quantization!r}.")
     check_output_dir(output_dir, force, flag="--force")
