@@ -278,10 +278,17 @@ def test_learned_positions_reject_too_long_input_at_the_boundary():
         model(input_ids=torch.full((1, 65), 5), decoder_input_ids=torch.full((1, 3), 5))
 
 
-def test_sinusoidal_model_runs_past_max_position_embeddings():
-    model = tiny_model()
-    logits = model(input_ids=torch.full((1, 3 * 64), 5), decoder_input_ids=torch.full((1, 130), 5)).logits
+@pytest.mark.parametrize("position_type", ["sinusoidal", "alibi", "rotary"])
+def test_models_without_a_table_run_three_times_past_max_position_embeddings(position_type):
+    model = tiny_model(position_embedding_type=position_type)
+    source = torch.randint(4, 99, (1, 3 * 64), generator=torch.Generator().manual_seed(0))
+    logits = model(input_ids=source, decoder_input_ids=torch.full((1, 130), 5)).logits
     assert torch.isfinite(logits).all() and logits.shape == (1, 130, 99)
+    # Cached decoding out there agrees with the full forward too.
+    generated = model.generate(source, max_new_tokens=3 * 64, min_new_tokens=3 * 64, do_sample=False,
+                               output_logits=True, return_dict_in_generate=True, max_length=None)
+    full = model(input_ids=source, decoder_input_ids=generated.sequences[:, :-1]).logits
+    torch.testing.assert_close(torch.stack(generated.logits, dim=1), full, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("position_type", ["sinusoidal", "learned"])  # the types release 0.1.0 had
