@@ -3,6 +3,7 @@
     python scripts/benchmark.py                          # both presets, every task, ~30 minutes on 2 cores
     python scripts/benchmark.py --presets main-job --repeats 6 --json benchmark.json
     python scripts/benchmark.py --batching --max_tokens_per_batch 2048 4096   # sentence vs token batches
+    python scripts/benchmark.py --positions --presets main-job                 # the four position types
 
 Runs TransformerMT and MarianMTModel (converted with the package's own Marian bridge, so the weights are the same)
 interleaved A/B/B/A with warm-up and repeats, checks that they produce the same tokens and the same loss, and
@@ -15,8 +16,8 @@ import json
 
 import torch
 
-from transformer_mt.benchmark import (GENERATION_TASKS, PRESETS, batching_report, compare_batching,
-                                      compare_with_marian, report)
+from transformer_mt.benchmark import (GENERATION_TASKS, PRESETS, batching_report, compare_batching, compare_positions,
+                                      compare_with_marian, positions_report, report)
 from transformer_mt.cli import command
 
 
@@ -36,11 +37,17 @@ def main(argv=None):
                         help="Instead: real target tokens/s of sentence batches against --max_tokens_per_batch.")
     parser.add_argument("--max_tokens_per_batch", type=int, nargs="+", default=[2048, 4096],
                         help="Token-batch sizes for --batching.")
+    parser.add_argument("--positions", action="store_true",
+                        help="Instead: generate() and training throughput of every position type (first preset).")
     parser.add_argument("--json", help="Also write the results here.")
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1, got {args.repeats}")
-    if args.batching:
+    if args.positions:
+        results = compare_positions(args.data, preset=args.presets[0], repeats=args.repeats, threads=args.threads,
+                                    new_tokens=args.new_tokens, train_steps=args.train_steps)
+        print(positions_report(results))
+    elif args.batching:
         results = compare_batching(args.data, args.max_tokens_per_batch, args.repeats, args.threads, args.train_steps)
         print(batching_report(results))
     else:

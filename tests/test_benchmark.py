@@ -57,3 +57,12 @@ def test_sentence_and_token_batches_are_compared_by_real_target_tokens():
     assert 1.5 < engines["<= 512 padded tokens"]["target tokens per step"] / engines["<= 256 padded tokens"][
         "target tokens per step"] < 2.5
     assert "| training step | <= 512 padded tokens |" in benchmark.batching_report(results)
+
+
+def test_the_position_types_are_compared_at_one_size():
+    results = benchmark.compare_positions(str(DATA), preset="tiny", repeats=1, threads=1, new_tokens=3,
+                                          batch_size=2, train_steps=2)
+    assert list(results["generation"]) == list(results["training"]) == ["sinusoidal", "learned", "alibi", "rotary"]
+    assert all(engine["min"] > 0 for engine in results["generation"].values())
+    report = benchmark.positions_report(results)
+    assert "| generate() greedy | rotary |" in report and "| training step | alibi |" in report
