@@ -105,7 +105,8 @@ class TransformerMTConfig(PreTrainedConfig):
 
     def _validate(self):
         """Raise ValueError naming the field, its value and what is allowed."""
-        for name in ("vocab_size", "decoder_vocab_size", "d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+        for name in ("vocab_size", "decoder_vocab_size", "d_model", "encoder_layers", "decoder_layers",
+                     "encoder_attention_heads",
                      "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "max_position_embeddings"):
             _check_int(name, getattr(self, name), minimum=1)
         _check_int("type_vocab_size", self.type_vocab_size, minimum=0)

@@ -57,7 +57,8 @@ def check_inputs(
                              f"got {attention_mask.dim()} dimensions: {tuple(attention_mask.shape)}.")
         expected = (shape[0], past_length + shape[1]) if isinstance(past_length, int) else None
         if attention_mask.dim() == 2 and expected is not None and tuple(attention_mask.shape) != expected:
-            raise ValueError(f"`{prefix}attention_mask` has shape {tuple(attention_mask.shape)} but must be {expected} "
+            raise ValueError(f"`{prefix}attention_mask` has shape {tuple(attention_mask.shape)} but must be "
+                             f"{expected} "
                              f"(batch, cached + new tokens) for `{prefix}input_ids` of shape {shape}.")
     if check_values:
         no_segments = "but this model has no segment table (type_vocab_size=0): pass no token_type_ids, or zeros"
@@ -88,7 +89,8 @@ def check_labels(labels: torch.Tensor, vocab_size: int, shift_needs: dict[str, i
     outside = targets & ((labels < 0) | (labels >= vocab_size))
     has_target, has_outside = torch.stack([targets.any(), outside.any()]).tolist()  # the one host read
     if has_outside:
-        raise ValueError(f"`labels` contains {labels[outside][0].item()}, outside [0, decoder_vocab_size={vocab_size}) "
+        raise ValueError(f"`labels` contains {labels[outside][0].item()}, outside [0, "
+                         f"decoder_vocab_size={vocab_size}) "
                          f"(use {IGNORE_INDEX} for positions the loss should skip).")
     if not has_target:
         raise ValueError(f"`labels` are all {IGNORE_INDEX}: there is no target token to compute the loss on.")

@@ -351,7 +351,9 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
         return {target: source for target, source in (self._tied_weights_keys or {}).items()
                 if not target.startswith("lm_head.")}
 
-    def resize_token_embeddings(self, new_num_tokens=None, pad_to_multiple_of=None, mean_resizing=True) -> nn.Embedding:
+    def resize_token_embeddings(
+        self, new_num_tokens=None, pad_to_multiple_of=None, mean_resizing=True
+    ) -> nn.Embedding:
         """Resize the source vocabulary. A shared vocabulary (the default) is every token table, the output
         projection and `final_logits_bias`; a separate target vocabulary is resized by
         `resize_decoder_token_embeddings`. The config's vocabulary sizes follow."""
@@ -841,7 +843,9 @@ class TransformerMTForCausalLM(TransformerMTPreTrainedModel, GenerationMixin):
     def set_input_embeddings(self, value):
         self.model.decoder.set_input_embeddings(value)
 
-    def resize_token_embeddings(self, new_num_tokens=None, pad_to_multiple_of=None, mean_resizing=True) -> nn.Embedding:
+    def resize_token_embeddings(
+        self, new_num_tokens=None, pad_to_multiple_of=None, mean_resizing=True
+    ) -> nn.Embedding:
         """Resize the decoder's vocabulary (its table and the output projection); the config follows."""
         vocab_size = self.config.vocab_size
         embeddings = PreTrainedModel.resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of, mean_resizing)

@@ -16,8 +16,16 @@ import json
 
 import torch
 
-from transformer_mt.benchmark import (GENERATION_TASKS, PRESETS, batching_report, compare_batching, compare_positions,
-                                      compare_with_marian, positions_report, report)
+from transformer_mt.benchmark import (
+    GENERATION_TASKS,
+    PRESETS,
+    batching_report,
+    compare_batching,
+    compare_positions,
+    compare_with_marian,
+    positions_report,
+    report,
+)
 from transformer_mt.cli import command
 
 

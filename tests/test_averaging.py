@@ -36,12 +36,14 @@ def test_the_average_is_the_mean_of_the_tensors_and_loads_like_the_run(run_dir, 
 
     model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "avg")
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "avg")
-    assert model.generation_config.num_beams == AutoModelForSeq2SeqLM.from_pretrained(run_dir).generation_config.num_beams
+    run_model = AutoModelForSeq2SeqLM.from_pretrained(run_dir)
+    assert model.generation_config.num_beams == run_model.generation_config.num_beams
     assert model.get_output_embeddings().weight is model.get_input_embeddings().weight  # still tied
     torch.testing.assert_close(model.get_input_embeddings().weight.detach(), averaged["model.shared.weight"])
     assert tokenizer.decode(tokenizer("Click the Save button.")["input_ids"], skip_special_tokens=True) \
         == "Click the Save button."
-    assert json.loads((tmp_path / "avg" / "averaged_from.json").read_text())["checkpoints"] == list(map(str, checkpoints))
+    recorded = json.loads((tmp_path / "avg" / "averaged_from.json").read_text())["checkpoints"]
+    assert recorded == list(map(str, checkpoints))
     assert not any((tmp_path / "avg" / name).exists() for name in ("optimizer.pt", "trainer_state.json"))
 
 
@@ -72,7 +74,8 @@ def test_incomplete_checkpoints_are_refused_when_named_and_skipped_with_last(run
     copy = tmp_path / "run"
     shutil.copytree(run_dir, copy)
     (copy / "checkpoint-12" / "optimizer.pt").unlink()
-    with pytest.raises(ValueError, match=r"cannot average incomplete checkpoints: .*checkpoint-12/optimizer.pt: missing"):
+    with pytest.raises(ValueError,
+                       match=r"cannot average incomplete checkpoints: .*checkpoint-12/optimizer.pt: missing"):
         average_checkpoints([copy / "checkpoint-8", copy / "checkpoint-12"], tmp_path / "out")
     assert [path.name for path in last_complete(copy, 2)] == ["checkpoint-4", "checkpoint-8"]
     assert "Skipping the incomplete checkpoint" in caplog.text and "checkpoint-12" in caplog.text

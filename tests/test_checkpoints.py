@@ -25,7 +25,8 @@ def test_an_intact_weights_file_has_no_problem_and_damage_is_named(model_dir):
     assert safetensors_problem(weights) is None
     data = weights.read_bytes()
     weights.write_bytes(data[:-1])
-    assert safetensors_problem(weights).startswith(f"{weights}: truncated: {len(data) - 1} bytes, but its tensors need")
+    assert safetensors_problem(weights).startswith(
+        f"{weights}: truncated: {len(data) - 1} bytes, but its tensors need")
     weights.write_bytes(b"\x01\x00")
     assert safetensors_problem(weights) == f"{weights}: truncated (2 bytes), not a safetensors file"
     weights.write_bytes(b"garbage!" * 4)

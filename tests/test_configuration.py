@@ -14,7 +14,8 @@ def test_defaults_are_the_papers_base_model():
     assert config.position_embedding_type == "sinusoidal" and config.sinusoidal_layout == "interleaved"
     assert config.scale_embedding and config.tie_word_embeddings and config.is_encoder_decoder
     assert not config.normalize_before and not config.layernorm_embedding
-    assert (config.pad_token_id, config.bos_token_id, config.eos_token_id, config.decoder_start_token_id) == (0, 1, 2, 1)
+    special = (config.pad_token_id, config.bos_token_id, config.eos_token_id, config.decoder_start_token_id)
+    assert special == (0, 1, 2, 1)
     # attribute_map aliases that generation and tooling read
     assert (config.hidden_size, config.num_attention_heads, config.num_hidden_layers) == (512, 8, 6)
 
@@ -37,14 +38,17 @@ def test_unknown_kwargs_pass_through():
     [
         ({"position_embedding_type": "t5"},
          "`position_embedding_type` must be one of 'sinusoidal', 'learned', 'alibi', 'rotary'; got 't5'"),
-        ({"position_embedding_type": "rotary", "d_model": 36, "encoder_attention_heads": 6, "decoder_attention_heads": 12},
+        ({"position_embedding_type": "rotary", "d_model": 36, "encoder_attention_heads": 6,
+          "decoder_attention_heads": 12},
          "the head size d_model / decoder_attention_heads must be even, got 3"),
         ({"position_embedding_type": "alibi", "sinusoidal_layout": "concatenated"},
          "`sinusoidal_layout` ('concatenated') applies to position_embedding_type='sinusoidal' only, not 'alibi'"),
         ({"sinusoidal_layout": "mixed"}, "`sinusoidal_layout` must be one of 'interleaved', 'concatenated'"),
         ({"activation_function": "swishy"}, "`activation_function` must be one of"),
-        ({"d_model": 30, "encoder_attention_heads": 4}, "`d_model` (30) must be divisible by `encoder_attention_heads` (4)"),
-        ({"d_model": 36, "decoder_attention_heads": 8}, "`d_model` (36) must be divisible by `decoder_attention_heads` (8)"),
+        ({"d_model": 30, "encoder_attention_heads": 4},
+         "`d_model` (30) must be divisible by `encoder_attention_heads` (4)"),
+        ({"d_model": 36, "decoder_attention_heads": 8},
+         "`d_model` (36) must be divisible by `decoder_attention_heads` (8)"),
         ({"d_model": 33, "encoder_attention_heads": 3, "decoder_attention_heads": 3}, "`d_model` must be even"),
         ({"vocab_size": 0}, "`vocab_size` must be an integer >= 1, got 0"),
         ({"d_model": -8}, "`d_model` must be an integer >= 1, got -8"),

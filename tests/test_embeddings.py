@@ -1,11 +1,10 @@
 import math
 
+import pytest
 import torch
 
 from transformer_mt.modeling.embeddings import TransformerMTEmbeddings
 from transformer_mt.modeling.positional_embeddings import sinusoid_table
-
-import pytest
 
 from .utils import ABSOLUTE_POSITION_TYPES, RELATIVE_POSITION_TYPES, tiny_config
 

@@ -152,7 +152,8 @@ def test_full_graph_compiled_generation_gives_the_same_tokens_as_eager(position_
 def test_a_static_cache_longer_than_the_learned_table_is_refused_up_front():
     model = tiny_model(position_embedding_type="learned")  # max_position_embeddings=64
     input_ids, attention_mask = batch(0)
-    with pytest.raises(ValueError, match=r"needs 69 positions .* a static cache counts its whole length.* max_position_embeddings=64"):
+    with pytest.raises(ValueError, match=r"needs 69 positions .* a static cache counts its whole length.* "
+                                         r"max_position_embeddings=64"):
         model.generate(input_ids, attention_mask=attention_mask, max_length=70, cache_implementation="static")
 
 

@@ -15,9 +15,8 @@ from transformer_mt import training
 from transformer_mt.hub import REMOTE_CODE, prepare_for_hub, remote_code_sources
 
 from .hub.server import local_hub
-from .utils import SCRIPTS, SENTENCES, TINY, save_tiny as save_tiny_model
-
-
+from .utils import SCRIPTS, SENTENCES, TINY
+from .utils import save_tiny as save_tiny_model
 
 
 # Loads a model directory or Hub repo with trust_remote_code in a process where transformer_mt cannot be imported,
@@ -109,7 +108,8 @@ def test_model_card_metadata_scores_and_snippet(tmp_path):
     compile(snippet, "snippet", "exec")
     assert f'from_pretrained("{repo_id}", trust_remote_code=True)' in snippet
     config = json.loads((tmp_path / "config.json").read_text())
-    assert config["auto_map"]["AutoModelForSeq2SeqLM"] == "modeling_transformer_mt.TransformerMTForConditionalGeneration"
+    assert config["auto_map"]["AutoModelForSeq2SeqLM"] == \
+        "modeling_transformer_mt.TransformerMTForConditionalGeneration"
     tokenizer_config = json.loads((tmp_path / "tokenizer_config.json").read_text())
     assert tokenizer_config["auto_map"]["AutoTokenizer"][1] == "tokenization_transformer_mt.TransformerMTTokenizerFast"
 

@@ -50,7 +50,8 @@ def test_the_wheel_installs_one_package_with_every_folder_inside_it(installed, t
     package = site / "transformer_mt"
     assert {p.name for p in package.iterdir() if p.is_dir()} >= {"modeling", "configuration", "tokenization",
                                                                 "scripts", "bridges"}
-    layout = {package / name.removeprefix("transformer_mt.").replace(".", "/") if name != "transformer_mt" else package:
+    layout = {package / name.removeprefix("transformer_mt.").replace(".", "/")
+              if name != "transformer_mt" else package:
               name for name in SOURCE_PACKAGES.values()}
     assert import_violations(layout) == []
 

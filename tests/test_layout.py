@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from .utils import REPO, SOURCE_PACKAGES, SCRIPTS, import_violations
+from .utils import REPO, SCRIPTS, SOURCE_PACKAGES, import_violations
 
 
 def source_tree(root=REPO):

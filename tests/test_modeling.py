@@ -34,7 +34,8 @@ def test_save_load_gives_bit_identical_logits_and_rebuilds_the_sinusoid(tmp_path
     torch.testing.assert_close(loaded(**inputs).logits, expected, rtol=0, atol=0)
     if position_type == "sinusoidal":
         for stack in (loaded.model.encoder, loaded.model.decoder):
-            torch.testing.assert_close(stack.embeddings.embed_positions.sinusoids, sinusoid_table(64, 32), rtol=0, atol=0)
+            torch.testing.assert_close(stack.embeddings.embed_positions.sinusoids, sinusoid_table(64, 32), rtol=0,
+                                       atol=0)
 
 
 def test_checkpoint_holds_no_derived_tensors(tmp_path):
@@ -227,7 +228,8 @@ def test_bfloat16_forward_is_close_to_float32():
         (lambda x: x.update(labels=torch.full_like(x["decoder_input_ids"], -5)), r"`labels` contains -5, outside"),
         (lambda x: x.update(labels=torch.full_like(x["decoder_input_ids"], -100)),
          r"`labels` are all -100: there is no target token"),
-        (lambda x: x.update(labels=x["decoder_input_ids"].float()), r"`labels` must hold integer ids .* torch.float32"),
+        (lambda x: x.update(labels=x["decoder_input_ids"].float()),
+         r"`labels` must hold integer ids .* torch.float32"),
         (lambda x: x.update(input_ids=x["input_ids"][:, :0], attention_mask=None, token_type_ids=None),
          r"`input_ids` is empty \(shape \(3, 0\)\): there is nothing to encode"),
         (lambda x: x.update(input_ids=x["input_ids"][:0], attention_mask=None, token_type_ids=None),

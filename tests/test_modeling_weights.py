@@ -164,7 +164,8 @@ def test_resizing_to_a_multiple_resizes_the_bias_to_the_padded_size():
     assert model.config.vocab_size == model.config.decoder_vocab_size == 104
     assert model.final_logits_bias.shape == (1, 104)
     input_ids, attention_mask = generate_inputs()
-    assert model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=input_ids).logits.shape[-1] == 104
+    logits = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=input_ids).logits
+    assert logits.shape[-1] == 104
 
 
 def test_the_decoder_vocabulary_alone_is_resized_only_when_separate():

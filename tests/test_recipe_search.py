@@ -6,7 +6,7 @@ from transformer_mt import recipe_search
 from transformer_mt.diagnostics import read_probe
 from transformer_mt.scripts.recipe_search import main as search_main
 
-from .utils import DATA
+from .utils import DATA, REPO
 
 
 def test_a_quick_search_writes_a_result_per_run_and_skips_finished_runs(tmp_path, capsys):
@@ -43,3 +43,10 @@ def test_a_run_cut_short_resumes_from_its_checkpoint_and_probes_each_step_once(t
     second = recipe_search.train_run(str(DATA), tokenizer, run_dir, overrides, 0, 6, save_steps=2, probe_steps=1)
     assert second["steps"] == 6
     assert [row["step"] for row in read_probe(str(run_dir))] == [1, 2, 3, 4, 5, 6]
+
+
+def test_the_readme_table_is_the_shipped_search():
+    """The README's candidate x seed table is markdown_table of docs/recipe_search/, the runs the figure shows."""
+    results = [json.loads(path.read_text()) for path in sorted((REPO / "docs" / "recipe_search").glob("*.json"))]
+    assert {result["candidate"] for result in results} >= {"baseline", "init-0.05"}
+    assert recipe_search.markdown_table(results) in (REPO / "README.md").read_text(encoding="utf-8")

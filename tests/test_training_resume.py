@@ -17,7 +17,8 @@ from .utils import DATA, command_env, saved_weights, train, train_command
 
 # The main job's recipe in miniature: length-grouped batches, dropout, label smoothing, warmup + inverse sqrt.
 RECIPE = ["--train_sampling_strategy", "group_by_length", "--dropout", "0.1", "--label_smoothing_factor", "0.1",
-          "--lr_scheduler_type", "inverse_sqrt", "--warmup_steps", "5", "--adam_beta2", "0.98", "--max_grad_norm", "1.0",
+          "--lr_scheduler_type", "inverse_sqrt", "--warmup_steps", "5", "--adam_beta2", "0.98",
+          "--max_grad_norm", "1.0",
           "--per_device_train_batch_size", "8"]
 
 

@@ -19,15 +19,20 @@ import torch
 import transformers
 from transformers.models.auto import modeling_auto
 
-from transformer_mt import (POSITION_EMBEDDING_TYPES, TransformerMTConfig, TransformerMTForConditionalGeneration,
-                            TransformerMTModel)
+from transformer_mt import (
+    POSITION_EMBEDDING_TYPES,
+    TransformerMTConfig,
+    TransformerMTForConditionalGeneration,
+    TransformerMTModel,
+)
 
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "transformer-mt"
 STUBS = {
     "__init__.py": "",
     "generation/__init__.py": "",
-    "generation/test_utils.py": "class GenerationTesterMixin:  # not in the sdist; see tests/test_generation.py\n    pass\n",
+    "generation/test_utils.py":
+        "class GenerationTesterMixin:  # not in the sdist; see tests/test_generation.py\n    pass\n",
     "exporters/__init__.py": "",
     "exporters/test_export.py": "class ExportTesterMixin:  # not in the sdist\n    pass\n",
 }
@@ -82,7 +87,8 @@ class TransformerMTModelTester:
         self.position_embedding_type = position_embedding_type
         self.batch_size, self.seq_length, self.vocab_size = batch_size, seq_length, vocab_size
         self.hidden_size, self.num_hidden_layers = hidden_size, num_hidden_layers
-        self.num_attention_heads, self.intermediate_size, self.is_training = num_attention_heads, intermediate_size, is_training
+        self.num_attention_heads, self.intermediate_size = num_attention_heads, intermediate_size
+        self.is_training = is_training
         self.encoder_seq_length = self.decoder_seq_length = seq_length
         self.pad_token_id, self.bos_token_id, self.eos_token_id = 0, 1, 2
 
@@ -120,7 +126,8 @@ NOT_APPLICABLE = {
     ],
     "flash attention, kernels or MPS (not installed here; the model does not claim flash attention)": [
         "test_flash_attn_2_can_compile_with_attention_mask_None_without_graph_break",
-        "test_flash_attn_2_can_dispatch_composite_models", "test_flash_attn_2_fp32_ln", "test_flash_attn_2_from_config",
+        "test_flash_attn_2_can_dispatch_composite_models", "test_flash_attn_2_fp32_ln",
+        "test_flash_attn_2_from_config",
         "test_flash_attn_2_inference_equivalence", "test_flash_attn_2_inference_equivalence_right_padding",
         "test_flash_attn_3_can_dispatch_composite_models", "test_flash_attn_3_from_config",
         "test_flash_attn_3_inference_equivalence", "test_flash_attn_3_inference_equivalence_right_padding",

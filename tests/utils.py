@@ -8,8 +8,12 @@ from pathlib import Path
 import torch
 
 import transformer_mt  # noqa: F401  (registers the Auto classes)
-from transformer_mt import POSITION_EMBEDDING_TYPES, TransformerMTConfig, TransformerMTForConditionalGeneration
-from transformer_mt import train_tokenizer
+from transformer_mt import (
+    POSITION_EMBEDDING_TYPES,
+    TransformerMTConfig,
+    TransformerMTForConditionalGeneration,
+    train_tokenizer,
+)
 
 
 REPO = Path(__file__).resolve().parents[1]

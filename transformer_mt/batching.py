@@ -24,7 +24,8 @@ def token_batches(source_lengths, target_lengths, max_tokens: int, seed: int, pa
     """Indices grouped into batches whose padded size, rows x (longest source + longest target), is at most
     `max_tokens`; every index lands in exactly one batch."""
     source_lengths, target_lengths = np.asarray(source_lengths), np.asarray(target_lengths)
-    longest = padded(int(source_lengths.max()), pad_to_multiple_of) + padded(int(target_lengths.max()), pad_to_multiple_of)
+    longest = (padded(int(source_lengths.max()), pad_to_multiple_of)
+               + padded(int(target_lengths.max()), pad_to_multiple_of))
     if longest > max_tokens:
         raise ValueError(f"max_tokens_per_batch ({max_tokens}) is smaller than the longest pair, {longest} padded "
                          "source + target tokens; raise it or truncate shorter (max_source_length/max_target_length).")

@@ -155,7 +155,8 @@ def _source_batch(sources: list[list[int]], batch_size: int, pad_token_id: int) 
     rows = sources[:batch_size]
     width = max(map(len, rows))
     input_ids = torch.tensor([row + [pad_token_id] * (width - len(row)) for row in rows])
-    return {"input_ids": input_ids, "attention_mask": (torch.arange(width) < torch.tensor([len(r) for r in rows])[:, None]).long()}
+    lengths = torch.tensor([len(row) for row in rows])
+    return {"input_ids": input_ids, "attention_mask": (torch.arange(width) < lengths[:, None]).long()}
 
 
 def generation_worker(spec: dict) -> dict:
@@ -236,7 +237,8 @@ def training_worker(spec: dict) -> dict:
     timer = _StepTimer(spec["warmup"])
     with tempfile.TemporaryDirectory() as output_dir:
         _trainer(spec["engine"], model.train(), data, output_dir, spec["warmup"] + spec["steps"], [timer]).train()
-    tokens_per_step = MAIN_JOB["per_device_train_batch_size"] * statistics.mean(len(p["labels"]) for p in data["pairs"])
+    tokens_per_step = MAIN_JOB["per_device_train_batch_size"] * statistics.mean(
+        len(pair["labels"]) for pair in data["pairs"])
     return {"tokens_per_second": tokens_per_step * len(timer.seconds) / sum(timer.seconds),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
@@ -388,8 +390,9 @@ def position_models(workdir: Path, preset: str, position_types, seed: int = 0) -
         torch.manual_seed(seed)
         config = TransformerMTConfig(
             vocab_size=size["vocab"], d_model=size["d_model"], encoder_layers=size["layers"],
-            decoder_layers=size["layers"], encoder_attention_heads=size["heads"], decoder_attention_heads=size["heads"],
-            encoder_ffn_dim=size["ffn"], decoder_ffn_dim=size["ffn"], normalize_before=True,
+            decoder_layers=size["layers"], encoder_attention_heads=size["heads"],
+            decoder_attention_heads=size["heads"], encoder_ffn_dim=size["ffn"], decoder_ffn_dim=size["ffn"],
+            normalize_before=True,
             position_embedding_type=position_type)
         TransformerMTForConditionalGeneration(config).save_pretrained(workdir / preset / f"positions-{position_type}")
 
@@ -426,7 +429,8 @@ def positions_training_worker(spec: dict) -> dict:
     timer = _StepTimer(spec["warmup"])
     with tempfile.TemporaryDirectory() as output_dir:
         _trainer(OURS, model, data, output_dir, spec["warmup"] + spec["steps"], [timer]).train()
-    tokens_per_step = MAIN_JOB["per_device_train_batch_size"] * statistics.mean(len(p["labels"]) for p in data["pairs"])
+    tokens_per_step = MAIN_JOB["per_device_train_batch_size"] * statistics.mean(
+        len(pair["labels"]) for pair in data["pairs"])
     return {"tokens_per_second": tokens_per_step * len(timer.seconds) / sum(timer.seconds)}
 
 
@@ -516,7 +520,8 @@ def compare_with_ctranslate2(model_dir: str, sentences: list[str], batch_size: i
             results["search"][search] = {
                 ("generate()" if engine == "generate()" else f"CTranslate2 {engine}"): {
                     **summarise([run["tokens_per_second"] for run in engine_runs]),
-                    "outputs equal to generate()": f"{sum(a == b for a, b in zip(engine_runs[0]['outputs'], reference))}"
+                    "outputs equal to generate()":
+                        f"{sum(a == b for a, b in zip(engine_runs[0]['outputs'], reference))}"
                                                    f"/{len(reference)}",
                 }
                 for engine, engine_runs in runs.items()

@@ -118,7 +118,8 @@ def resolve_checkpoint(resume_from_checkpoint: str, output_dir: str) -> str:
             raise ValueError(f"cannot resume from {resume_from_checkpoint}: " + "; ".join(problems))
         return resume_from_checkpoint
     candidates = sorted(
-        (name for name in (os.listdir(output_dir) if os.path.isdir(output_dir) else []) if name.startswith("checkpoint-")
+        (name for name in (os.listdir(output_dir) if os.path.isdir(output_dir) else [])
+         if name.startswith("checkpoint-")
          and name.removeprefix("checkpoint-").isdigit()),
         key=lambda name: int(name.removeprefix("checkpoint-")), reverse=True,
     )

@@ -69,7 +69,8 @@ def check_bf16(model, device) -> dict:
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
             loss = model(**batch).loss
         loss.backward()
-        return loss.float().item(), torch.cat([p.grad.flatten().float() for p in model.parameters() if p.grad is not None])
+        gradients = [p.grad.flatten().float() for p in model.parameters() if p.grad is not None]
+        return loss.float().item(), torch.cat(gradients)
 
     loss32, grad32 = loss_and_grads(False)
     loss16, grad16 = loss_and_grads(True)

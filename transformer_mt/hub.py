@@ -191,7 +191,8 @@ def push_to_hub(model_dir: str, repo_id: str, overwrite: bool = False, private: 
                 existing = set(api.list_repo_files(repo_id)) & set(plan)
                 if existing:
                     raise FileExistsError(
-                        f"The Hub repo {repo_id!r} already holds {sorted(existing)}; pass overwrite=True (--overwrite) "
+                        f"The Hub repo {repo_id!r} already holds {sorted(existing)}; pass overwrite=True "
+                        f"(--overwrite) "
                         "to replace them."
                     )
             api.create_repo(repo_id, private=private, exist_ok=True)

@@ -230,7 +230,8 @@ def plot_study(results: dict, path: str) -> None:
 
 def markdown_summary(results: dict) -> str:
     """The README table: BLEU and chrF mean ± sd and the length ratio per set, for every variant and position type."""
-    columns = [(variant, position_type) for variant, by_type in results["summary"].items() for position_type in by_type]
+    columns = [(variant, position_type)
+               for variant, by_type in results["summary"].items() for position_type in by_type]
     header = "| set | mean source tokens | " + " | ".join(
         f"{t}{'' if v == 'plain' else ' ' + v}: BLEU / chrF (length ratio)" for v, t in columns) + " |"
     lines = [header, "|" + " --- |" * (2 + len(columns))]

@@ -27,6 +27,7 @@ from .recipes import MAIN_JOB, matmul_gflops
 from .tokenization import train_tokenizer
 from .training import parse_args, run
 
+
 # name -> overrides of RECIPE (the main job's recipe). "baseline" is the recipe the main job shipped with before the
 # search, "init-0.05" the one it ships with since; the others are the candidates tried beside them.
 CANDIDATES = {
@@ -133,7 +134,8 @@ def summarise(results: list[dict]) -> dict:
     first passed 0.5 nats (None: never), per seed."""
     table = {}
     for result in results:
-        row = table.setdefault((result["candidate"], result["position_embedding_type"]), {"seeds": {}, "aligned_at": {}})
+        row = table.setdefault((result["candidate"], result["position_embedding_type"]),
+                               {"seeds": {}, "aligned_at": {}})
         row["seeds"][result["seed"]] = result["validation"]["bleu"]
         row["aligned_at"][result["seed"]] = next(
             (probe["step"] for probe in result["probe"] if probe["source_gain"] > 0.5), None)

@@ -15,6 +15,7 @@ from .pipelines import translate
 from .plots import plot_cross_attention, plot_losses, plot_position_table
 from .training import run
 
+
 EXAMPLES = [
     "Click the Save button.",
     "Choose Format - Cells and click the Numbers tab.",
@@ -76,7 +77,8 @@ MAIN_JOB = dict(
 
 
 # The same job on a CUDA GPU (chosen by `main_job_recipe`; not yet measured, see README): the paper's base model,
-# bf16 autocast (sdpa attention is the default everywhere), a batch that fills a large GPU, the paper's learning-rate schedule, an 8k vocabulary.
+# bf16 autocast (sdpa attention is the default everywhere), a batch that fills a large GPU, the paper's
+# learning-rate schedule, an 8k vocabulary.
 MAIN_JOB_GPU = dict(
     MAIN_JOB,
     tokenizer_vocab_size=8000,

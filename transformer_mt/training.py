@@ -29,9 +29,9 @@ from transformers import (
     AutoTokenizer,
     DataCollatorForSeq2Seq,
     EarlyStoppingCallback,
-    ProgressCallback,
     GenerationConfig,
     HfArgumentParser,
+    ProgressCallback,
     Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
     TrainerCallback,
@@ -39,9 +39,9 @@ from transformers import (
 )
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
+from .batching import TokenBatchSampler, padded
 from .checkpoints import check_output_dir, check_tokenizer_matches, resolve_checkpoint
 from .configuration import TransformerMTConfig
-from .batching import TokenBatchSampler, padded
 from .data import load_parallel_data
 from .diagnostics import AlignmentProbe, probe_batch
 from .hub import push_to_hub
@@ -86,7 +86,8 @@ class DataArguments:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name} must be >= 1, got {value}.")
-        longest = padded(self.max_source_length, PAD_TO_MULTIPLE_OF) + padded(self.max_target_length, PAD_TO_MULTIPLE_OF)
+        longest = (padded(self.max_source_length, PAD_TO_MULTIPLE_OF)
+                   + padded(self.max_target_length, PAD_TO_MULTIPLE_OF))
         if self.max_tokens_per_batch is not None and self.max_tokens_per_batch < longest:
             raise ValueError(f"--max_tokens_per_batch must hold the longest pair, {longest} padded tokens "
                              f"(--max_source_length {self.max_source_length} + --max_target_length "
@@ -103,7 +104,8 @@ class SetupArguments:
         default=None, metadata={"help": "Load this tokenizer; by default one is trained on the training data."}
     )
     tokenizer_vocab_size: int | None = field(
-        default=None, metadata={"help": f"Vocabulary size of a newly trained tokenizer (default {DEFAULT_VOCAB_SIZE})."}
+        default=None,
+        metadata={"help": f"Vocabulary size of a newly trained tokenizer (default {DEFAULT_VOCAB_SIZE})."}
     )
     overwrite_output_dir: bool = field(
         default=False, metadata={"help": "Train from scratch into an output directory that already holds a model."}
@@ -155,7 +157,8 @@ _CONFIG_FIELDS = [
 ]
 ModelArguments = dataclasses.make_dataclass(
     "ModelArguments",
-    [(f.name, f.type | None, field(default=None, metadata={"help": f"TransformerMTConfig.{f.name} (default {f.default!r})"}))
+    [(f.name, f.type | None,
+      field(default=None, metadata={"help": f"TransformerMTConfig.{f.name} (default {f.default!r})"}))
      for f in _CONFIG_FIELDS if f.type in (int, float, str, bool) or typing.get_origin(f.type) is typing.Literal],
 )
 
@@ -469,7 +472,8 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     elif training_args.do_train and training_args.process_index == 0:
         # A new run never writes into a directory that holds anything (an earlier model above all) unless asked.
         check_output_dir(training_args.output_dir, overwrite=setup.overwrite_output_dir,
-                         flag="--overwrite_output_dir true (or --resume_from_checkpoint last to continue the run there)")
+                         flag="--overwrite_output_dir true (or --resume_from_checkpoint last to continue the run "
+                              "there)")
     if not (setup.model_name_or_path or checkpoint):
         TransformerMTConfig(**config_overrides(model_args))  # a bad architecture flag fails here, not after training
     set_seed(training_args.seed)

@@ -40,7 +40,8 @@ def marian_checkpoint(path: Path, share: bool) -> MarianMTModel:
     tokenizer = MarianTokenizer(str(path / "spm.model"), str(path / "spm.model"), str(path / "vocab.json"))
     torch.manual_seed(0)
     config = MarianConfig(
-        vocab_size=len(vocab), decoder_vocab_size=None if share else len(vocab), share_encoder_decoder_embeddings=share,
+        vocab_size=len(vocab), decoder_vocab_size=None if share else len(vocab),
+        share_encoder_decoder_embeddings=share,
         d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
         encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64, activation_function="swish",
         pad_token_id=vocab["<pad>"], decoder_start_token_id=vocab["<pad>"], eos_token_id=1, forced_eos_token_id=1,
@@ -130,7 +131,8 @@ def test_command_line_refuses_to_overwrite(tmp_path):
     marian_checkpoint(tmp_path / "marian", share=True)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "keep.txt").write_text("mine")
-    script = [sys.executable, str(REPO / "scripts" / "convert_marian.py"), str(tmp_path / "marian"), str(tmp_path / "out")]
+    script = [sys.executable, str(REPO / "scripts" / "convert_marian.py"), str(tmp_path / "marian"),
+              str(tmp_path / "out")]
     result = subprocess.run(script, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "is not empty" in result.stderr
     assert (tmp_path / "out" / "keep.txt").read_text() == "mine"

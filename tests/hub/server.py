@@ -71,6 +71,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+
 DEFAULT_TOKEN = "hf_local_hub_test_token"
 DEFAULT_USER = "user"
 REPO_TYPES = ("models", "datasets", "spaces")
@@ -829,7 +830,8 @@ def local_hub(
     user: str = DEFAULT_USER,
     startup_timeout: float = 60.0,
 ) -> Iterator[LocalHub]:
-    """Start olah and the write endpoint under ``root`` (a fresh directory, e.g. pytest's tmp_path); stop both on exit."""
+    """Start olah and the write endpoint under ``root`` (a fresh directory, e.g. pytest's tmp_path); stop both on
+    exit."""
     root = Path(root).resolve() / "local_hub"
     root.mkdir(parents=True, exist_ok=False)
     mirrors = root / "mirrors"

@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+
 if not os.environ.get("CI"):
     pytest.importorskip("olah", reason="the local hub needs olah: pip install olah")
 
