@@ -43,7 +43,8 @@ def check_inputs(
                              f"{tuple(inputs_embeds.shape)}.")
         shape = tuple(inputs_embeds.shape[:2])
     if 0 in shape:
-        raise ValueError(f"`{prefix}input_ids` is empty (shape {shape}): there is nothing to "
+        name, given = (("input_ids", input_ids) if input_ids is not None else ("inputs_embeds", inputs_embeds))
+        raise ValueError(f"`{prefix}{name}` is empty (shape {tuple(given.shape)}): there is nothing to "
                          f"{'decode' if prefix else 'encode'}.")
     for name, tensor in (("token_type_ids", token_type_ids), ("position_ids", position_ids)):
         if tensor is not None:
@@ -70,11 +71,13 @@ def check_inputs(
         ])
 
 
-def check_labels(labels: torch.Tensor, vocab_size: int, shift_needs: dict[str, int | None]) -> None:
+def check_labels(labels: torch.Tensor, vocab_size: int, shift_needs: dict[str, int | None],
+                 shifted: bool = False) -> None:
     """Labels are ids in [0, vocab_size) or -100 (ignored), with at least one target to compute the loss on.
 
     `shift_needs` holds the config ids that building `decoder_input_ids` from the labels needs (empty when the
-    caller gave decoder inputs of its own). Nothing is checked while compiling.
+    caller gave decoder inputs of its own). `shifted`: the loss predicts labels[:, 1:] (a causal LM's), so that is
+    where a target must be. Nothing is checked while compiling.
     """
     if torch.compiler.is_compiling():
         return
@@ -87,13 +90,16 @@ def check_labels(labels: torch.Tensor, vocab_size: int, shift_needs: dict[str, i
                              f"behind decoder_start_token_id and padded with pad_token_id, but config.{name} is None.")
     targets = labels.ne(IGNORE_INDEX)
     outside = targets & ((labels < 0) | (labels >= vocab_size))
+    if shifted:
+        targets = targets[:, 1:]  # the first label is never predicted
     has_target, has_outside = torch.stack([targets.any(), outside.any()]).tolist()  # the one host read
     if has_outside:
         raise ValueError(f"`labels` contains {labels[outside][0].item()}, outside [0, "
                          f"decoder_vocab_size={vocab_size}) "
                          f"(use {IGNORE_INDEX} for positions the loss should skip).")
     if not has_target:
-        raise ValueError(f"`labels` are all {IGNORE_INDEX}: there is no target token to compute the loss on.")
+        where = " after the first position (a causal LM predicts labels[:, 1:])" if shifted else ""
+        raise ValueError(f"`labels` are all {IGNORE_INDEX}{where}: there is no target token to compute the loss on.")
 
 
 def positions_needed(seq_length: int, position_ids: torch.Tensor | None, cache=None) -> int:

@@ -883,7 +883,7 @@ class TransformerMTForCausalLM(TransformerMTPreTrainedModel, GenerationMixin):
             Everything else: see [`TransformerMTDecoder.forward`].
         """
         if labels is not None:
-            check_labels(labels, self.config.decoder_vocab_size, {})
+            check_labels(labels, self.config.decoder_vocab_size, {}, shifted=True)
         outputs = self.model.decoder(
             input_ids=input_ids,
             attention_mask=attention_mask,

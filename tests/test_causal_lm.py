@@ -66,6 +66,15 @@ def test_the_loss_predicts_the_next_token_and_ignores_minus_100():
     assert out.loss.item() == pytest.approx(torch.stack(picked).mean().item(), abs=1e-6)
 
 
+def test_labels_with_no_target_after_the_shift_are_refused_not_a_nan_loss():
+    model = causal_lm()
+    ids = torch.tensor([[5, 9, 14]])
+    with pytest.raises(ValueError, match=r"`labels` are all -100 after the first position \(a causal LM predicts "
+                                         r"labels\[:, 1:\]\)"):
+        model(input_ids=ids, labels=torch.tensor([[5, -100, -100]]))
+    assert torch.isfinite(model(input_ids=ids, labels=torch.tensor([[-100, -100, 14]])).loss)
+
+
 def test_registered_loads_and_ties_its_head(tmp_path):
     model = causal_lm()
     assert model.lm_head.weight is model.model.decoder.embeddings.embed_tokens.weight

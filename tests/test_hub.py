@@ -108,8 +108,12 @@ def test_model_card_metadata_scores_and_snippet(tmp_path):
     compile(snippet, "snippet", "exec")
     assert f'from_pretrained("{repo_id}", trust_remote_code=True)' in snippet
     config = json.loads((tmp_path / "config.json").read_text())
-    assert config["auto_map"]["AutoModelForSeq2SeqLM"] == \
-        "modeling_transformer_mt.TransformerMTForConditionalGeneration"
+    assert config["auto_map"] == {  # every Auto class the package registers
+        "AutoConfig": "configuration_transformer_mt.TransformerMTConfig",
+        "AutoModel": "modeling_transformer_mt.TransformerMTModel",
+        "AutoModelForSeq2SeqLM": "modeling_transformer_mt.TransformerMTForConditionalGeneration",
+        "AutoModelForCausalLM": "modeling_transformer_mt.TransformerMTForCausalLM",
+    }
     tokenizer_config = json.loads((tmp_path / "tokenizer_config.json").read_text())
     assert tokenizer_config["auto_map"]["AutoTokenizer"][1] == "tokenization_transformer_mt.TransformerMTTokenizerFast"
 

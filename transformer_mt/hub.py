@@ -41,6 +41,7 @@ MODEL_AUTO_MAP = {
     "AutoConfig": "configuration_transformer_mt.TransformerMTConfig",
     "AutoModel": "modeling_transformer_mt.TransformerMTModel",
     "AutoModelForSeq2SeqLM": "modeling_transformer_mt.TransformerMTForConditionalGeneration",
+    "AutoModelForCausalLM": "modeling_transformer_mt.TransformerMTForCausalLM",  # the decoder alone
 }
 TOKENIZER_AUTO_MAP = {"AutoTokenizer": [None, "tokenization_transformer_mt.TransformerMTTokenizerFast"]}
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
