@@ -143,10 +143,13 @@ def test_full_graph_compiled_generation_gives_the_same_tokens_as_eager(position_
     kwargs = dict(attention_mask=attention_mask, max_new_tokens=10, do_sample=False)
     expected = model.generate(input_ids, **kwargs)
     torch._dynamo.reset()
+    graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
     compiled = model.generate(input_ids, cache_implementation="static", compile_config=compile_config(backend),
                               **kwargs)
     torch.testing.assert_close(compiled, expected, rtol=0, atol=0)
-    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] >= 1  # it did compile
+    # It did compile, on the CPU: transformers still honours the private CompileConfig._compile_all_devices that
+    # generation.compile_config sets (there is no public switch in 5.24); a rename would fail here, not pass eager.
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] > graphs
 
 
 def test_a_static_cache_longer_than_the_learned_table_is_refused_up_front():

@@ -1,5 +1,9 @@
 """The figures: losses, position tables, cross-attention maps."""
 
+import os
+import subprocess
+import sys
+
 import torch
 
 from transformer_mt.modeling.positional_embeddings import LearnedPositionalEmbedding, SinusoidalPositionalEmbedding
@@ -26,3 +30,20 @@ def test_cross_attention_map_draws_every_layer_and_leaves_the_model_as_it_was(tm
     plot_cross_attention(model, tokenizer, SENTENCES[2], str(tmp_path / "head.png"), layer=1, head=0)
     assert (tmp_path / "head.png").exists()
     assert torch.is_grad_enabled()
+
+
+def test_the_loss_legend_says_label_smoothed_only_when_it_was(tmp_path):
+    history = [{"step": 5, "loss": 3.0}, {"step": 10, "eval_loss": 2.5}]
+    plain = plot_losses(history, str(tmp_path / "plain.png"))
+    assert plain.axes[0].get_legend_handles_labels()[1] == ["training loss", "validation loss"]
+    smoothed = plot_losses(history, str(tmp_path / "smoothed.png"), label_smoothing=0.1)
+    assert smoothed.axes[0].get_legend_handles_labels()[1] == ["training loss (label-smoothed, 0.1)",
+                                                               "validation loss (label-smoothed, 0.1)"]
+
+
+def test_importing_the_plots_leaves_matplotlibs_backend_alone():
+    code = "import transformer_mt.plots, matplotlib; print(matplotlib.get_backend())"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, MPLBACKEND="pdf"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "pdf"

@@ -1,5 +1,6 @@
 """The training pipeline end to end on ~200 real pairs: loss, checkpoints, resume, saved model, accelerate."""
 
+import copy
 import itertools
 import json
 import subprocess
@@ -11,7 +12,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 from transformer_mt import translate
 from transformer_mt.tokenization import tokenizer_fingerprint
 
-from .utils import command_env, saved_weights, train, train_command
+from .utils import TINY, command_env, saved_weights, train, train_command
 
 
 def run(output_dir, *flags):
@@ -217,3 +218,16 @@ def test_real_target_tokens_per_second_counts_every_label_of_an_epoch_once(tmp_p
     labels = sum(len(row["labels"]) for row in trainer.train_dataset)  # 200 pairs, each label ending in </s>
     assert trainer.target_tokens_trained() == labels
     assert metrics["train_target_tokens_per_second"] == pytest.approx(labels / metrics["train_runtime"], rel=1e-3)
+
+
+def test_run_leaves_the_callers_arguments_as_they_were(tmp_path):
+    from transformer_mt import training
+
+    args = training.parse_args([*TINY, "--output_dir", str(tmp_path / "run"), "--do_train", "--max_steps", "2",
+                                "--save_steps", "2", "--eval_strategy", "steps", "--eval_steps", "2",
+                                "--early_stopping_patience", "1", "--predict_with_generate", "--push_to_hub", "false"])
+    before = copy.deepcopy(args[-1].to_dict())
+    trainer = training.run(*args)
+    assert args[-1].to_dict() == before
+    assert trainer.args.load_best_model_at_end and trainer.args.metric_for_best_model == "bleu"
+    assert trainer.args.generation_max_length == 17  # TINY's --generation_max_length, kept

@@ -1,26 +1,31 @@
 """PNG figures: the loss curves of a training run, a position embedding's table (the sinusoid's "barcode"), and where
 a trained model's decoder looks in the source (cross-attention)."""
 
-import matplotlib
+import torch
+from matplotlib.figure import Figure
+
+from .diagnostics import eager_attention
+from .pipelines import length_budget, length_settings
 
 
-matplotlib.use("Agg")  # files only, no display
-import matplotlib.pyplot as plt  # noqa: E402
-import torch  # noqa: E402
-
-from .diagnostics import eager_attention  # noqa: E402
-from .pipelines import length_budget, length_settings  # noqa: E402
+def figure(**kwargs) -> Figure:
+    """A figure that only writes files: matplotlib's object API, no pyplot, so no global backend is chosen or
+    changed for the program that imports this module."""
+    return Figure(**kwargs)
 
 
-def plot_losses(log_history: list[dict], path: str, title: str = "") -> None:
-    """Training loss per logging step and validation loss per evaluation, from `trainer.state.log_history`."""
+def plot_losses(log_history: list[dict], path: str, title: str = "", label_smoothing: float = 0.0) -> Figure:
+    """Training loss per logging step and validation loss per evaluation, from `trainer.state.log_history`; both
+    are label-smoothed when the run's `label_smoothing` was, and the legend says so."""
     train = [(e["step"], e["loss"]) for e in log_history if "loss" in e]
     evaluation = [(e["step"], e["eval_loss"]) for e in log_history if "eval_loss" in e]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    smoothed = f" (label-smoothed, {label_smoothing:g})" if label_smoothing else ""
+    fig = figure(figsize=(7, 4))
+    ax = fig.subplots()
     if train:
-        ax.plot(*zip(*train), label="training loss (label-smoothed)")
+        ax.plot(*zip(*train), label=f"training loss{smoothed}")
     if evaluation:
-        ax.plot(*zip(*evaluation), "o-", label="validation loss (label-smoothed)")
+        ax.plot(*zip(*evaluation), "o-", label=f"validation loss{smoothed}")
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("cross-entropy (nats/token)")
     ax.set_title(title or "TransformerMT training")
@@ -28,7 +33,7 @@ def plot_losses(log_history: list[dict], path: str, title: str = "") -> None:
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig
 
 
 def plot_position_table(position_embedding, path: str, num_positions: int = 100, title: str = "") -> None:
@@ -36,7 +41,8 @@ def plot_position_table(position_embedding, path: str, num_positions: int = 100,
     with torch.no_grad():
         table = position_embedding.table(num_positions).float().cpu().numpy()
     limit = max(abs(table.min()), abs(table.max()))
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig = figure(figsize=(8, 4.5))
+    ax = fig.subplots()
     image = ax.imshow(table, aspect="auto", cmap="RdBu", vmin=-limit, vmax=limit, interpolation="nearest")
     ax.set_xlabel("embedding dimension")
     ax.set_ylabel("position")
@@ -44,7 +50,6 @@ def plot_position_table(position_embedding, path: str, num_positions: int = 100,
     fig.colorbar(image, ax=ax)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def plot_cross_attention(model, tokenizer, source: str, path: str, layer: int | None = None,
@@ -71,8 +76,8 @@ def plot_cross_attention(model, tokenizer, source: str, path: str, layer: int | 
         return [tokenizer.decode([token]).strip() or "␣" for token in ids]
 
     source_labels, target_labels = labels(encoded["input_ids"][0].tolist()), labels(generated[0, 1:].tolist())
-    fig, axes = plt.subplots(1, len(panels), figsize=(0.45 * len(source_labels) * len(panels) + 2,
-                                                      0.4 * len(target_labels) + 2), squeeze=False)
+    fig = figure(figsize=(0.45 * len(source_labels) * len(panels) + 2, 0.4 * len(target_labels) + 2))
+    axes = fig.subplots(1, len(panels), squeeze=False)
     for ax, (index, weights) in zip(axes[0], panels):
         ax.imshow(weights.float().cpu().numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
         ax.set_xticks(range(len(source_labels)), source_labels, rotation=90)
@@ -82,5 +87,4 @@ def plot_cross_attention(model, tokenizer, source: str, path: str, layer: int | 
     fig.supxlabel("source token")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return tokenizer.decode(generated[0], skip_special_tokens=True).strip()

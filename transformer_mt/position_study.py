@@ -202,11 +202,12 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2500
 
 def plot_study(results: dict, path: str) -> None:
     """BLEU against mean input length: a line per position type (and variant), the band spanning the seeds."""
-    from .plots import plt
+    from .plots import figure
 
     lengths = {name: described["mean_source_tokens"] for name, described in results["sets"].items()}
     order = sorted(lengths, key=lengths.get)
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig = figure(figsize=(8, 4.5))
+    ax = fig.subplots()
     for variant, by_type in results["summary"].items():
         for position_type, by_set in by_type.items():
             x = [lengths[name] for name in order]
@@ -225,7 +226,6 @@ def plot_study(results: dict, path: str) -> None:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def markdown_summary(results: dict) -> str:

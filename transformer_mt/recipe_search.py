@@ -162,9 +162,10 @@ def markdown_table(results: list[dict]) -> str:
 def plot_search(results: list[dict], path: str) -> None:
     """What separates a run that aligns from one that does not: source gain and cross-attention entropy (last
     decoder layer) over training steps, a line per run, a colour per candidate; validation BLEU in the legend."""
-    from .plots import plt
+    from .plots import figure
 
-    fig, (gain_ax, entropy_ax) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig = figure(figsize=(11, 4.2))
+    gain_ax, entropy_ax = fig.subplots(1, 2)
     colours = {}
     for result in sorted(results, key=lambda r: (r["candidate"], r["position_embedding_type"], r["seed"])):
         key = (result["candidate"], result["position_embedding_type"])
@@ -183,7 +184,6 @@ def plot_search(results: list[dict], path: str) -> None:
     fig.suptitle("Does the decoder read its source? 64 validation pairs, every 100 steps")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 __all__ = ["CANDIDATES", "markdown_table", "plot_search", "run_search", "summarise"]

@@ -134,7 +134,8 @@ def run_main_job(data_args, setup_args, model_args, training_args) -> dict:
     position_type = model.config.position_embedding_type
 
     plot_losses(trainer.state.log_history, os.path.join(output_dir, "loss.png"),
-                title=f"TransformerMT en-de, {position_type} positions")
+                title=f"TransformerMT en-de, {position_type} positions",
+                label_smoothing=training_args.label_smoothing_factor)
     positions = model.get_encoder().embeddings.embed_positions
     if positions.absolute:  # relative positions (ALiBi, rotary) have no table to draw
         plot_position_table(positions, os.path.join(output_dir, "positions.png"),

@@ -11,6 +11,7 @@ training arguments ask, and leaves the model, the tokenizer and the generation c
 with `AutoModelForSeq2SeqLM`/`AutoTokenizer`, with `all_results.json` and the trainer state beside them.
 """
 
+import copy
 import dataclasses
 import itertools
 import logging
@@ -48,6 +49,7 @@ from .hub import push_to_hub
 from .metrics import load_translation_metric
 from .modeling import TransformerMTForConditionalGeneration
 from .modeling.modeling_transformer_mt import seq2seq_loss
+from .pipelines import length_settings
 from .tokenization import tokenizer_fingerprint, train_tokenizer
 from .tokenization.tokenization_transformer_mt import MIN_VOCAB_SIZE
 
@@ -459,8 +461,10 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     """Train, evaluate, predict and push as the arguments ask; return the `Seq2SeqTrainer`.
 
     Everything is checked before anything is written: the output directory, the data and its splits, the
-    checkpoint to resume from and the flags against it, the architecture flags.
+    checkpoint to resume from and the flags against it, the architecture flags. The caller's arguments are not
+    changed: the run fills in its defaults (beams, lengths, the best-checkpoint settings) on a copy.
     """
+    training_args = copy.copy(training_args)
     check_launch(training_args)
     if not data_args.data:
         raise ValueError("--data is required: a directory with train/validation/test .tsv/.csv/.jsonl files, or a "
@@ -491,7 +495,8 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     # long input is never translated short (translate() bounds lengths relative to the input instead).
     num_beams = setup.num_beams or training_args.generation_num_beams or 4
     training_args.generation_num_beams = training_args.generation_num_beams or num_beams
-    training_args.generation_max_length = training_args.generation_max_length or data_args.max_target_length + 1
+    training_args.generation_max_length = (training_args.generation_max_length
+                                           or length_settings(data_args.max_target_length)["max_length"])
     model.generation_config = GenerationConfig(
         decoder_start_token_id=model.config.decoder_start_token_id,
         bos_token_id=model.config.bos_token_id,
