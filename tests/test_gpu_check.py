@@ -4,6 +4,7 @@ import json
 import math
 
 import pytest
+import torch
 
 from transformer_mt import gpu_check
 from transformer_mt.benchmark import model_pair
@@ -42,3 +43,15 @@ def test_a_machine_without_cuda_is_told_to_use_the_dry_run(capsys, monkeypatch):
     with pytest.raises(SystemExit) as exit_info:
         command.main([])
     assert exit_info.value.code == 2 and "--dry_run" in capsys.readouterr().err
+
+
+def test_other_tokens_than_the_peer_fail_the_check():
+    from transformer_mt.benchmark import model_pair
+    from transformer_mt.gpu_check import generation_speed
+
+    marian, ours = model_pair("tiny")
+    generation_speed(marian.eval(), ours.eval(), torch.device("cpu"), batch_size=2, new_tokens=3, repeats=1)
+    with torch.no_grad():
+        ours.lm_head.weight.add_(torch.randn_like(ours.lm_head.weight))  # no longer the same function
+    with pytest.raises(AssertionError, match="TransformerMT generated other tokens than MarianMT"):
+        generation_speed(marian.eval(), ours.eval(), torch.device("cpu"), batch_size=2, new_tokens=3, repeats=1)
