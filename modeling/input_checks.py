@@ -1,9 +1,10 @@
 """Input checks at the forward entries: a ValueError naming the argument, the value and what is allowed.
 
-Shapes and dtypes are Python attributes, checked on every eager call. Values (id ranges, whether labels hold a
-target) cost one reduction and one host read for all of them together, so they are checked once per sequence:
-not for the tokens generate() appends to a cache, and never while compiling (every check returns at once then,
-so that a compiled graph holds no host read and no data-dependent branch).
+Shapes and dtypes are Python attributes, checked on every eager call. Values cost a host read: one for each
+stack's ids (token, segment and position ids together), one for the labels (their range and whether they hold a
+target), so a training forward reads the host three times. They are checked once per sequence: not for the
+tokens generate() appends to a cache, and never while compiling (every check returns at once then, so that a
+compiled graph holds no host read and no data-dependent branch).
 """
 
 import torch
@@ -92,7 +93,7 @@ def check_labels(labels: torch.Tensor, vocab_size: int, shift_needs: dict[str, i
     outside = targets & ((labels < 0) | (labels >= vocab_size))
     if shifted:
         targets = targets[:, 1:]  # the first label is never predicted
-    has_target, has_outside = torch.stack([targets.any(), outside.any()]).tolist()  # the one host read
+    has_target, has_outside = torch.stack([targets.any(), outside.any()]).tolist()  # the labels' host read
     if has_outside:
         raise ValueError(f"`labels` contains {labels[outside][0].item()}, outside [0, "
                          f"decoder_vocab_size={vocab_size}) "
@@ -125,7 +126,7 @@ def _check_ranges(checks) -> None:
     if not checks:
         return
     outside = [(ids < 0) if upper is None else (ids < 0) | (ids >= upper) for _, ids, upper, _ in checks]
-    flags = torch.stack([mask.any() for mask in outside]).tolist()  # the one host read
+    flags = torch.stack([mask.any() for mask in outside]).tolist()  # this stack's one host read
     for (name, ids, _, message), mask, flag in zip(checks, outside, flags):
         if flag:
             raise ValueError(f"`{name}` contains {ids[mask][0].item()}, {message}.")

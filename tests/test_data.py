@@ -219,3 +219,26 @@ def test_vendored_files_stay_small():
 def test_vendored_held_out_sources_not_in_train(vendored, split):
     train_sources = {text.casefold() for text in vendored["train"]["en"]}
     assert not [text for text in vendored[split]["en"] if text.casefold() in train_sources]
+
+
+def test_the_data_readme_example_runs(monkeypatch):
+    import re
+
+    readme = (VENDORED / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    assert blocks
+    monkeypatch.chdir(VENDORED.parents[1])  # the repository root, as the example's path assumes
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, "data/en-de/README.md", "exec"), namespace)
+    assert set(namespace["corpus"]) == {"train", "validation", "test"}
+
+
+def test_the_version_is_written_once():
+    from importlib.metadata import version
+
+    import transformer_mt
+
+    assert version("transformer-mt") == transformer_mt.__version__
+    project = (VENDORED.parents[1] / "pyproject.toml").read_text().split("[tool.setuptools.dynamic]")[0]
+    assert "version =" not in project
