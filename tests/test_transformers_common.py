@@ -3,7 +3,9 @@
 Every model inside transformers passes them; they check loading, tying, resizing, outputs, attention backends,
 gradient checkpointing and more. The sdist of the installed transformers version holds
 `tests/test_modeling_common.py` (not the generation mixin, which its import needs: a stub stands in, and
-tests/test_generation.py covers generation). It is downloaded from PyPI once into a cache folder, never committed.
+tests/test_generation.py covers generation). It is downloaded from PyPI once into a cache folder, never committed;
+the module is marked `network` for that first download. Offline and not cached, the module skips with a one-line
+reason (under CI=true it fails instead: CI has PyPI, and a skip there would hide the suite).
 """
 
 import importlib
@@ -15,6 +17,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
+import pytest
 import torch
 import transformers
 from transformers.models.auto import modeling_auto
@@ -46,9 +49,16 @@ def common_tests_package() -> str:
     if not (root / package / "test_modeling_common.py").is_file():
         CACHE.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=CACHE) as staging:
-            subprocess.run([sys.executable, "-m", "pip", "download", f"transformers=={version}", "--no-deps",
-                            "--no-binary", ":all:", "--no-build-isolation", "--quiet", "-d", staging],
-                           check=True, capture_output=True, timeout=600)
+            try:
+                subprocess.run([sys.executable, "-m", "pip", "download", f"transformers=={version}", "--no-deps",
+                                "--no-binary", ":all:", "--no-build-isolation", "--quiet", "-d", staging],
+                               check=True, capture_output=True, timeout=600)
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
+                if os.environ.get("CI"):
+                    raise
+                pytest.skip(f"transformers' common model tests need the transformers {version} sdist from PyPI "
+                            f"(not in {CACHE}, and pip download failed: {type(error).__name__})",
+                            allow_module_level=True)
             (sdist,) = Path(staging).glob("transformers-*.tar.gz")
             with tarfile.open(sdist) as archive:
                 member = archive.getmember(f"transformers-{version}/tests/test_modeling_common.py")
@@ -68,6 +78,7 @@ def common_tests_package() -> str:
     return package
 
 
+pytestmark = pytest.mark.network  # the first run downloads the sdist; `-m "not network"` leaves the module out
 common = importlib.import_module(f"{common_tests_package()}.test_modeling_common")
 
 # Several common tests select models by class name from transformers' own tables, which third-party registration

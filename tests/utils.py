@@ -1,6 +1,8 @@
 """What the tests share: tiny configs and models, random batches, the tiny training recipe, saved tiny models.
 
-CPU, seeded, no network. Fixtures live in conftest.py; test modules import helpers from here, never from each other.
+CPU, seeded, no network (but for the one module marked `network`: transformers' common tests, whose sdist is
+downloaded once and cached). Fixtures live in conftest.py; test modules import helpers from here, never from each
+other.
 """
 
 from pathlib import Path
