@@ -1,8 +1,8 @@
 """The position study: sinusoidal vs learned positions, several seeds, inputs up to 8 joined test pairs.
 
-    python scripts/position_study.py                       # 2 variants x 2 types x 3 seeds; hours on 2 cores
+    python scripts/position_study.py                       # 2 variants x 4 types x 3 seeds; hours on 2 cores
     python scripts/position_study.py --steps 1000 --seeds 0 1 --no_joined_variant --output_dir runs/study-small
-    python scripts/position_study.py --quick               # a tiny model and a few steps: checks the pipeline
+    python scripts/position_study.py --quick               # a tiny model, 20 steps, one seed: about a minute
 
 Writes position_study.json and position_study.png into --output_dir and prints the table of the README's
 "Position study" section (see `transformer_mt.position_study`). Finished runs are reused when run again.
@@ -11,6 +11,7 @@ Writes position_study.json and position_study.png into --output_dir and prints t
 import argparse
 
 from transformer_mt.cli import command
+from transformer_mt.configuration import POSITION_EMBEDDING_TYPES
 from transformer_mt.position_study import markdown_summary, run_study
 
 
@@ -19,16 +20,21 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default="data/en-de")
     parser.add_argument("--output_dir", default="runs/position-study")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=2500, help="Optimizer steps of every model.")
+    parser.add_argument("--seeds", type=int, nargs="+", help="Default 0 1 2 (--quick: 0).")
+    parser.add_argument("--steps", type=int, help="Optimizer steps of every model. Default 2500 (--quick: 20).")
+    parser.add_argument("--position_types", nargs="+", choices=POSITION_EMBEDDING_TYPES,
+                        default=list(POSITION_EMBEDDING_TYPES))
     parser.add_argument("--no_joined_variant", action="store_true",
-                        help="Leave out the variant trained with a share of joined pairs.")
-    parser.add_argument("--quick", action="store_true", help="A tiny model on 400 pairs; checks the pipeline.")
+                        help="Leave out the variant trained with a share of joined pairs (--quick leaves it out).")
+    parser.add_argument("--quick", action="store_true",
+                        help="A tiny model on 400 pairs, 20 steps, one seed: checks the pipeline in about a minute.")
     args = parser.parse_args(argv)
-    if args.steps < 1:
-        parser.error(f"--steps must be >= 1, got {args.steps}")
-    results = run_study(args.data, args.output_dir, tuple(args.seeds), args.steps,
-                        joined_variant=not args.no_joined_variant, quick=args.quick)
+    steps = args.steps or (20 if args.quick else 2500)
+    seeds = args.seeds or ([0] if args.quick else [0, 1, 2])
+    if steps < 1:
+        parser.error(f"--steps must be >= 1, got {steps}")
+    results = run_study(args.data, args.output_dir, tuple(seeds), steps, position_types=tuple(args.position_types),
+                        joined_variant=not (args.no_joined_variant or args.quick), quick=args.quick)
     print(markdown_summary(results))
     print(f"\nFigure and numbers: {args.output_dir}/position_study.png, position_study.json")
 

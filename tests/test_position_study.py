@@ -20,7 +20,7 @@ def test_the_quick_study_writes_finite_numbers_and_a_figure(tmp_path):
     assert saved["summary"] == json.loads(json.dumps(results["summary"]))
     assert set(results["summary"]) == {"plain", "+ joined pairs"}
     for variant in results["summary"].values():
-        assert set(variant) == {"sinusoidal", "learned"}
+        assert set(variant) == {"sinusoidal", "learned", "alibi", "rotary"}
         for by_set in variant.values():
             assert "2 joined pairs" in by_set and any(name.startswith("test, ") for name in by_set)
             for scores in by_set.values():
@@ -41,3 +41,14 @@ def test_the_readme_table_is_the_shipped_studys_own():
     rows = position_study.markdown_summary(results).splitlines()[2:]
     assert len(rows) == 7 and all(row in readme for row in rows)
     assert results["seeds"] == [0, 1, 2] and results["recipe"]["max_steps"] == 2000
+
+
+def test_the_quick_command_is_quick(tmp_path, capsys):
+    from transformer_mt.scripts.position_study import main
+
+    main(["--quick", "--data", str(DATA), "--output_dir", str(tmp_path / "study"), "--position_types", "sinusoidal",
+          "alibi"])
+    results = json.loads((tmp_path / "study" / "position_study.json").read_text())
+    assert results["seeds"] == [0] and results["recipe"]["max_steps"] == 20  # one seed, 20 steps
+    assert set(results["summary"]) == {"plain"} and set(results["summary"]["plain"]) == {"sinusoidal", "alibi"}
+    assert "| 2 joined pairs |" in capsys.readouterr().out

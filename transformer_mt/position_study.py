@@ -37,7 +37,7 @@ RECIPE = {key: value for key, value in MAIN_JOB.items()
 RECIPE.update(do_train=True, save_strategy="no", report_to="none", data_seed=0, disable_tqdm=True)
 TABLE_SIZE = 1024  # learned positions: rows for every evaluated input; those past the training lengths stay untrained
 BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 1000))  # test-split source lengths, in tokens
-JOINED = (2, 4, 8)
+JOINED = (2, 4, 8, 16)
 JOINED_SHARE = 0.25  # the "+ joined pairs" variant adds this share of two-pair joins to the training split
 QUICK = dict(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
              encoder_ffn_dim=64, decoder_ffn_dim=64, max_train_samples=400, per_device_train_batch_size=16)
@@ -147,7 +147,7 @@ def summarise(runs: list[dict]) -> dict:
 
 
 def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2500, joined_variant: bool = True,
-              quick: bool = False, batch_size: int = 32) -> dict:
+              quick: bool = False, batch_size: int = 32, position_types=POSITION_EMBEDDING_TYPES) -> dict:
     """Train and evaluate every (variant, position type, seed); write position_study.json and .png; return it."""
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
@@ -176,7 +176,7 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2500
     runs = []
     for variant, variant_data in variants.items():
         for seed in seeds:  # seed-major: a study cut short still holds both position types for every seed run
-            for position_type in POSITION_EMBEDDING_TYPES:
+            for position_type in position_types:
                 name = f"{position_type}-seed{seed}" + ("" if variant == "plain" else "-joined")
                 model_dir = train_one(variant_data, tokenizer_dir, output / "runs" / name, position_type, seed,
                                       steps, overrides)
