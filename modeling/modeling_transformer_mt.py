@@ -791,8 +791,10 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
-    def prepare_inputs_for_generation(self, decoder_input_ids, *args, **kwargs):
-        inputs = super().prepare_inputs_for_generation(decoder_input_ids, *args, **kwargs)
+    def prepare_inputs_for_generation(self, input_ids: torch.LongTensor, **kwargs):
+        """GenerationMixin's (same signature: `input_ids` are the decoder's ids so far), plus this step's decoder
+        segment ids."""
+        inputs = super().prepare_inputs_for_generation(input_ids, **kwargs)
         segments = inputs.get("decoder_token_type_ids")
         if segments is not None:  # one segment id per decoder token of this step
             inputs["decoder_token_type_ids"] = segments[:, -inputs["decoder_input_ids"].shape[1] :]

@@ -1,5 +1,7 @@
 """The decoder used alone: TransformerMTForCausalLM, and as the decoder of transformers' EncoderDecoderModel."""
 
+import inspect
+
 import pytest
 import torch
 from transformers import AutoModelForCausalLM, DynamicCache, EncoderDecoderModel
@@ -7,7 +9,7 @@ from transformers import AutoModelForCausalLM, DynamicCache, EncoderDecoderModel
 from transformer_mt import TransformerMTForCausalLM
 from transformer_mt.modeling import TransformerMTEncoder
 
-from .utils import batch, tiny_config
+from .utils import batch, tiny_config, tiny_model
 
 
 def causal_lm(seed=0, **overrides) -> TransformerMTForCausalLM:
@@ -116,3 +118,29 @@ def test_encoder_decoder_model_with_transformer_mt_halves_trains_and_generates()
         logits = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids).logits
         decoder_input_ids = torch.cat([decoder_input_ids, logits[:, -1:].argmax(-1)], dim=1)
     torch.testing.assert_close(generated, decoder_input_ids, rtol=0, atol=0)
+
+
+def test_a_custom_4d_mask_packs_two_sequences_as_if_run_apart(position_type):
+    """Packed training and shared prefixes: a 4-D additive mask with per-sequence position_ids."""
+    torch.manual_seed(0)
+    model = TransformerMTForCausalLM(tiny_config(position_embedding_type=position_type)).eval()
+    first, second = torch.tensor([[5, 6, 7, 8]]), torch.tensor([[9, 10, 11]])
+    allowed = torch.zeros(7, 7, dtype=torch.bool)
+    allowed[:4, :4] = torch.ones(4, 4, dtype=torch.bool).tril()
+    allowed[4:, 4:] = torch.ones(3, 3, dtype=torch.bool).tril()
+    mask = torch.where(allowed, 0.0, torch.finfo(torch.float32).min)[None, None]  # (1, 1, 7, 7)
+    packed = model(input_ids=torch.cat([first, second], 1), attention_mask=mask,
+                   position_ids=torch.tensor([[0, 1, 2, 3, 0, 1, 2]])).logits
+    torch.testing.assert_close(packed[:, :4], model(input_ids=first).logits, rtol=0, atol=1e-5)
+    torch.testing.assert_close(packed[:, 4:], model(input_ids=second).logits, rtol=0, atol=1e-5)
+
+
+def test_prepare_inputs_for_generation_has_generation_mixins_signature():
+    from transformers import GenerationMixin
+
+    model = tiny_model()
+    inputs = model.prepare_inputs_for_generation(input_ids=torch.tensor([[1, 5]]), encoder_outputs=None,
+                                                 attention_mask=None, custom_kwarg="forwarded")
+    assert inputs["decoder_input_ids"].tolist() == [[1, 5]] and inputs["custom_kwarg"] == "forwarded"
+    ours = inspect.signature(type(model).prepare_inputs_for_generation).parameters
+    assert list(ours)[:2] == list(inspect.signature(GenerationMixin.prepare_inputs_for_generation).parameters)[:2]
