@@ -14,6 +14,7 @@ PositionEmbeddingType = Literal["sinusoidal", "learned", "alibi", "rotary"]
 # all cosines second, the layout Marian/Opus-MT checkpoints were trained with.
 SinusoidalLayout = Literal["interleaved", "concatenated"]
 POSITION_EMBEDDING_TYPES = get_args(PositionEmbeddingType)
+MAX_POSITIONS = 2**20
 SINUSOIDAL_LAYOUTS = get_args(SinusoidalLayout)
 
 
@@ -106,9 +107,10 @@ class TransformerMTConfig(PreTrainedConfig):
     def _validate(self):
         """Raise ValueError naming the field, its value and what is allowed."""
         for name in ("vocab_size", "decoder_vocab_size", "d_model", "encoder_layers", "decoder_layers",
-                     "encoder_attention_heads",
-                     "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "max_position_embeddings"):
+                     "encoder_attention_heads", "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim"):
             _check_int(name, getattr(self, name), minimum=1)
+        # A learned table of this many rows is allocated; past ~1M rows that is gigabytes, never what was meant.
+        _check_int("max_position_embeddings", self.max_position_embeddings, minimum=1, maximum=MAX_POSITIONS)
         _check_int("type_vocab_size", self.type_vocab_size, minimum=0)
         for name in ("dropout", "attention_dropout", "activation_dropout"):
             value = getattr(self, name)

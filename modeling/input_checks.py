@@ -85,6 +85,9 @@ def check_labels(labels: torch.Tensor, vocab_size: int, shift_needs: dict[str, i
     _check_ids_tensor("labels", labels)
     if labels.dim() != 2:
         raise ValueError(f"`labels` must have shape (batch, length), got {tuple(labels.shape)}.")
+    if labels.numel() == 0:
+        raise ValueError(f"`labels` is empty (shape {tuple(labels.shape)}): there is no target to compute the loss "
+                         "on.")
     for name, value in shift_needs.items():
         if value is None:
             raise ValueError(f"`labels` without `decoder_input_ids`: the decoder inputs are the labels shifted right "

@@ -402,9 +402,11 @@ class _TransformerMTStack(TransformerMTPreTrainedModel):
     """What encoder and decoder share: the embedding block, N layers, and pre-LN's final LayerNorm."""
 
     input_prefix: str  # how the stack's arguments are named at the model's entry: "" or "decoder_"
+    shape_fields: tuple[str, ...]  # the config fields the stack's modules were built from
 
     def __init__(self, config: TransformerMTConfig, vocab_size: int, num_heads: int, layers: list[nn.Module]):
         super().__init__(config)
+        self.built_with = {name: getattr(config, name) for name in self.shape_fields}
         self.embeddings = TransformerMTEmbeddings(config, vocab_size, num_heads)
         self.layers = nn.ModuleList(layers)
         self.layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.normalize_before else None
@@ -432,6 +434,11 @@ class _TransformerMTStack(TransformerMTPreTrainedModel):
         runs while compiling: a compiled graph holds no host read."""
         if torch.compiler.is_compiling():
             return
+        changed = {name: value for name, value in self.built_with.items() if getattr(self.config, name) != value}
+        if changed:
+            name, value = next(iter(changed.items()))
+            raise ValueError(f"config.{name} is {getattr(self.config, name)!r} but the model was built with "
+                             f"{value!r}: a built model keeps its shape; build a new model from the edited config.")
         # Token ids are checked when a sequence starts; those generation appends come from the model's logits.
         starts = isinstance(past_length, int) and past_length == 0
         check_inputs(prefix=self.input_prefix, vocab_size=self.embeddings.embed_tokens.num_embeddings,
@@ -472,6 +479,8 @@ class TransformerMTEncoder(_TransformerMTStack):
     """`config.encoder_layers` bidirectional self-attention layers over the embedded source."""
 
     input_prefix = ""
+    shape_fields = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim",
+                    "position_embedding_type", "normalize_before")
     _can_record_outputs = {
         "hidden_states": TransformerMTEncoderLayer,
         "attentions": TransformerMTAttention,
@@ -521,6 +530,8 @@ class TransformerMTDecoder(_TransformerMTStack):
     """`config.decoder_layers` causal layers that also attend to the encoder output when there is one."""
 
     input_prefix = "decoder_"
+    shape_fields = ("d_model", "decoder_layers", "decoder_attention_heads", "decoder_ffn_dim",
+                    "position_embedding_type", "normalize_before")
     _can_record_outputs = {
         "hidden_states": TransformerMTDecoderLayer,
         "attentions": OutputRecorder(TransformerMTAttention, index=1, layer_name="self_attn"),

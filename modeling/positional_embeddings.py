@@ -22,6 +22,9 @@ import torch
 from torch import nn
 
 
+SINUSOID_PRECOMPUTED = 1024  # rows of the sinusoid table built with the model
+
+
 def sinusoid_table(num_positions: int, dim: int, layout: str = "interleaved", dtype=torch.float32, device=None):
     """The paper's PE(pos, 2i) = sin(pos / 10000^(2i/d)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d)).
 
@@ -182,4 +185,6 @@ def build_position_embedding(config, num_heads: int) -> nn.Module:
         return AlibiPositionBias(num_heads)
     if config.position_embedding_type == "rotary":
         return RotaryPositionEmbedding(config.d_model // num_heads)
-    return SinusoidalPositionalEmbedding(config.max_position_embeddings, config.d_model, config.sinusoidal_layout)
+    # The sinusoid table starts at most this long and grows on demand: a large max_position_embeddings costs nothing.
+    initial = min(config.max_position_embeddings, SINUSOID_PRECOMPUTED)
+    return SinusoidalPositionalEmbedding(initial, config.d_model, config.sinusoidal_layout)

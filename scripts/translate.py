@@ -67,7 +67,7 @@ def main(argv=None):
         progress = stack.enter_context(tqdm(total=total, unit="lines",
                                             disable=args.no_progress or not state.is_main_process or None))
         try:
-            translate_stream(model, tokenizer, lines, lambda line: print(line, file=output),
+            count = translate_stream(model, tokenizer, lines, lambda line: print(line, file=output),
                              num_beams=args.num_beams, batch_size=args.batch_size,
                              max_new_tokens=args.max_new_tokens, chunk_size=args.chunk_size, progress=progress.update)
         except BaseException:
@@ -76,6 +76,9 @@ def main(argv=None):
             raise
     if partial:
         os.replace(partial, args.output)
+    if count == 0 and state.is_main_process:
+        print(f"warning: {name or 'the input'} held no lines: nothing was translated (give sentences as arguments, "
+              "--input FILE, or lines on stdin)", file=sys.stderr)
     if problems:
         if not state.is_main_process:
             raise SystemExit(2)  # the main process says why

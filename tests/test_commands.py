@@ -155,3 +155,11 @@ def test_translate_names_a_missing_input_file(capsys, model_dir):
     with pytest.raises(SystemExit) as exit_info:
         translate.main(["--model", str(model_dir), "--input", "/nonexistent.txt"])
     assert exit_info.value.code == 2 and "--input '/nonexistent.txt' does not exist" in capsys.readouterr().err
+
+
+def test_translate_says_so_when_stdin_is_empty(capsys, monkeypatch, model_dir):
+    stdin_bytes(monkeypatch, b"")
+    translate.main(["--model", str(model_dir), "--no_progress"])
+    output = capsys.readouterr()
+    assert output.out == ""
+    assert "warning: <stdin> held no lines: nothing was translated" in output.err

@@ -54,7 +54,9 @@ def test_unknown_kwargs_pass_through():
         ({"d_model": -8}, "`d_model` must be an integer >= 1, got -8"),
         ({"encoder_layers": 0}, "`encoder_layers` must be an integer >= 1, got 0"),
         ({"decoder_ffn_dim": 2.5}, "`decoder_ffn_dim` must be an integer >= 1, got 2.5"),
-        ({"max_position_embeddings": 0}, "`max_position_embeddings` must be an integer >= 1"),
+        ({"max_position_embeddings": 0}, "`max_position_embeddings` must be an integer in [1, 1048576], got 0"),
+        ({"max_position_embeddings": 10**9}, "`max_position_embeddings` must be an integer in [1, 1048576], got "
+                                             "1000000000"),
         ({"type_vocab_size": -1}, "`type_vocab_size` must be an integer >= 0, got -1"),
         ({"dropout": 1.0}, "`dropout` must be a probability in [0, 1), got 1.0"),
         ({"attention_dropout": -0.1}, "`attention_dropout` must be a probability in [0, 1), got -0.1"),

@@ -310,3 +310,23 @@ def test_a_checkpoint_saved_by_release_0_1_0_loads_with_identical_logits(positio
     # Equal to float rounding: the fixture's logits were computed on another CPU, whose kernels may sum in another
     # order (differences of ~6e-7 seen); a wrong or misnamed weight moves logits by orders of magnitude more.
     torch.testing.assert_close(logits, expected["logits"], rtol=1e-5, atol=1e-5)
+
+
+def test_a_config_edited_after_the_model_was_built_is_named_not_crashed_on():
+    model = tiny_model()
+    input_ids, attention_mask = batch(0)
+    model.config.decoder_attention_heads = 8
+    with pytest.raises(ValueError, match=r"config.decoder_attention_heads is 8 but the model was built with 4: a "
+                                         r"built model keeps its shape"):
+        model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=2)
+
+
+def test_an_empty_batch_of_labels_is_named_as_empty():
+    model = tiny_model()
+    with pytest.raises(ValueError, match=r"`labels` is empty \(shape \(0, 5\)\)"):
+        model(input_ids=torch.ones(0, 5, dtype=torch.long), labels=torch.ones(0, 5, dtype=torch.long))
+
+
+def test_a_large_max_position_embeddings_costs_no_memory_for_sinusoids():
+    model = tiny_model(max_position_embeddings=2**20)
+    assert model.get_encoder().embeddings.embed_positions.sinusoids.shape[0] == 1024

@@ -73,3 +73,16 @@ def test_translate_keeps_the_order_of_texts_of_different_lengths(saved):
     batched = translate(model, tokenizer, texts, batch_size=2, max_new_tokens=4)
     one_by_one = [translate(model, tokenizer, [text], max_new_tokens=4)[0] for text in texts]
     assert batched == one_by_one
+
+
+def test_translate_warns_about_a_tokenizer_that_is_not_the_models_own(tmp_path, caplog):
+    from transformer_mt import train_tokenizer, translate
+    from transformer_mt.tokenization import tokenizer_fingerprint
+
+    model, tokenizer = save_tiny(tmp_path)
+    model.config.tokenizer_fingerprint = tokenizer_fingerprint(tokenizer)  # as training records it
+    translate(model, tokenizer, SENTENCES[:1], max_new_tokens=2)
+    assert "is not the one the model was trained with" not in caplog.text
+    other = train_tokenizer(["Ein ganz anderer Text.", "Another text entirely."] * 20, vocab_size=300)
+    translate(model, other, SENTENCES[:1], max_new_tokens=2)
+    assert "translate(): the tokenizer" in caplog.text and "is not the one the model was trained with" in caplog.text

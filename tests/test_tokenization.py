@@ -236,3 +236,9 @@ def test_bad_min_frequency(bad):
 def test_texts_must_not_be_a_string():
     with pytest.raises(TypeError, match="`texts` must be an iterable of strings, got str"):
         train_tokenizer("The weather is nice today.")
+
+
+@pytest.mark.parametrize("texts", [[], ["", "   "]], ids=["nothing", "only blanks"])
+def test_training_on_no_text_is_refused(texts):
+    with pytest.raises(ValueError, match="`texts` holds no non-empty text"):
+        train_tokenizer(texts, vocab_size=300)

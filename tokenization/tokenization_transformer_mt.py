@@ -129,6 +129,14 @@ def train_tokenizer(
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Iterable):
         raise TypeError(f"`texts` must be an iterable of strings, got {type(texts).__name__}.")
 
+    words = 0
+
+    def counted(texts):
+        nonlocal words
+        for text in texts:
+            words += bool(text and text.strip())
+            yield text
+
     tokenizer = build_backend_tokenizer()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -138,7 +146,10 @@ def train_tokenizer(
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=show_progress,
     )
-    tokenizer.train_from_iterator(texts, trainer=trainer)
+    tokenizer.train_from_iterator(counted(texts), trainer=trainer)
+    if not words:
+        raise ValueError("`texts` holds no non-empty text: a tokenizer trained on nothing knows only single bytes. "
+                         "Pass the training sentences (both languages).")
     return TransformerMTTokenizerFast(tokenizer_object=tokenizer, model_max_length=model_max_length)
 
 

@@ -98,14 +98,19 @@ def length_settings(new_tokens: int) -> dict:
 
 
 def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
-              max_new_tokens: int | None = None, numbers: list[int] | None = None) -> list[str]:
+              max_new_tokens: int | None = None, numbers: list[int] | None = None,
+              check_tokenizer: bool = True) -> list[str]:
     """Translate `texts`, in batches of similar length (the order of `texts` is kept).
 
     The beam size defaults to the model's generation config. The length of each translation is bounded relative to
     its batch's longest input (`length_budget`) unless `max_new_tokens` is given; one that reaches the bound without
     ending is named in a warning. A text longer than the tokenizer's `model_max_length` (training sets it to
     `max_position_embeddings`) is cut there, with a warning. Warnings name texts by `numbers` (default 1, 2, ...).
+    A tokenizer that is not the model's own is warned about, as the loader and the pipeline do (`check_tokenizer`:
+    callers that translate batch after batch check once themselves).
     """
+    if check_tokenizer:
+        check_tokenizer_matches(model.config, tokenizer, "translate()")
     numbers = numbers or range(1, len(texts) + 1)
     limit = tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None  # else: "no limit"
     lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
@@ -146,6 +151,7 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
     from accelerate.utils import gather_object
 
     state = process_state()
+    check_tokenizer_matches(model.config, tokenizer, "translate_stream()")
     total = 0
     for chunk in _chunks(lines, chunk_size):
         texts = [(i, text) for i, text in enumerate(chunk) if text.strip()]
@@ -154,7 +160,7 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
         for batch in length_batches(lengths, batch_size)[state.process_index :: state.num_processes]:
             indices = [texts[i][0] for i in batch]
             outputs = translate(model, tokenizer, [chunk[i] for i in indices], num_beams, len(indices), max_new_tokens,
-                                numbers=[total + i + 1 for i in indices])
+                                numbers=[total + i + 1 for i in indices], check_tokenizer=False)
             mine.update(zip(indices, outputs))
         if state.num_processes > 1:
             mine = {index: text for part in gather_object([mine]) for index, text in part.items()}
