@@ -16,7 +16,7 @@ import json
 
 import torch
 
-from transformer_mt.benchmark import (
+from transformer_mt.benchmarks import (
     GENERATION_TASKS,
     PRESETS,
     batching_report,

@@ -12,7 +12,7 @@ import os
 
 import transformers
 
-from transformer_mt.benchmark import compare_with_ctranslate2, ctranslate2_report
+from transformer_mt.benchmarks import compare_with_ctranslate2, ctranslate2_report
 from transformer_mt.cli import command
 from transformer_mt.data import load_parallel_data
 

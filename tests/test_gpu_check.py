@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from transformer_mt import gpu_check
-from transformer_mt.benchmark import model_pair
+from transformer_mt.benchmarks import model_pair
 from transformer_mt.scripts import gpu_check as command
 
 from .utils import DATA
@@ -46,7 +46,7 @@ def test_a_machine_without_cuda_is_told_to_use_the_dry_run(capsys, monkeypatch):
 
 
 def test_other_tokens_than_the_peer_fail_the_check():
-    from transformer_mt.benchmark import model_pair
+    from transformer_mt.benchmarks import model_pair
     from transformer_mt.gpu_check import generation_speed
 
     marian, ours = model_pair("tiny")

@@ -1,0 +1,148 @@
+"""The benchmark harness: how every number of `transformer_mt.benchmarks` is taken.
+
+How every number here is taken, so that ratios mean something on a small shared machine:
+
+* Engines that disturb each other never share a process: each training run and each CTranslate2 run is a
+  subprocess of its own (CTranslate2 slows torch's small ops ~3.5x in the same process). TransformerMT and
+  MarianMTModel generate in one process (both are torch), in alternating timed blocks.
+* Interleaved: every repeat runs the engines A, B, ..., B, A, so that drift in the machine's speed falls on all
+  of them; each engine warms up first (and compiles, when it is a compiled one), untimed.
+* Reported: the best (highest) and the median throughput over repeats, as tokens per second (target tokens for
+  training, generated tokens for generation, which runs a fixed number of new tokens with EOS switched off), and
+  the ratios to the baseline engine, computed from the best and from the median; the worst is kept in the JSON.
+* Outputs are checked before anything is timed: the same generated ids from every generation engine, the same
+  training loss from both trainers. A mismatch fails the run (here and in gpu_check): a speed-up that changes
+  the output is not one.
+"""
+
+import contextlib
+import json
+import multiprocessing
+import os
+import statistics
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import torch
+from transformers import TrainerCallback
+
+from ..recipes import MAIN_JOB
+
+
+def interleaved_order(engines: list[str], repeats: int) -> list[str]:
+    """A, B, ..., B, A for every pair of repeats (an odd count ends with one more A, B, ...)."""
+    order = []
+    for repeat in range(repeats):
+        order += engines if repeat % 2 == 0 else engines[::-1]
+    return order
+
+
+def summarise(samples: list[float]) -> dict:
+    """Throughputs over repeats: the best (highest), the median and the worst (lowest), with the samples."""
+    return {"best": max(samples), "median": statistics.median(samples), "worst": min(samples), "samples": samples}
+
+
+def run_worker(function: Callable[[dict], dict], spec: dict, threads: int) -> dict:
+    """`function(spec)` in a fresh process (spawned: no torch state of this one) with `threads` threads; its result.
+
+    An exception in the worker is raised here, with the worker's traceback as its cause.
+    """
+    with _environment(OMP_NUM_THREADS=str(threads), TOKENIZERS_PARALLELISM="false"), ProcessPoolExecutor(
+            max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=torch.set_num_threads,
+            initargs=(threads,)) as pool:
+        return pool.submit(function, spec).result(timeout=3600)
+
+
+@contextlib.contextmanager
+def _environment(**variables):
+    """Environment variables a spawned worker inherits (set for the block, then restored)."""
+    before = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def ratio_rows(results: dict, baseline: str, unit: str) -> list[dict]:
+    """One row per (task, engine): min/median throughput and the ratios to the baseline engine of the same task."""
+    rows = []
+    for task, engines in results.items():
+        base = engines[baseline]
+        for engine, measured in engines.items():
+            if "best" not in measured:
+                continue
+            rows.append({
+                "task": task, "engine": engine, unit + " (best)": measured["best"],
+                unit + " (median)": measured["median"],
+                "x baseline (best)": measured["best"] / base["best"],
+                "x baseline (median)": measured["median"] / base["median"],
+                **{key: value for key, value in measured.items()
+                   if key not in ("best", "median", "worst", "samples")},
+            })
+    return rows
+
+
+def markdown_table(rows: list[dict]) -> str:
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+
+    def cell(value):
+        if isinstance(value, float):
+            return f"{value:.2f}" if value < 100 else f"{value:,.0f}"
+        return str(value)
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join(" --- " for _ in columns) + "|"]
+    lines += ["| " + " | ".join(cell(row.get(column, "")) for column in columns) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+
+def prepare_data(workdir: Path, data_dir: str, num_train: int, num_sources: int) -> Path:
+    """Tokenize shipped pairs once (a tokenizer of the main job's size) into `workdir/data.json`, for the workers:
+    training pairs, test sources, and where the tokenizer and the models are kept."""
+    from ..data import load_parallel_data
+    from ..tokenization import train_tokenizer
+
+    splits = load_parallel_data(data_dir)
+    train = splits["train"].select(range(min(num_train, len(splits["train"]))))
+    tokenizer = train_tokenizer(list(train["en"]) + list(train["de"]), vocab_size=MAIN_JOB["tokenizer_vocab_size"])
+    limit = MAIN_JOB["max_source_length"]
+    pairs = [{"input_ids": source, "labels": target} for source, target in zip(
+        tokenizer(list(train["en"]), max_length=limit, truncation=True)["input_ids"],
+        tokenizer(text_target=list(train["de"]), max_length=limit, truncation=True)["input_ids"])]
+    sources = tokenizer(list(splits["test"]["en"][:num_sources]))["input_ids"]
+    tokenizer.save_pretrained(workdir / "tokenizer")
+    path = workdir / "data.json"
+    path.write_text(json.dumps({"pairs": pairs, "sources": sources, "pad_token_id": tokenizer.pad_token_id,
+                                "tokenizer": str(workdir / "tokenizer"), "workdir": str(workdir)}))
+    return path
+
+
+
+def source_batch(sources: list[list[int]], batch_size: int, pad_token_id: int) -> dict:
+    rows = sources[:batch_size]
+    width = max(map(len, rows))
+    input_ids = torch.tensor([row + [pad_token_id] * (width - len(row)) for row in rows])
+    lengths = torch.tensor([len(row) for row in rows])
+    return {"input_ids": input_ids, "attention_mask": (torch.arange(width) < lengths[:, None]).long()}
+
+
+class StepTimer(TrainerCallback):
+    """Seconds and target tokens of every optimizer step after the first `warmup` ones."""
+
+    def __init__(self, warmup: int):
+        self.warmup, self.seconds, self.start = warmup, [], None
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self.start = time.perf_counter()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step > self.warmup:
+            self.seconds.append(time.perf_counter() - self.start)
+

@@ -1,0 +1,104 @@
+"""The position types against each other at one size: generate() and training throughput."""
+
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from ..recipes import MAIN_JOB
+from .harness import (
+    StepTimer,
+    interleaved_order,
+    markdown_table,
+    prepare_data,
+    ratio_rows,
+    run_worker,
+    source_batch,
+    summarise,
+)
+from .marian import OURS, PRESETS, _trainer
+
+
+def position_models(workdir: Path, preset: str, position_types, seed: int = 0) -> None:
+    """TransformerMT of the preset's size for every position type, the same seeded weights elsewhere."""
+    from ..configuration import TransformerMTConfig
+    from ..modeling import TransformerMTForConditionalGeneration
+
+    size = PRESETS[preset]
+    for position_type in position_types:
+        torch.manual_seed(seed)
+        config = TransformerMTConfig(
+            vocab_size=size["vocab"], d_model=size["d_model"], encoder_layers=size["layers"],
+            decoder_layers=size["layers"], encoder_attention_heads=size["heads"],
+            decoder_attention_heads=size["heads"], encoder_ffn_dim=size["ffn"], decoder_ffn_dim=size["ffn"],
+            normalize_before=True,
+            position_embedding_type=position_type)
+        TransformerMTForConditionalGeneration(config).save_pretrained(workdir / preset / f"positions-{position_type}")
+
+
+def positions_generation_worker(spec: dict) -> dict:
+    """generate() tokens/s of every position type's model on one batch, interleaved in one process."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    data = json.loads(Path(spec["data"]).read_text())
+    batch = source_batch(data["sources"], spec["batch_size"], data["pad_token_id"])
+    models = {name: AutoModelForSeq2SeqLM.from_pretrained(Path(data["workdir"]) / spec["preset"] / f"positions-{name}")
+              .eval() for name in spec["position_types"]}
+    settings = dict(max_new_tokens=spec["new_tokens"], min_new_tokens=spec["new_tokens"], num_beams=1,
+                    do_sample=False)
+    seconds = {name: [] for name in models}
+    with torch.inference_mode():
+        for model in models.values():
+            model.generate(**batch, **settings)  # warm-up
+        for name in interleaved_order(list(models), spec["repeats"]):
+            start = time.perf_counter()
+            models[name].generate(**batch, **settings)
+            seconds[name].append(time.perf_counter() - start)
+    tokens = spec["batch_size"] * spec["new_tokens"]
+    return {name: summarise([tokens / s for s in samples]) for name, samples in seconds.items()}
+
+
+def positions_training_worker(spec: dict) -> dict:
+    """Training target tokens/s of one position type's model (the main job's recipe, the same batches)."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    data = json.loads(Path(spec["data"]).read_text())
+    model = AutoModelForSeq2SeqLM.from_pretrained(
+        Path(data["workdir"]) / spec["preset"] / f"positions-{spec['position_type']}").train()
+    timer = StepTimer(spec["warmup"])
+    with tempfile.TemporaryDirectory() as output_dir:
+        _trainer(OURS, model, data, output_dir, spec["warmup"] + spec["steps"], [timer]).train()
+    tokens_per_step = MAIN_JOB["per_device_train_batch_size"] * statistics.mean(
+        len(pair["labels"]) for pair in data["pairs"])
+    return {"tokens_per_second": tokens_per_step * len(timer.seconds) / sum(timer.seconds)}
+
+
+def compare_positions(data_dir: str, position_types=("sinusoidal", "learned", "alibi", "rotary"),
+                      preset: str = "main-job", repeats: int = 4, threads: int = 2, new_tokens: int = 32,
+                      batch_size: int = 32, train_steps: int = 30) -> dict:
+    """generate() (greedy) and training throughput of every position type at one size, as ratios to the first."""
+    with tempfile.TemporaryDirectory(prefix="transformer-mt-benchmark-") as workdir:
+        data = prepare_data(Path(workdir), data_dir, num_train=2000, num_sources=batch_size)
+        position_models(Path(workdir), preset, position_types)
+        generation = run_worker(positions_generation_worker, {
+            "data": str(data), "preset": preset, "position_types": list(position_types), "repeats": repeats,
+            "new_tokens": new_tokens, "batch_size": batch_size}, threads)
+        samples = {name: [] for name in position_types}
+        for name in interleaved_order(list(position_types), repeats):
+            samples[name].append(run_worker(positions_training_worker, {
+                "data": str(data), "preset": preset, "position_type": name, "warmup": 3, "steps": train_steps},
+                threads)["tokens_per_second"])
+    return {"threads": threads, "preset": preset, "generation": generation,
+            "training": {name: summarise(values) for name, values in samples.items()}}
+
+
+def positions_report(results: dict) -> str:
+    baseline = next(iter(results["generation"]))
+    tables = {"generate() greedy": results["generation"], "training step": results["training"]}
+    rows = [row for task, engines in tables.items() for row in ratio_rows({task: engines}, baseline, "tokens/s")]
+    return (f"**position types, {results['preset']} preset** ({results['threads']} threads; ratios to "
+            f"{baseline})\n\n{markdown_table(rows)}")
+
