@@ -231,3 +231,18 @@ def test_run_leaves_the_callers_arguments_as_they_were(tmp_path):
     assert args[-1].to_dict() == before
     assert trainer.args.load_best_model_at_end and trainer.args.metric_for_best_model == "bleu"
     assert trainer.args.generation_max_length == 17  # TINY's --generation_max_length, kept
+
+
+def test_fine_tuning_keeps_the_checkpoints_generation_config(tmp_path):
+    from transformers import GenerationConfig
+
+    run(tmp_path / "base", "--do_train", "--max_steps", "2", "--save_strategy", "no")
+    saved = GenerationConfig.from_pretrained(tmp_path / "base")
+    saved.update(forced_eos_token_id=2, bad_words_ids=[[5]], length_penalty=0.6, num_beams=5)
+    saved.save_pretrained(tmp_path / "base")  # as an imported Opus-MT model carries them
+
+    run(tmp_path / "tuned", "--do_train", "--max_steps", "2", "--save_strategy", "no", "--model_name_or_path",
+        tmp_path / "base", "--tokenizer_name_or_path", tmp_path / "base", "--generation_num_beams", "3")
+    tuned = GenerationConfig.from_pretrained(tmp_path / "tuned")
+    assert (tuned.forced_eos_token_id, tuned.bad_words_ids, tuned.length_penalty) == (2, [[5]], 0.6)
+    assert tuned.num_beams == 3  # what the run set

@@ -493,18 +493,26 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     # Evaluation and the saved model decode alike: beam search (4 unless --generation_num_beams says otherwise).
     # Evaluation stops where its references were truncated; the saved model only at its position table, so that a
     # long input is never translated short (translate() bounds lengths relative to the input instead).
-    num_beams = setup.num_beams or training_args.generation_num_beams or 4
+    asked = setup.num_beams or training_args.generation_num_beams  # what this run sets, if anything
+    if setup.model_name_or_path and not checkpoint:
+        # Fine-tuning keeps the checkpoint's generation config (an imported Opus-MT model's forced_eos_token_id and
+        # bad_words_ids, a length penalty, ...) and changes only what this run sets.
+        model.generation_config = copy.deepcopy(model.generation_config)
+        if asked:
+            model.generation_config.num_beams = asked
+    else:
+        model.generation_config = GenerationConfig(
+            decoder_start_token_id=model.config.decoder_start_token_id,
+            bos_token_id=model.config.bos_token_id,
+            eos_token_id=model.config.eos_token_id,
+            pad_token_id=model.config.pad_token_id,
+            num_beams=asked or 4,
+            max_length=model.config.max_position_embeddings,  # counts the decoder start token
+        )
+    num_beams = model.generation_config.num_beams
     training_args.generation_num_beams = training_args.generation_num_beams or num_beams
     training_args.generation_max_length = (training_args.generation_max_length
                                            or length_settings(data_args.max_target_length)["max_length"])
-    model.generation_config = GenerationConfig(
-        decoder_start_token_id=model.config.decoder_start_token_id,
-        bos_token_id=model.config.bos_token_id,
-        eos_token_id=model.config.eos_token_id,
-        pad_token_id=model.config.pad_token_id,
-        num_beams=num_beams,
-        max_length=model.config.max_position_embeddings,  # counts the decoder start token
-    )
     tokenized = preprocess(datasets, tokenizer, data_args, training_args)
 
     # --push_to_hub happens once, at the end, through our own push (remote code and model card included), so the
