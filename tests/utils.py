@@ -76,11 +76,9 @@ def remove_weight(checkpoint_dir, key: str) -> None:
 
 # Tiny training recipe for transformer_mt.training on 200 shipped pairs (a run of 60 steps takes seconds).
 TINY = [
+    "--preset", "tiny",  # transformer_mt.presets.TINY: the tiny model the tests, tools and quick modes share
     "--data", str(DATA), "--max_train_samples", "200", "--max_eval_samples", "16", "--max_predict_samples", "16",
-    "--tokenizer_vocab_size", "400", "--d_model", "32", "--encoder_layers", "2", "--decoder_layers", "2",
-    "--encoder_attention_heads", "4", "--decoder_attention_heads", "4", "--encoder_ffn_dim", "64",
-    "--decoder_ffn_dim", "64", "--normalize_before", "true", "--max_source_length", "32", "--max_target_length", "32",
-    "--per_device_train_batch_size", "16", "--per_device_eval_batch_size", "16", "--learning_rate", "3e-3",
+    "--normalize_before", "true", "--learning_rate", "3e-3",
     "--warmup_steps", "5", "--lr_scheduler_type", "inverse_sqrt", "--logging_steps", "5", "--report_to", "none",
     "--disable_tqdm", "true", "--seed", "0", "--generation_num_beams", "2", "--generation_max_length", "17",
 ]

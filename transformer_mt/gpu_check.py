@@ -16,16 +16,15 @@ import time
 import torch
 
 from .benchmarks import GENERATION_TASKS, PRESETS, model_pair
+from .presets import TINY
 
 
 # Dense bf16 tensor-core peaks (no sparsity), TFLOP/s, by a piece of the device name.
 BF16_PEAK_TFLOPS = {"H200": 989.0, "H100": 989.0, "A100": 312.0, "L40S": 362.0, "A10G": 125.0, "L4": 121.0}
-TINY_MAIN_JOB = dict(max_train_samples=400, max_eval_samples=32, max_predict_samples=32, tokenizer_vocab_size=400,
-                     d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
-                     decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
-                     per_device_train_batch_size=16, per_device_eval_batch_size=16, max_steps=5, warmup_steps=2,
-                     eval_strategy="no", save_strategy="no", early_stopping_patience=None, generation_num_beams=2,
-                     num_beams=2)
+# --dry_run's main job: presets.TINY's model, a few steps on 400 pairs.
+TINY_MAIN_JOB = dict(TINY, max_train_samples=400, max_eval_samples=32, max_predict_samples=32, max_steps=5,
+                     warmup_steps=2, eval_strategy="no", save_strategy="no", early_stopping_patience=None,
+                     generation_num_beams=2, num_beams=2)
 
 
 def bf16_peak_tflops(device: torch.device) -> float | None:

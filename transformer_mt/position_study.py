@@ -23,7 +23,7 @@ from .configuration import POSITION_EMBEDDING_TYPES
 from .data import load_parallel_data
 from .metrics import load_translation_metric
 from .pipelines import translate
-from .recipes import MAIN_JOB
+from .presets import MAIN_JOB, TINY
 from .tokenization import train_tokenizer
 from .training import parse_args, run
 
@@ -39,8 +39,8 @@ TABLE_SIZE = 1024  # learned positions: rows for every evaluated input; those pa
 BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 1000))  # test-split source lengths, in tokens
 JOINED = (2, 4, 8, 16)
 JOINED_SHARE = 0.25  # the "+ joined pairs" variant adds this share of two-pair joins to the training split
-QUICK = dict(d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
-             encoder_ffn_dim=64, decoder_ffn_dim=64, max_train_samples=400, per_device_train_batch_size=16)
+# --quick: presets.TINY's model on 400 training pairs (with a 400-token tokenizer of its own), to check the pipeline.
+QUICK = {**{key: value for key, value in TINY.items() if key != "tokenizer_vocab_size"}, "max_train_samples": 400}
 
 
 def join_consecutive(sources: list[str], references: list[str], k: int) -> tuple[list[str], list[str]]:

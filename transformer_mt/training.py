@@ -50,6 +50,7 @@ from .metrics import load_translation_metric
 from .modeling import TransformerMTForConditionalGeneration
 from .modeling.modeling_transformer_mt import seq2seq_loss
 from .pipelines import length_settings
+from .presets import PRESETS
 from .tokenization import tokenizer_fingerprint, train_tokenizer
 from .tokenization.tokenization_transformer_mt import MIN_VOCAB_SIZE
 
@@ -57,6 +58,7 @@ from .tokenization.tokenization_transformer_mt import MIN_VOCAB_SIZE
 logger = logging.getLogger(__name__)
 
 
+PresetName = typing.Literal[tuple(PRESETS)]
 DEFAULT_VOCAB_SIZE = 8000  # of a tokenizer trained for a new run
 PAD_TO_MULTIPLE_OF = 8  # batches are padded to a multiple of 8 tokens (tensor-core and vector friendly)
 
@@ -75,6 +77,9 @@ class DataArguments:
     max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training pairs."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N validation pairs."})
     max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test pairs."})
+    dataset_config_name: str | None = field(
+        default=None, metadata={"help": "The Hub dataset's configuration, e.g. de-en for wmt14."}
+    )
     max_tokens_per_batch: int | None = field(
         default=None,
         metadata={"help": "Training batches of as many pairs as fit in N padded source + target tokens (fairseq's "
@@ -99,6 +104,10 @@ class DataArguments:
 
 @dataclass
 class SetupArguments:
+    preset: PresetName | None = field(
+        default=None, metadata={"help": "Start from these defaults (transformer_mt.presets); any flag overrides them. "
+                                        "transformer-base and transformer-big are the paper's setups."}
+    )
     model_name_or_path: str | None = field(
         default=None, metadata={"help": "Fine-tune this saved model instead of training one from scratch."}
     )
@@ -314,11 +323,15 @@ def check_launch(training_args: Seq2SeqTrainingArguments) -> None:
 def parse_args(argv=None, defaults: dict | None = None):
     """(DataArguments, SetupArguments, ModelArguments, Seq2SeqTrainingArguments) from `argv` (default sys.argv).
 
-    `defaults` replaces the dataclass defaults of any field of the four groups (a recipe); `argv` still wins.
+    `defaults` replaces the dataclass defaults of any field of the four groups (a recipe); `--preset NAME` in `argv`
+    replaces them again with a preset's (`transformer_mt.presets`); the flags in `argv` still win.
     """
     parser = argument_parser()
     if defaults:
         parser.set_defaults(**defaults)
+    preset = parser.parse_known_args(argv)[0].preset
+    if preset:
+        parser.set_defaults(**PRESETS[preset])
     return parser.parse_args_into_dataclasses(args=argv)
 
 
@@ -481,7 +494,8 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     if not (setup.model_name_or_path or checkpoint):
         TransformerMTConfig(**config_overrides(model_args))  # a bad architecture flag fails here, not after training
     set_seed(training_args.seed)
-    datasets = load_parallel_data(data_args.data, data_args.source_lang, data_args.target_lang)
+    datasets = load_parallel_data(data_args.data, data_args.source_lang, data_args.target_lang,
+                                  config_name=data_args.dataset_config_name)
     check_splits(datasets, data_args, training_args)
     datasets = limit_samples(datasets, data_args)
 

@@ -13,7 +13,7 @@ from transformers import MarianConfig, MarianMTModel, Seq2SeqTrainer, Seq2SeqTra
 
 from ..bridges.marian import convert_marian_model
 from ..generation import compile_config
-from ..recipes import MAIN_JOB
+from ..presets import MAIN_JOB, TINY
 from .harness import (
     StepTimer,
     interleaved_order,
@@ -32,7 +32,8 @@ PRESETS = {
                      heads=MAIN_JOB["encoder_attention_heads"], ffn=MAIN_JOB["encoder_ffn_dim"],
                      vocab=MAIN_JOB["tokenizer_vocab_size"]),
     "base": dict(d_model=512, layers=6, heads=8, ffn=2048, vocab=37000),
-    "tiny": dict(d_model=32, layers=2, heads=4, ffn=64, vocab=MAIN_JOB["tokenizer_vocab_size"]),  # the tests'
+    "tiny": dict(d_model=TINY["d_model"], layers=TINY["encoder_layers"], heads=TINY["encoder_attention_heads"],
+                 ffn=TINY["encoder_ffn_dim"], vocab=MAIN_JOB["tokenizer_vocab_size"]),  # presets.TINY's size
 }
 GENERATION_TASKS = {"greedy b1": (1, 1), "greedy b32": (32, 1), "beam-4 b32": (32, 4)}
 MARIAN, OURS = "MarianMT", "TransformerMT"
