@@ -99,16 +99,28 @@ def length_settings(new_tokens: int) -> dict:
 
 def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
               max_new_tokens: int | None = None, numbers: list[int] | None = None,
-              check_tokenizer: bool = True) -> list[str]:
+              check_tokenizer: bool = True, **generate_kwargs) -> list[str]:
     """Translate `texts`, in batches of similar length (the order of `texts` is kept).
 
-    The beam size defaults to the model's generation config. The length of each translation is bounded relative to
-    its batch's longest input (`length_budget`) unless `max_new_tokens` is given; one that reaches the bound without
-    ending is named in a warning. A text longer than the tokenizer's `model_max_length` (training sets it to
-    `max_position_embeddings`) is cut there, with a warning. Warnings name texts by `numbers` (default 1, 2, ...).
-    A tokenizer that is not the model's own is warned about, as the loader and the pipeline do (`check_tokenizer`:
-    callers that translate batch after batch check once themselves).
+    The beam size defaults to the model's generation config; `generate_kwargs` are generate()'s decoding controls
+    (`length_penalty`, `no_repeat_ngram_size`, `do_sample`, `top_k`, `top_p`, `temperature`, ...). The length of
+    each translation is bounded relative to its batch's longest input (`length_budget`) unless `max_new_tokens`
+    is given; one that reaches the bound without ending is named in a warning. A text longer than the tokenizer's
+    `model_max_length` (training sets it to `max_position_embeddings`) is cut there, with a warning. Warnings name
+    texts by `numbers` (default 1, 2, ...). A tokenizer that is not the model's own is warned about, as the loader
+    and the pipeline do (`check_tokenizer`: callers that translate batch after batch check once themselves).
     """
+    return [hypotheses[0][0] for hypotheses in translate_nbest(
+        model, tokenizer, texts, num_beams, batch_size, max_new_tokens, numbers, check_tokenizer, **generate_kwargs)]
+
+
+def translate_nbest(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
+                    max_new_tokens: int | None = None, numbers: list[int] | None = None,
+                    check_tokenizer: bool = True, num_return_sequences: int = 1, scores: bool = False,
+                    **generate_kwargs) -> list[list[tuple[str, float | None]]]:
+    """`translate`, with `num_return_sequences` hypotheses per text, best first, each `(text, score)`; the score
+    (with `scores`) is what beam search ranks by: the hypothesis' log-probability divided by its length to the
+    power `length_penalty` (for greedy search and sampling: under the decoding distribution)."""
     if check_tokenizer:
         check_tokenizer_matches(model.config, tokenizer, "translate()")
     numbers = numbers or range(1, len(texts) + 1)
@@ -120,27 +132,54 @@ def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, 
                            "model's limit, tokenizer.model_max_length).")
     translations = [None] * len(texts)
     model.eval()
+    eos = model.generation_config.eos_token_id
     for indices in length_batches(lengths, batch_size):
         budget = max_new_tokens or length_budget(model, min(max(lengths[i] for i in indices), limit or 10**9))
         batch = tokenizer([texts[i] for i in indices], return_tensors="pt", padding=True,
                           truncation=limit is not None, max_length=limit).to(model.device)
-        settings = {**length_settings(budget), **({"num_beams": num_beams} if num_beams is not None else {})}
+        settings = {**length_settings(budget), **({"num_beams": num_beams} if num_beams is not None else {}),
+                    **generate_kwargs, "num_return_sequences": num_return_sequences}
+        if scores:
+            settings.update(output_scores=True, return_dict_in_generate=True)
         with torch.inference_mode():
-            ids = model.generate(**batch, **settings)
-        eos = model.generation_config.eos_token_id
-        eos = torch.tensor(eos if isinstance(eos, list) else [eos] if eos is not None else [], device=ids.device)
-        for index, row, text in zip(indices, ids, tokenizer.batch_decode(ids, skip_special_tokens=True)):
-            translations[index] = text.strip()
-            if max_new_tokens is None and row.numel() > budget and len(eos) and not torch.isin(row, eos).any():
+            output = model.generate(**batch, **settings)
+        ids = output.sequences if scores else output
+        eos_ids = torch.tensor(eos if isinstance(eos, list) else [eos] if eos is not None else [], device=ids.device)
+        row_scores = hypothesis_scores(model, output, eos_ids, settings.get("length_penalty")) if scores else None
+        decoded = tokenizer.batch_decode(ids, skip_special_tokens=True)
+        for position, index in enumerate(indices):
+            rows = range(position * num_return_sequences, (position + 1) * num_return_sequences)
+            translations[index] = [(decoded[row].strip(), row_scores[row] if scores else None) for row in rows]
+            first = ids[rows[0]]
+            if max_new_tokens is None and first.numel() > budget and len(eos_ids) and not torch.isin(first,
+                                                                                                  eos_ids).any():
                 logger.warning(f"Text {numbers[index]}: the translation reached the length bound ({budget} tokens) "
                                "without ending; it may be cut (pass max_new_tokens to allow more).")
     return translations
 
 
+def hypothesis_scores(model, output, eos_ids: torch.Tensor, length_penalty: float | None) -> list[float]:
+    """Each generated row's score as beam search ranks hypotheses: sum of token log-probabilities divided by the
+    length (tokens up to and including </s>) to the power `length_penalty` (the generation config's default)."""
+    if getattr(output, "sequences_scores", None) is not None:  # beam search computed them itself
+        return output.sequences_scores.tolist()
+    penalty = model.generation_config.length_penalty if length_penalty is None else length_penalty
+    log_probs = model.compute_transition_scores(output.sequences, output.scores, normalize_logits=True)  # (N, new)
+    generated = output.sequences[:, -log_probs.shape[1]:]
+    ended = torch.isin(generated, eos_ids).long()
+    counted = (ended.cumsum(-1) - ended) == 0  # up to and including the first </s>
+    total = log_probs.masked_fill(~counted, 0.0).sum(-1)
+    return (total / counted.sum(-1).clamp(min=1).float() ** penalty).tolist()
+
+
 def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[str], object], *,
                      num_beams: int | None = None, batch_size: int = 16, max_new_tokens: int | None = None,
-                     chunk_size: int = 4096, progress: Callable[[int], object] | None = None) -> int:
+                     chunk_size: int = 4096, progress: Callable[[int], object] | None = None,
+                     num_return_sequences: int = 1, scores: bool = False, **generate_kwargs) -> int:
     """Translate a stream of lines into `write` (one call per line, in input order); returns the line count.
+
+    `write` gets the translation, or with `num_return_sequences` > 1 or `scores` the list of `(text, score)`
+    hypotheses (`translate_nbest`; an empty line gets an empty list). `generate_kwargs`: as for `translate`.
 
     Reads `chunk_size` lines at a time, so memory does not grow with the input. Within a chunk, lines are batched
     by length (`length_batches`); an empty line gives an empty line. Under a distributed launch (`accelerate
@@ -152,6 +191,7 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
 
     state = process_state()
     check_tokenizer_matches(model.config, tokenizer, "translate_stream()")
+    nbest = num_return_sequences > 1 or scores
     total = 0
     for chunk in _chunks(lines, chunk_size):
         texts = [(i, text) for i, text in enumerate(chunk) if text.strip()]
@@ -159,14 +199,15 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
         mine = {}
         for batch in length_batches(lengths, batch_size)[state.process_index :: state.num_processes]:
             indices = [texts[i][0] for i in batch]
-            outputs = translate(model, tokenizer, [chunk[i] for i in indices], num_beams, len(indices), max_new_tokens,
-                                numbers=[total + i + 1 for i in indices], check_tokenizer=False)
-            mine.update(zip(indices, outputs))
+            outputs = translate_nbest(model, tokenizer, [chunk[i] for i in indices], num_beams, len(indices),
+                                      max_new_tokens, numbers=[total + i + 1 for i in indices], check_tokenizer=False,
+                                      num_return_sequences=num_return_sequences, scores=scores, **generate_kwargs)
+            mine.update(zip(indices, outputs if nbest else [hypotheses[0][0] for hypotheses in outputs]))
         if state.num_processes > 1:
             mine = {index: text for part in gather_object([mine]) for index, text in part.items()}
         if state.is_main_process:
             for index in range(len(chunk)):
-                write(mine.get(index, ""))
+                write(mine.get(index, [] if nbest else ""))
             if progress is not None:
                 progress(len(chunk))
         total += len(chunk)

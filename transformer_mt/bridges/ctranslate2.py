@@ -83,14 +83,33 @@ _VOCABULARY_FILES = tuple(
 )
 
 
-def translate_options(num_beams: int = 1, max_new_tokens: int = 256) -> dict:
+# generate()'s decoding controls and the translate_batch arguments that do the same.
+CTRANSLATE2_OPTIONS = {"length_penalty": "length_penalty", "no_repeat_ngram_size": "no_repeat_ngram_size",
+                       "num_return_sequences": "num_hypotheses", "top_k": "sampling_topk", "top_p": "sampling_topp",
+                       "temperature": "sampling_temperature"}
+
+
+def translate_options(num_beams: int = 1, max_new_tokens: int = 256, do_sample: bool = False, **decoding) -> dict:
     """`translate_batch` keyword arguments that decode as `generate(num_beams=..., max_new_tokens=...,
-    early_stopping=True)` does; hypotheses end with `</s>` when decoding stopped there, as generate()'s ids do."""
+    early_stopping=True, **decoding)` does; hypotheses end with `</s>` when decoding stopped there, as generate()'s
+    ids do. generate() controls that CTranslate2 lacks are refused by name."""
+    unknown = sorted(set(decoding) - set(CTRANSLATE2_OPTIONS))
+    if unknown:
+        raise ValueError(f"CTranslate2 has no equivalent of {', '.join(unknown)}; it takes "
+                         f"{', '.join(['num_beams', 'max_new_tokens', 'do_sample', *CTRANSLATE2_OPTIONS])}.")
     # min_decoding_length: CTranslate2 forbids </s> as the first token by default; generate() allows it.
     # return_end_token: beam search divides a hypothesis' score by its length, which must count </s> as
     # generate() counts it.
-    return dict(beam_size=num_beams, max_decoding_length=max_new_tokens, min_decoding_length=0,
-                return_end_token=True)
+    options = dict(beam_size=num_beams, max_decoding_length=max_new_tokens, min_decoding_length=0,
+                   return_end_token=True)
+    options.update({CTRANSLATE2_OPTIONS[name]: value for name, value in decoding.items() if value is not None})
+    if do_sample:
+        options.setdefault("sampling_topk", 0)  # 0: the whole distribution, as generate()'s sampling without top_k
+    elif any(name in decoding for name in ("top_k", "top_p", "temperature")):
+        raise ValueError("top_k, top_p and temperature apply to sampling: pass do_sample=True.")
+    if options.get("num_hypotheses", 1) > 1:
+        options["return_scores"] = True
+    return options
 
 
 def source_tokens(tokenizer, texts: list[str]) -> list[list[str]]:
