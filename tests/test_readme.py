@@ -65,8 +65,9 @@ def test_translate_commands_run_as_written(readme_dir, capsys, monkeypatch):
     assert len(lines) >= 2
     for line in lines:
         _, arguments = script_command(line)
-        if line.startswith("echo"):
-            stdin = io.TextIOWrapper(io.BytesIO((shlex.split(line)[1] + "\n").encode("utf-8")), encoding="utf-8")
+        if line.startswith("echo") or "--interactive" in arguments:
+            text = shlex.split(line)[1] if line.startswith("echo") else "Click the Save button."
+            stdin = io.TextIOWrapper(io.BytesIO((text + "\n").encode("utf-8")), encoding="utf-8")
             monkeypatch.setattr("sys.stdin", stdin)
         if "--input" in arguments:  # a file in, a file out (run in this process, whatever the launcher)
             source = readme_dir / arguments[arguments.index("--input") + 1]
@@ -78,4 +79,6 @@ def test_translate_commands_run_as_written(readme_dir, capsys, monkeypatch):
             continue
         translate.main(arguments)
         sentences = [a for a in arguments if " " in a] or ["(stdin)"]
-        assert len(capsys.readouterr().out.splitlines()) == len(sentences), line
+        per_sentence = int(arguments[arguments.index("--num_return_sequences") + 1]) \
+            if "--num_return_sequences" in arguments else 1  # n-best: that many TSV rows a sentence
+        assert len(capsys.readouterr().out.splitlines()) == len(sentences) * per_sentence, line
