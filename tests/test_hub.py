@@ -94,9 +94,16 @@ def test_remote_code_loads_and_matches_with_the_package_hidden(tmp_path, positio
     assert loaded["translations"] == translations
 
 
+TRAINING_INFO = {"source_lang": "en", "target_lang": "de", "data": "en-de", "dataset_config_name": None,
+                 "data_licenses": ["mpl-2.0", "cc-by-sa-3.0"], "data_attribution": "the LibreOffice contributors",
+                 "preset": "main-job", "recipe": {"steps": 3131, "learning_rate": 0.002}}
+SIGNATURE = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
+
+
 def test_model_card_metadata_scores_and_snippet(tmp_path):
     repo_id = "user/tiny-en-de"
-    save_tiny(tmp_path, test_results={"test_bleu": 12.345, "test_chrf": 33.3})
+    save_tiny(tmp_path, test_results={"test_bleu": 12.345, "test_chrf": 33.3, "test_bleu_signature": SIGNATURE})
+    (tmp_path / "training_info.json").write_text(json.dumps(TRAINING_INFO))
     prepare_for_hub(str(tmp_path), repo_id, license="mit")
     card = ModelCard.load(tmp_path / "README.md")
     data = card.data.to_dict()
@@ -104,6 +111,9 @@ def test_model_card_metadata_scores_and_snippet(tmp_path):
     assert data["license"] == "mit" and data["language"] == ["en", "de"] and "custom_code" in data["tags"]
     metrics = data["model-index"][0]["results"][0]["metrics"]
     assert [(m["type"], m["value"]) for m in metrics] == [("bleu", 12.35), ("chrf", 33.3)]
+    assert metrics[0]["config"] == SIGNATURE and f"BLEU 12.35 ({SIGNATURE})" in card.text
+    assert "licensed mpl-2.0 and cc-by-sa-3.0; attribution: the LibreOffice contributors" in card.text
+    assert "preset main-job, steps 3131, learning rate 0.002" in card.text
     snippet = card.text.split("```python\n")[1].split("```")[0]
     compile(snippet, "snippet", "exec")
     assert f'from_pretrained("{repo_id}", trust_remote_code=True)' in snippet
@@ -257,3 +267,32 @@ def test_an_unreachable_hub_is_one_line(tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("error: cannot reach the Hub at http://127.0.0.1:9") and \
         len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_cards_license_and_languages_come_from_the_data_not_a_default(tmp_path):
+    save_tiny(tmp_path)
+    prepare_for_hub(str(tmp_path), "user/unknown")
+    unknown = ModelCard.load(tmp_path / "README.md").data.to_dict()
+    assert "license" not in unknown and "language" not in unknown  # not known: not claimed
+    (tmp_path / "training_info.json").write_text(json.dumps(TRAINING_INFO))
+    prepare_for_hub(str(tmp_path), "user/known")
+    known = ModelCard.load(tmp_path / "README.md").data.to_dict()
+    assert known["license"] == "other" and known["license_name"] == "mpl-2.0 AND cc-by-sa-3.0"
+    assert known["language"] == ["en", "de"]
+    (tmp_path / "training_info.json").write_text(json.dumps(dict(TRAINING_INFO, data_licenses=["cc-by-4.0"])))
+    prepare_for_hub(str(tmp_path), "user/one")
+    assert ModelCard.load(tmp_path / "README.md").data.to_dict()["license"] == "cc-by-4.0"
+
+
+def test_training_records_what_the_card_needs(tmp_path):
+    from transformer_mt import training
+
+    from .utils import TINY
+
+    training.run(*training.parse_args([*TINY, "--output_dir", str(tmp_path / "run"), "--do_train", "--max_steps", "2",
+                                       "--save_strategy", "no"]))
+    info = json.loads((tmp_path / "run" / "training_info.json").read_text())
+    assert (info["source_lang"], info["target_lang"], info["data"]) == ("en", "de", "en-de")
+    assert info["data_licenses"] == ["mpl-2.0", "cc-by-sa-3.0"]  # from data/en-de/README.md's metadata
+    assert "LibreOffice" in info["data_attribution"] and info["preset"] == "tiny"
+    assert info["recipe"]["steps"] == 2 and info["recipe"]["batch"] == "16 pairs"

@@ -29,6 +29,8 @@ def test_loss_falls_and_the_saved_model_loads_and_translates(tmp_path, position_
 
     test = json.loads((output_dir / "test_results.json").read_text())
     assert 0 <= test["test_bleu"] <= 100 and 0 <= test["test_chrf"] <= 100
+    assert test["test_bleu_signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
+    assert test["test_chrf_signature"].startswith("nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:")
     assert len((output_dir / "test_predictions.txt").read_text().splitlines()) == 16
 
     model = AutoModelForSeq2SeqLM.from_pretrained(output_dir)

@@ -199,3 +199,18 @@ def _load_hub_dataset(name: str, config_name: str | None, columns: list[str]) ->
         _check_columns(f"{name}, split {split!r}", columns, dataset.column_names)
         splits[split] = dataset.select_columns(columns)
     return datasets.DatasetDict(splits)
+
+
+def dataset_card_data(data: str) -> dict:
+    """The YAML metadata of a dataset card (`license`, `language`, `attribution`, ...): the README.md of a local
+    data directory, or the Hub dataset's card when reachable; {} when there is none."""
+    from huggingface_hub import DatasetCard
+
+    path = Path(str(data)).expanduser()
+    try:
+        if path.is_dir():
+            readme = path / "README.md"
+            return DatasetCard.load(readme).data.to_dict() if readme.is_file() else {}
+        return DatasetCard.load(str(data)).data.to_dict() if _is_hub_id(str(data)) else {}
+    except (OSError, ValueError):  # no card, no network, malformed metadata: the model card then says so
+        return {}

@@ -69,7 +69,7 @@ def remote_code_sources() -> dict[str, str]:
     return files
 
 
-def prepare_for_hub(model_dir: str, repo_id: str | None = None, license: str = "apache-2.0",
+def prepare_for_hub(model_dir: str, repo_id: str | None = None, license: str | None = None,
                     scores_dir: str | None = None) -> None:
     """Add remote code, `auto_map`s and a model card to a saved model directory (idempotent).
 
@@ -122,40 +122,62 @@ def _update_json(path: Path, key: str, value) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def model_card(directory: Path, scores_dir: Path, repo_id: str, license: str) -> ModelCard:
-    """README.md: Hub metadata (with BLEU/chrF when scores_dir holds test_results.json) and a usage snippet."""
+def model_card(directory: Path, scores_dir: Path, repo_id: str, license: str | None = None) -> ModelCard:
+    """README.md from what is known: Hub metadata and text with the languages, the training data's licenses and
+    attribution and the recipe (training_info.json, written by training), the test scores with their sacreBLEU
+    signatures (test_results.json in scores_dir), the architecture and position type (config.json), and a usage
+    snippet. `license` (the model's) defaults to the data's: one license as it is, several as "other"."""
     config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+    info_path = scores_dir / "training_info.json"
+    info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.is_file() else {}
     results = scores_dir / "test_results.json"
-    eval_results = None
-    if results.is_file():
-        scores = json.loads(results.read_text(encoding="utf-8"))
-        eval_results = [
-            EvalResult(task_type="translation", dataset_type="text", dataset_name="held-out test split",
-                       metric_type=metric, metric_name=name, metric_value=round(scores[f"test_{metric}"], 2))
-            for metric, name in (("bleu", "BLEU"), ("chrf", "chrF"))
-            if f"test_{metric}" in scores
-        ]
+    scores = json.loads(results.read_text(encoding="utf-8")) if results.is_file() else {}
+    eval_results = [
+        EvalResult(task_type="translation", dataset_type=info.get("data") or "text",
+                   dataset_name=f"{info.get('data') or 'held-out'} test split", metric_type=metric, metric_name=name,
+                   metric_value=round(scores[f"test_{metric}"], 2),
+                   metric_config=scores.get(f"test_{metric}_signature"))
+        for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")) if f"test_{metric}" in scores
+    ] or None
+    licenses = info.get("data_licenses") or []
+    if license is None:
+        license = licenses[0] if len(licenses) == 1 else ("other" if licenses else None)
+    languages = [info[key] for key in ("source_lang", "target_lang") if info.get(key)] or None
     data = ModelCardData(
-        language=["en", "de"],
+        language=languages,
         license=license,
+        license_name=" AND ".join(licenses) if license == "other" else None,
         library_name="transformers",
         pipeline_tag="translation",
         tags=["translation", "transformer-mt", "custom_code", f"{config['position_embedding_type']}-positions"],
         model_name=repo_id,
         eval_results=eval_results,
     )
-    scores_line = ""
+    pair = f"{info['source_lang']}-{info['target_lang']}" if languages else "A"
+    lines = []
     if eval_results:
-        scores_line = "Test scores: " + ", ".join(f"{r.metric_name} {r.metric_value}" for r in eval_results) + ".\n"
+        lines.append("Test scores (sacreBLEU): " + "; ".join(
+            f"{r.metric_name} {r.metric_value} ({r.metric_config})" if r.metric_config else
+            f"{r.metric_name} {r.metric_value}" for r in eval_results) + ".")
+    if info:
+        data_name = info["data"] + (f" ({info['dataset_config_name']})" if info.get("dataset_config_name") else "")
+        lines.append(f"Training data: {data_name}" + (f", licensed {' and '.join(licenses)}" if licenses else
+                                                      ", license not stated")
+                     + (f"; attribution: {info['data_attribution']}" if info.get("data_attribution") else "") + ".")
+        recipe = info.get("recipe", {})
+        lines.append("Recipe: " + (f"preset {info['preset']}, " if info.get("preset") else "")
+                     + ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in recipe.items()) + ".")
+    known = "\n".join(lines) + ("\n" if lines else "")
     body = f"""
 # {repo_id}
 
-An English-German encoder-decoder Transformer ("Attention Is All You Need") with BERT-style token + segment +
+{pair} encoder-decoder Transformer ("Attention Is All You Need") with BERT-style token + segment +
 position embedding ({config['position_embedding_type']} positions), d_model {config['d_model']},
 {config['encoder_layers']}+{config['decoder_layers']} layers, trained with
 [transformer-mt](https://pypi.org/project/transformer-mt/). The model code ships in this repository, so
 `trust_remote_code=True` is all a user of plain transformers needs.
-{scores_line}
+
+{known}
 ```python
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
@@ -169,7 +191,7 @@ print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))
 
 
 def push_to_hub(model_dir: str, repo_id: str, overwrite: bool = False, private: bool = False,
-                token: str | None = None, license: str = "apache-2.0", extra_files=(),
+                token: str | None = None, license: str | None = None, extra_files=(),
                 dry_run: bool = False) -> tuple[list[str], str | None]:
     """Upload the model's files (`upload_plan`), generated code and card to `repo_id`.
 

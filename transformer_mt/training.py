@@ -14,6 +14,7 @@ with `AutoModelForSeq2SeqLM`/`AutoTokenizer`, with `all_results.json` and the tr
 import copy
 import dataclasses
 import itertools
+import json
 import logging
 import os
 import time
@@ -43,7 +44,7 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 from .batching import TokenBatchSampler, padded
 from .checkpoints import check_output_dir, check_tokenizer_matches, resolve_checkpoint
 from .configuration import TransformerMTConfig
-from .data import load_parallel_data
+from .data import dataset_card_data, load_parallel_data
 from .diagnostics import AlignmentProbe, probe_batch
 from .hub import push_to_hub
 from .metrics import load_translation_metric
@@ -79,6 +80,13 @@ class DataArguments:
     max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test pairs."})
     dataset_config_name: str | None = field(
         default=None, metadata={"help": "The Hub dataset's configuration, e.g. de-en for wmt14."}
+    )
+    data_license: str | None = field(
+        default=None, metadata={"help": "License(s) of the training data for the model card, comma-separated SPDX ids "
+                                        "(default: the data's dataset card, e.g. data/en-de/README.md)."}
+    )
+    data_attribution: str | None = field(
+        default=None, metadata={"help": "Attribution of the training data for the model card (default: the card's)."}
     )
     max_tokens_per_batch: int | None = field(
         default=None,
@@ -453,6 +461,31 @@ def preprocess(datasets, tokenizer, data_args: DataArguments, training_args):
     return tokenized
 
 
+def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments) -> None:
+    """training_info.json beside the model: what the model card says about the data and the recipe."""
+    card = dataset_card_data(data_args.data)
+    licenses = (data_args.data_license.split(",") if data_args.data_license else card.get("license")) or []
+    args = trainer.args
+    batch = (f"{data_args.max_tokens_per_batch} tokens" if data_args.max_tokens_per_batch
+             else f"{args.per_device_train_batch_size} pairs")
+    info = {
+        "source_lang": data_args.source_lang,
+        "target_lang": data_args.target_lang,
+        "data": data_args.data if not os.path.isdir(data_args.data) else os.path.basename(
+            os.path.normpath(data_args.data)),
+        "dataset_config_name": data_args.dataset_config_name,
+        "data_licenses": [licenses] if isinstance(licenses, str) else [name.strip() for name in licenses],
+        "data_attribution": data_args.data_attribution or card.get("attribution"),
+        "preset": setup.preset,
+        "recipe": {"steps": trainer.state.global_step, "learning_rate": args.learning_rate,
+                   "lr_scheduler_type": str(getattr(args.lr_scheduler_type, "value", args.lr_scheduler_type)),
+                   "warmup_steps": args.warmup_steps, "label_smoothing": args.label_smoothing_factor,
+                   "batch": batch, "processes": args.world_size},
+    }
+    with open(os.path.join(args.output_dir, "training_info.json"), "w", encoding="utf-8") as f:
+        json.dump(info, f, indent=2, ensure_ascii=False)
+
+
 def make_compute_metrics(tokenizer):
     metric = load_translation_metric()
 
@@ -465,8 +498,11 @@ def make_compute_metrics(tokenizer):
         hypotheses = [t.strip() for t in tokenizer.batch_decode(predictions, skip_special_tokens=True)]
         references = [t.strip() for t in tokenizer.batch_decode(labels, skip_special_tokens=True)]
         scores = metric.compute(predictions=hypotheses, references=references)
-        return {"bleu": scores["bleu"], "chrf": scores["chrf"]}
+        compute_metrics.signatures = {"bleu_signature": scores["bleu_signature"],
+                                      "chrf_signature": scores["chrf_signature"]}
+        return {"bleu": scores["bleu"], "chrf": scores["chrf"]}  # numbers only: they go to every logger too
 
+    compute_metrics.signatures = {}
     return compute_metrics
 
 
@@ -558,6 +594,8 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
         result.metrics["train_target_tokens_per_second"] = round(
             trainer.target_tokens_trained() / result.metrics["train_runtime"], 1)
         trainer.save_model()  # model, tokenizer, generation config into output_dir
+        if trainer.is_world_process_zero():
+            write_training_info(trainer, data_args, setup)
         trainer.log_metrics("train", result.metrics)
         trainer.save_metrics("train", result.metrics)
         trainer.save_state()
@@ -567,6 +605,9 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
         trainer.save_metrics("eval", metrics)
     if training_args.do_predict:
         prediction = trainer.predict(tokenized["test"], metric_key_prefix="test", num_beams=num_beams)
+        if trainer.compute_metrics is not None:  # how the scores were computed, as papers report them
+            signatures = trainer.compute_metrics.signatures
+            prediction.metrics.update({f"test_{key}": value for key, value in signatures.items()})
         trainer.log_metrics("test", prediction.metrics)
         trainer.save_metrics("test", prediction.metrics)
         if trainer.is_world_process_zero() and training_args.predict_with_generate:

@@ -1,0 +1,55 @@
+"""Score a model, a CTranslate2 export or a file of hypotheses on a split: BLEU, chrF, chrF++ and TER with their
+sacreBLEU signatures, as papers report them.
+
+    python scripts/evaluate.py --model runs/main-sinusoidal --data data/en-de --split test
+    python scripts/evaluate.py --model runs/main-ct2-int8 --data data/en-de --bootstrap 1000
+    python scripts/evaluate.py --hypotheses test.hyp.de --data data/en-de --split test --metrics bleu chrf
+    python scripts/evaluate.py --model runs/my-model --data wmt14 --dataset_config_name de-en --split test
+
+--data is a directory of train/validation/test .tsv/.csv/.jsonl files or a Hub dataset name (online). A model
+directory translates with generate() and its generation config (or --num_beams); a directory holding model.bin is
+taken as a CTranslate2 export. --bootstrap N adds sacreBLEU's bootstrap mean and 95% confidence interval.
+Prints one line per metric with its signature; --output writes the JSON (never over a file).
+"""
+
+import argparse
+import os
+
+from transformer_mt.cli import command
+from transformer_mt.evaluation import METRICS, evaluate_split, signature_line, write_results
+
+
+@command
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    system = parser.add_mutually_exclusive_group(required=True)
+    system.add_argument("--model", help="A saved model directory, or a CTranslate2 export.")
+    system.add_argument("--hypotheses", help="A file of translations, one per line of the split.")
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--dataset_config_name", help="The Hub dataset's configuration, e.g. de-en.")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--source_lang", default="en")
+    parser.add_argument("--target_lang", default="de")
+    parser.add_argument("--max_samples", type=int, help="Score only the first N pairs.")
+    parser.add_argument("--metrics", nargs="+", choices=METRICS, default=list(METRICS))
+    parser.add_argument("--bootstrap", type=int, help="Bootstrap resamples for a 95%% confidence interval.")
+    parser.add_argument("--num_beams", type=int, help="Beam size (default: the model's generation config).")
+    parser.add_argument("--batch_size", type=int, default=16)
+    parser.add_argument("--output", help="Also write the results as JSON here.")
+    args = parser.parse_args(argv)
+    if args.output and os.path.exists(args.output):
+        parser.error(f"--output {args.output!r} exists; results never replace a file")
+    for name in ("max_samples", "num_beams", "batch_size"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    results = evaluate_split(args.data, args.split, args.model, args.hypotheses, args.source_lang, args.target_lang,
+                             args.dataset_config_name, args.max_samples, tuple(args.metrics), args.bootstrap,
+                             args.num_beams, args.batch_size)
+    print(f"{results['system']} on {results['data']} ({results['split']}, {results['pairs']} pairs):")
+    print(signature_line(results))
+    if args.output:
+        write_results(results, args.output)
+
+
+if __name__ == "__main__":
+    main()

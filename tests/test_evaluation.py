@@ -1,0 +1,64 @@
+"""Reportable scores: BLEU, chrF, chrF++ and TER with sacreBLEU's signatures, for a model, a CTranslate2 export or a
+file of hypotheses, on any split."""
+
+import json
+
+import pytest
+import sacrebleu
+
+from transformer_mt.evaluation import evaluate_split, score
+from transformer_mt.scripts.evaluate import main as evaluate_main
+
+from .utils import DATA, save_tiny
+
+
+HYPOTHESES = ["Klicken Sie auf Speichern.", "Schließen Sie das Fenster.", "Das ist ein Test."]
+REFERENCES = ["Klicken Sie auf Speichern.", "Schließen Sie den Dialog.", "Dies ist ein Test."]
+
+
+def test_scores_are_sacrebleus_with_their_signatures():
+    results = score(HYPOTHESES, REFERENCES)
+    assert results["bleu"]["score"] == round(sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES]).score, 2)
+    assert results["chrf"]["score"] == round(sacrebleu.corpus_chrf(HYPOTHESES, [REFERENCES]).score, 2)
+    assert results["chrf++"]["score"] == round(sacrebleu.corpus_chrf(HYPOTHESES, [REFERENCES], word_order=2).score, 2)
+    assert results["ter"]["score"] == round(sacrebleu.corpus_ter(HYPOTHESES, [REFERENCES]).score, 2)
+    assert results["bleu"]["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:")
+    assert "nw:2" in results["chrf++"]["signature"] and "nw:0" in results["chrf"]["signature"]
+    assert results["ter"]["signature"].startswith("nrefs:1|case:lc|tok:tercom")
+
+
+def test_bootstrap_adds_a_confidence_interval_and_says_so():
+    results = score(HYPOTHESES * 10, REFERENCES * 10, metrics=("bleu",), bootstrap=100)
+    assert "|bs:100|" in results["bleu"]["signature"]
+    assert results["bleu"]["ci95"] > 0 and abs(results["bleu"]["mean"] - results["bleu"]["score"]) < 10
+    with pytest.raises(ValueError, match="3 hypotheses for 2 references"):
+        score(HYPOTHESES, REFERENCES[:2])
+
+
+def test_a_file_of_hypotheses_is_scored_against_the_split(tmp_path):
+    from transformer_mt.data import load_parallel_data
+
+    references = list(load_parallel_data(str(DATA))["test"]["de"][:5])
+    path = tmp_path / "test.hyp"
+    path.write_text("\n".join(references) + "\n", encoding="utf-8")
+    results = evaluate_split(str(DATA), "test", hypotheses_file=str(path), max_samples=5)
+    assert results["pairs"] == 5 and results["scores"]["bleu"]["score"] == 100.0
+
+
+def test_a_model_and_its_ctranslate2_export_are_scored_alike(tmp_path, capsys):
+    from transformer_mt.bridges.ctranslate2 import export_ctranslate2
+
+    save_tiny(tmp_path / "model")
+    export_ctranslate2(str(tmp_path / "model"), str(tmp_path / "ct2"))
+    outputs = {}
+    for name in ("model", "ct2"):
+        evaluate_main(["--model", str(tmp_path / name), "--data", str(DATA), "--max_samples", "4", "--num_beams",
+                       "1", "--output", str(tmp_path / f"{name}.json")])
+        printed = capsys.readouterr().out
+        assert "BLEU " in printed and "nrefs:1|" in printed and "TER " in printed
+        outputs[name] = json.loads((tmp_path / f"{name}.json").read_text())
+    assert outputs["model"]["scores"] == outputs["ct2"]["scores"]  # the export decodes as generate() does
+    with pytest.raises(SystemExit):
+        evaluate_main(["--model", str(tmp_path / "model"), "--data", str(DATA), "--output",
+                       str(tmp_path / "model.json")])
+    assert "exists; results never replace a file" in capsys.readouterr().err

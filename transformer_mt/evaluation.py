@@ -1,0 +1,112 @@
+"""Scores as the field reports them: BLEU, chrF, chrF++ and TER with their sacreBLEU signatures.
+
+`score` takes hypotheses and references; `evaluate_split` translates a split of any parallel data (a directory
+of TSV/CSV/JSONL files or a Hub dataset) with a saved model directory or a CTranslate2 export, or reads the
+hypotheses from a file, and scores them. With `bootstrap` N, each score also gets sacreBLEU's bootstrap
+resampling estimate (mean and 95% confidence interval over N resamples); the signature then says `bs:N`.
+scripts/evaluate.py is the command.
+"""
+
+import json
+import os
+
+import sacrebleu
+
+from .data import load_parallel_data
+
+
+METRICS = ("bleu", "chrf", "chrf++", "ter")
+
+
+def _metric(name: str, tokenize: str):
+    if name == "bleu":
+        return sacrebleu.BLEU(tokenize=tokenize)
+    if name in ("chrf", "chrf++"):
+        return sacrebleu.CHRF(word_order=2 if name == "chrf++" else 0)
+    if name == "ter":
+        return sacrebleu.TER()
+    raise ValueError(f"metric {name!r} is not one of {', '.join(METRICS)}")
+
+
+def score(hypotheses: list[str], references: list[str], metrics=METRICS, bootstrap: int | None = None,
+          tokenize: str = "13a") -> dict:
+    """{metric: {"score", "signature"[, "mean", "ci95"]}} of `hypotheses` against one reference each."""
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses for {len(references)} references: one each is needed.")
+    if bootstrap is not None and bootstrap < 2:
+        raise ValueError(f"bootstrap must be >= 2 resamples, got {bootstrap}.")
+    results = {}
+    for name in metrics:
+        metric = _metric(name, tokenize)
+        result = metric.corpus_score(hypotheses, [references], n_bootstrap=bootstrap or 1)
+        entry = {"score": round(result.score, 2), "signature": str(metric.get_signature())}
+        if bootstrap:
+            entry.update(mean=round(result._mean, 2), ci95=round(result._ci, 2))
+        results[name] = entry
+    return results
+
+
+def translate_with(model_path: str, sources: list[str], num_beams: int | None = None, batch_size: int = 16,
+                   device: str = "cpu") -> list[str]:
+    """Translations of `sources` by a saved model directory (generate()) or a CTranslate2 export (a directory with
+    model.bin), decoded alike: beam `num_beams` (default: the model's generation config; 4 for CTranslate2)."""
+    from .checkpoints import load_translator
+
+    if os.path.isfile(os.path.join(model_path, "model.bin")):  # a CTranslate2 export
+        import ctranslate2
+        from transformers import AutoTokenizer
+
+        from .bridges.ctranslate2 import source_tokens, translate_options
+
+        tokenizer = AutoTokenizer.from_pretrained(model_path)
+        translator = ctranslate2.Translator(model_path, device=device)
+        results = translator.translate_batch(source_tokens(tokenizer, sources), max_batch_size=batch_size,
+                                             **translate_options(num_beams or 4, max_new_tokens=256))
+        return [tokenizer.decode(tokenizer.convert_tokens_to_ids(result.hypotheses[0]), skip_special_tokens=True)
+                .strip() for result in results]
+    from .pipelines import translate
+
+    model, tokenizer = load_translator(model_path)
+    return translate(model.to(device), tokenizer, sources, num_beams=num_beams, batch_size=batch_size)
+
+
+def evaluate_split(data: str, split: str = "test", model: str | None = None, hypotheses_file: str | None = None,
+                   source_lang: str = "en", target_lang: str = "de", config_name: str | None = None,
+                   max_samples: int | None = None, metrics=METRICS, bootstrap: int | None = None,
+                   num_beams: int | None = None, batch_size: int = 16) -> dict:
+    """Translate (or read) and score one split; returns the scores with what was scored and how."""
+    if (model is None) == (hypotheses_file is None):
+        raise ValueError("give exactly one of a model (a saved model directory or a CTranslate2 export) and a file "
+                         "of hypotheses")
+    splits = load_parallel_data(data, source_lang, target_lang, config_name=config_name)
+    if split not in splits:
+        raise ValueError(f"{data} has no {split!r} split; it has: {', '.join(splits)}.")
+    pairs = splits[split]
+    if max_samples:
+        pairs = pairs.select(range(min(max_samples, len(pairs))))
+    sources, references = list(pairs[source_lang]), list(pairs[target_lang])
+    if hypotheses_file is not None:
+        with open(hypotheses_file, encoding="utf-8") as f:
+            hypotheses = [line.rstrip("\n") for line in f]
+    else:
+        hypotheses = translate_with(model, sources, num_beams=num_beams, batch_size=batch_size)
+    return {"data": data, "split": split, "pairs": len(references), "system": model or hypotheses_file,
+            "scores": score(hypotheses, references, metrics, bootstrap)}
+
+
+def signature_line(results: dict) -> str:
+    """One line per metric as papers print them: `BLEU 23.31 (nrefs:1|...)`."""
+    names = {"bleu": "BLEU", "chrf": "chrF", "chrf++": "chrF++", "ter": "TER"}
+    lines = []
+    for name, entry in results["scores"].items():
+        interval = f" (mean {entry['mean']} ± {entry['ci95']})" if "ci95" in entry else ""
+        lines.append(f"{names[name]} {entry['score']}{interval}  {entry['signature']}")
+    return "\n".join(lines)
+
+
+def write_results(results: dict, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2, ensure_ascii=False)
+
+
+__all__ = ["METRICS", "evaluate_split", "score", "signature_line", "translate_with", "write_results"]
