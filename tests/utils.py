@@ -14,6 +14,7 @@ from transformer_mt import (
     POSITION_EMBEDDING_TYPES,
     TransformerMTConfig,
     TransformerMTForConditionalGeneration,
+    presets,
     train_tokenizer,
 )
 
@@ -27,20 +28,10 @@ RELATIVE_POSITION_TYPES = [name for name in POSITION_TYPES if name not in ABSOLU
 
 
 def tiny_config(**overrides) -> TransformerMTConfig:
-    kwargs = dict(
-        vocab_size=99,
-        d_model=32,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
-        max_position_embeddings=64,
-        dropout=0.1,
-        attention_dropout=0.1,
-        activation_dropout=0.1,
-    )
+    """presets.TINY's model with a 99-token vocabulary and every dropout on (so that train/eval modes differ)."""
+    sizes = {key: value for key, value in presets.TINY.items() if key in TransformerMTConfig.__annotations__}
+    kwargs = dict(sizes, vocab_size=99, max_position_embeddings=64, dropout=0.1, attention_dropout=0.1,
+                  activation_dropout=0.1)
     kwargs.update(overrides)
     return TransformerMTConfig(**kwargs)
 
