@@ -86,3 +86,15 @@ def test_translate_warns_about_a_tokenizer_that_is_not_the_models_own(tmp_path, 
     other = train_tokenizer(["Ein ganz anderer Text.", "Another text entirely."] * 20, vocab_size=300)
     translate(model, other, SENTENCES[:1], max_new_tokens=2)
     assert "translate(): the tokenizer" in caplog.text and "is not the one the model was trained with" in caplog.text
+
+
+def test_the_length_bound_is_the_decoders_position_table():
+    from transformer_mt.modeling.positional_embeddings import LearnedPositionalEmbedding
+    from transformer_mt.pipelines import length_budget
+
+    from .utils import tiny_model
+
+    model = tiny_model(position_embedding_type="learned")  # both tables: 64 rows
+    model.generation_config.max_length = None
+    model.model.decoder.embeddings.embed_positions = LearnedPositionalEmbedding(20, 32)
+    assert length_budget(model, 30) == 19  # the decoder's 20 rows, less its start token; not the encoder's 64

@@ -82,3 +82,14 @@ def test_translate_commands_run_as_written(readme_dir, capsys, monkeypatch):
         per_sentence = int(arguments[arguments.index("--num_return_sequences") + 1]) \
             if "--num_return_sequences" in arguments else 1  # n-best: that many TSV rows a sentence
         assert len(capsys.readouterr().out.splitlines()) == len(sentences) * per_sentence, line
+
+
+def test_the_main_job_table_is_the_shipped_runs():
+    """README's main-job rows are recipes.results_table of docs/main_job/, the summaries the runs wrote."""
+    import json
+
+    from transformer_mt.recipes import results_table
+
+    summaries = [json.loads(path.read_text(encoding="utf-8")) for path in (REPO / "docs" / "main_job").glob("*.json")]
+    assert len(summaries) >= 3
+    assert results_table(summaries) in README

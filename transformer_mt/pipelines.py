@@ -77,8 +77,8 @@ def length_budget(model, input_length: int) -> int:
     bounds = [LENGTH_FACTOR * input_length + LENGTH_MARGIN]
     if model.generation_config.max_length is not None:
         bounds.append(model.generation_config.max_length - 1)
-    encoder = model.get_encoder()
-    positions = getattr(getattr(getattr(encoder, "embeddings", None), "embed_positions", None), "max_positions", None)
+    decoder = model.get_decoder()  # the translation's positions are the decoder's
+    positions = getattr(getattr(getattr(decoder, "embeddings", None), "embed_positions", None), "max_positions", None)
     if positions is not None:
         bounds.append(positions - 1)
     return max(1, min(bounds))

@@ -91,3 +91,22 @@ def run_main_job(data_args, setup_args, model_args, training_args) -> dict:
     with open(os.path.join(output_dir, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2, ensure_ascii=False)
     return summary
+
+
+def results_table(summaries: list[dict]) -> str:
+    """The README's main-job table: one row per seed (from summary.json files), then the mean ± sd."""
+    import statistics
+
+    rows = ["| seed | test BLEU | test chrF | steps (best) | real target tokens/s | wall time | machine GFLOP/s |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for summary in sorted(summaries, key=lambda summary: summary["seed"]):
+        rows.append(f"| {summary['seed']} | {summary['test_bleu']:.1f} | {summary['test_chrf']:.1f} | "
+                    f"{summary['train_steps']:,} ({summary['best_checkpoint_step']:,}) | "
+                    f"{summary['train_target_tokens_per_second']:,.0f} | {summary['wall_minutes']} min | "
+                    f"{summary['matmul_gflops']:.0f} |")
+    if len(summaries) > 1:
+        bleu = [summary["test_bleu"] for summary in summaries]
+        chrf = [summary["test_chrf"] for summary in summaries]
+        rows.append(f"| mean ± sd | {statistics.mean(bleu):.1f} ± {statistics.stdev(bleu):.1f} | "
+                    f"{statistics.mean(chrf):.1f} ± {statistics.stdev(chrf):.1f} | | | | |")
+    return "\n".join(rows)
