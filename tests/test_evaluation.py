@@ -7,7 +7,7 @@ import pytest
 import sacrebleu
 
 from transformer_mt.evaluation import evaluate_split, score
-from transformer_mt.scripts.evaluate import main as evaluate_main
+from transformer_mt.scripts.score import main as evaluate_main
 
 from .utils import DATA, save_tiny
 

@@ -48,3 +48,13 @@ def test_scripts_are_thin_commands():
             continue
         assert len(text.splitlines()) < 150, script
         assert 'if __name__ == "__main__":\n    main()' in text and "@command" in text, script
+
+
+def test_no_command_shadows_a_library_when_run_as_a_file():
+    """`python scripts/NAME.py` puts scripts/ first on sys.path: a script named like an installed module (as
+    scripts/evaluate.py would be, for the `evaluate` library) breaks every import of that module in every command."""
+    import importlib.util
+
+    shadowing = [path.name for path in SCRIPTS.glob("*.py")
+                 if path.stem != "__init__" and importlib.util.find_spec(path.stem) is not None]
+    assert shadowing == []

@@ -4,7 +4,7 @@
 of TSV/CSV/JSONL files or a Hub dataset) with a saved model directory or a CTranslate2 export, or reads the
 hypotheses from a file, and scores them. With `bootstrap` N, each score also gets sacreBLEU's bootstrap
 resampling estimate (mean and 95% confidence interval over N resamples); the signature then says `bs:N`.
-scripts/evaluate.py is the command.
+scripts/score.py is the command (not scripts/evaluate.py: run as a file, it would shadow the `evaluate` library).
 """
 
 import json

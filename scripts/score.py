@@ -1,10 +1,10 @@
 """Score a model, a CTranslate2 export or a file of hypotheses on a split: BLEU, chrF, chrF++ and TER with their
 sacreBLEU signatures, as papers report them.
 
-    python scripts/evaluate.py --model runs/main-sinusoidal --data data/en-de --split test
-    python scripts/evaluate.py --model runs/main-ct2-int8 --data data/en-de --bootstrap 1000
-    python scripts/evaluate.py --hypotheses test.hyp.de --data data/en-de --split test --metrics bleu chrf
-    python scripts/evaluate.py --model runs/my-model --data wmt14 --dataset_config_name de-en --split test
+    python scripts/score.py --model runs/main-sinusoidal --data data/en-de --split test
+    python scripts/score.py --model runs/main-ct2-int8 --data data/en-de --bootstrap 1000
+    python scripts/score.py --hypotheses test.hyp.de --data data/en-de --split test --metrics bleu chrf
+    python scripts/score.py --model runs/my-model --data wmt14 --dataset_config_name de-en --split test
 
 --data is a directory of train/validation/test .tsv/.csv/.jsonl files or a Hub dataset name (online). A model
 directory translates with generate() and its generation config (or --num_beams); a directory holding model.bin is
