@@ -43,4 +43,6 @@ def test_embedding_rms_leaves_padding_out(position_type):
     embeddings = model.get_encoder().embeddings
     mask = inputs["attention_mask"].bool()
     tokens = embeddings.embed_tokens(inputs["input_ids"])[mask] * embeddings.embed_scale
-    assert embedding_rms(model, inputs)["tokens"] == pytest.approx(float(tokens.pow(2).mean().sqrt()), rel=1e-6)
+    rms = embedding_rms(model, inputs)
+    assert rms["tokens"] == pytest.approx(float(tokens.pow(2).mean().sqrt()), rel=1e-6)
+    assert (rms["positions"] is None) == (not embeddings.embed_positions.absolute)

@@ -12,7 +12,8 @@ steps and appends one JSON line per probe to `output_dir/probe.jsonl`:
   (1 is uniform attention, 0 a single source token), per decoder layer;
 - `grad_norm`: gradient norm per block (embeddings, encoder, decoder self-attention, cross-attention, feed-forward)
   at the step before the probe;
-- `embedding_rms`: root mean square of the scaled token embeddings and of the position term added to them.
+- `embedding_rms`: root mean square of the scaled token embeddings and of the position term added to them (None
+  for relative positions, which add none).
 """
 
 import contextlib
@@ -82,8 +83,9 @@ def embedding_rms(model, batch: dict) -> dict:
     ids, mask = batch["input_ids"].to(model.device), batch["attention_mask"].to(model.device).bool()
     with torch.no_grad():
         tokens = embeddings.embed_tokens(ids)[mask] * embeddings.embed_scale  # (real tokens, d)
-        positions = embeddings.embed_positions(torch.arange(ids.size(1), device=ids.device))  # (T, d)
-    return {"tokens": float(tokens.pow(2).mean().sqrt()), "positions": float(positions.pow(2).mean().sqrt())}
+        positions = embeddings.embed_positions(torch.arange(ids.size(1), device=ids.device))  # (T, d) or None
+    return {"tokens": float(tokens.pow(2).mean().sqrt()),
+            "positions": float(positions.pow(2).mean().sqrt()) if positions is not None else None}
 
 
 class AlignmentProbe(TrainerCallback):
