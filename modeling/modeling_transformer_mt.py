@@ -461,6 +461,8 @@ class _TransformerMTStack(TransformerMTPreTrainedModel):
         their index (the positions they were written at, for contiguous positions, left padding included).
         """
         positions = self.embeddings.embed_positions
+        if positions.absolute:  # added to the embeddings already: nothing to build here, on every decoding step
+            return mask, None
         query_length = position_ids.shape[-1]
         if isinstance(past_length, int) and past_length == 0 and key_length == query_length:
             key_positions = position_ids

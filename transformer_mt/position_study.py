@@ -103,6 +103,17 @@ def untrained_rows(model, trained_positions: int) -> dict | None:
             "mean_norm_untrained_rows": float(norms[trained_positions:].mean())}
 
 
+def shared_tokenizer(data_dir: str, output_dir: Path, vocab_size: int, max_train_samples: int | None = None) -> Path:
+    """One joint tokenizer trained once on the training split and reused by every run of a study."""
+    path = output_dir / "tokenizer"
+    if not (path / "tokenizer.json").is_file():
+        train = load_parallel_data(data_dir)["train"]
+        if max_train_samples:
+            train = train.select(range(min(max_train_samples, len(train))))
+        train_tokenizer(list(train["en"]) + list(train["de"]), vocab_size=vocab_size).save_pretrained(path)
+    return path
+
+
 def train_one(data_dir: str, tokenizer_dir: Path, output_dir: Path, position_type: str, seed: int, steps: int,
               overrides: dict) -> Path:
     """One model of the study: the recipe, this position type and seed, a fixed number of steps."""
@@ -156,10 +167,8 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2500
     train = splits["train"]
     if quick:
         train = train.select(range(QUICK["max_train_samples"]))
-    tokenizer_dir = output / "tokenizer"
-    if not (tokenizer_dir / "tokenizer.json").is_file():
-        vocab_size = 400 if quick else MAIN_JOB["tokenizer_vocab_size"]
-        train_tokenizer(list(train["en"]) + list(train["de"]), vocab_size=vocab_size).save_pretrained(tokenizer_dir)
+    tokenizer_dir = shared_tokenizer(data_dir, output, 400 if quick else MAIN_JOB["tokenizer_vocab_size"],
+                                     QUICK["max_train_samples"] if quick else None)
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     max_length = RECIPE["max_source_length"]
     train_lengths = sorted(min(len(ids), max_length) for ids in tokenizer(list(train["en"]))["input_ids"])

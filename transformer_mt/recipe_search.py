@@ -22,10 +22,9 @@ from .data import load_parallel_data
 from .diagnostics import read_probe
 from .metrics import load_translation_metric
 from .pipelines import translate
-from .position_study import QUICK, RECIPE
+from .position_study import QUICK, RECIPE, shared_tokenizer
 from .presets import MAIN_JOB
 from .recipes import matmul_gflops
-from .tokenization import train_tokenizer
 from .training import parse_args, run
 
 
@@ -39,17 +38,6 @@ CANDIDATES = {
 }
 VALIDATION_PAIRS = 400  # the fixed validation subset every run is scored on
 PROBE_STEPS = 100
-
-
-def shared_tokenizer(data_dir: str, output_dir: Path, vocab_size: int, max_train_samples: int | None = None) -> Path:
-    """One joint tokenizer trained once on the training split and reused by every run of a study."""
-    path = output_dir / "tokenizer"
-    if not (path / "tokenizer.json").is_file():
-        train = load_parallel_data(data_dir)["train"]
-        if max_train_samples:
-            train = train.select(range(min(max_train_samples, len(train))))
-        train_tokenizer(list(train["en"]) + list(train["de"]), vocab_size=vocab_size).save_pretrained(path)
-    return path
 
 
 def train_run(data_dir: str, tokenizer_dir: Path, output_dir: Path, overrides: dict, seed: int, steps: int,
