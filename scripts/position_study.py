@@ -1,18 +1,19 @@
-"""The position study: sinusoidal vs learned positions, several seeds, inputs up to 8 joined test pairs.
+"""The position study: every position type, several seeds, inputs up to 16 joined test pairs.
 
-    python scripts/position_study.py                       # 2 variants x 4 types x 3 seeds; hours on 2 cores
-    python scripts/position_study.py --steps 1000 --seeds 0 1 --no_joined_variant --output_dir runs/study-small
-    python scripts/position_study.py --quick               # a tiny model, 20 steps, one seed: about a minute
+    python scripts/position_study.py --no_joined_variant    # 4 types x 3 seeds, 2,000 steps each: hours on 2 cores
+    python scripts/position_study.py --seeds 3 4 --position_types sinusoidal learned --no_joined_variant
+    python scripts/position_study.py --quick                # a tiny model, 20 steps, one seed: about a minute
 
-Writes position_study.json and position_study.png into --output_dir and prints the table of the README's
-"Position study" section (see `transformer_mt.position_study`). Finished runs are reused when run again.
+Every scored run lands as one JSON in --results_dir (default: --output_dir/results) and is never trained again; a
+run cut short resumes from its last checkpoint. Writes position_study.json and position_study.png of every run in
+--results_dir into --output_dir and prints the README's "Position study" tables (`transformer_mt.position_study`).
 """
 
 import argparse
 
 from transformer_mt.cli import command
 from transformer_mt.configuration import POSITION_EMBEDDING_TYPES
-from transformer_mt.position_study import markdown_summary, run_study
+from transformer_mt.position_study import markdown_seeds, markdown_summary, run_study
 
 
 @command
@@ -20,8 +21,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default="data/en-de")
     parser.add_argument("--output_dir", default="runs/position-study")
+    parser.add_argument("--results_dir", help="One JSON per scored run. Default: OUTPUT_DIR/results.")
     parser.add_argument("--seeds", type=int, nargs="+", help="Default 0 1 2 (--quick: 0).")
-    parser.add_argument("--steps", type=int, help="Optimizer steps of every model. Default 2500 (--quick: 20).")
+    parser.add_argument("--steps", type=int, help="Optimizer steps of every model. Default 2000 (--quick: 20).")
     parser.add_argument("--position_types", nargs="+", choices=POSITION_EMBEDDING_TYPES,
                         default=list(POSITION_EMBEDDING_TYPES))
     parser.add_argument("--no_joined_variant", action="store_true",
@@ -29,13 +31,15 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="A tiny model on 400 pairs, 20 steps, one seed: checks the pipeline in about a minute.")
     args = parser.parse_args(argv)
-    steps = args.steps or (20 if args.quick else 2500)
+    steps = args.steps or (20 if args.quick else 2000)
     seeds = args.seeds or ([0] if args.quick else [0, 1, 2])
     if steps < 1:
         parser.error(f"--steps must be >= 1, got {steps}")
     results = run_study(args.data, args.output_dir, tuple(seeds), steps, position_types=tuple(args.position_types),
-                        joined_variant=not (args.no_joined_variant or args.quick), quick=args.quick)
+                        joined_variant=not (args.no_joined_variant or args.quick), quick=args.quick,
+                        results_dir=args.results_dir)
     print(markdown_summary(results))
+    print("\nTest BLEU (greedy, all pairs) per seed:\n" + markdown_seeds(results))
     print(f"\nFigure and numbers: {args.output_dir}/position_study.png, position_study.json")
 
 

@@ -3,6 +3,8 @@
 import json
 import math
 
+import pytest
+
 from transformer_mt import position_study
 
 from .utils import DATA, REPO
@@ -34,6 +36,35 @@ def test_the_quick_study_writes_finite_numbers_and_a_figure(tmp_path):
     assert all(run["untrained_rows"]["trained_positions"] <= 64 for run in learned)
     table = position_study.markdown_summary(results)
     assert table.count("\n") == len(results["sets"]) + 1 and "learned + joined pairs" in table
+    assert "| test, all pairs | " in table
+
+
+def test_a_study_keeps_one_result_per_run_and_never_trains_a_scored_run_again(tmp_path, monkeypatch):
+    output, results_dir = tmp_path / "study", tmp_path / "results"
+    first = position_study.run_study(str(DATA), str(output), seeds=(0,), steps=4, quick=True, joined_variant=False,
+                                     position_types=("sinusoidal", "rotary"), results_dir=str(results_dir))
+    files = sorted(path.name for path in results_dir.glob("*.json"))
+    assert files == ["rotary-seed0.json", "sinusoidal-seed0.json"]
+    saved = json.loads((results_dir / "rotary-seed0.json").read_text())
+    assert saved["steps"] == 4 and saved["matmul_gflops"] > 0
+    assert [step for step, _ in saved["source_gain"]] == [1, 2, 3, 4]
+    assert not list((output / "runs" / "rotary-seed0").glob("checkpoint-*"))
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a scored run was trained again")
+
+    monkeypatch.setattr(position_study, "train_run", no_training)
+    # A second invocation for another seed set only aggregates what is there: the summary spans every scored run.
+    again = position_study.run_study(str(DATA), str(output), seeds=(0,), steps=4, quick=True, joined_variant=False,
+                                     position_types=("sinusoidal",), results_dir=str(results_dir))
+    assert again["summary"] == json.loads(json.dumps(first["summary"]))
+    seeds_table = position_study.markdown_seeds(again)
+    assert seeds_table.splitlines()[0] == "| positions | seed 0 | mean ± sd | best - worst |"
+    bleu = saved["scores"]["test, all pairs"]["bleu"]
+    assert f"| rotary | {bleu:.1f} | {bleu:.1f} ± 0.0 | 0.0 |" in seeds_table
+    with pytest.raises(ValueError, match=r"runs of \[4\] steps besides 6"):
+        position_study.run_study(str(DATA), str(output), seeds=(), steps=6, quick=True, joined_variant=False,
+                                 results_dir=str(results_dir))
 
 
 def test_the_readme_table_is_the_shipped_studys_own():

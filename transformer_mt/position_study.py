@@ -13,17 +13,22 @@ well-known way to show a model longer inputs.
 """
 
 import json
+import platform
 import shutil
 import statistics
+import time
 from pathlib import Path
 
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
+from .checkpoints import checkpoint_problems
 from .configuration import POSITION_EMBEDDING_TYPES
 from .data import load_parallel_data
+from .diagnostics import read_probe
 from .metrics import load_translation_metric
 from .pipelines import translate
 from .presets import MAIN_JOB, TINY
+from .recipes import matmul_gflops
 from .tokenization import train_tokenizer
 from .training import parse_args, run
 
@@ -38,6 +43,8 @@ RECIPE.update(do_train=True, save_strategy="no", report_to="none", data_seed=0, 
 TABLE_SIZE = 1024  # learned positions: rows for every evaluated input; those past the training lengths stay untrained
 BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 1000))  # test-split source lengths, in tokens
 JOINED = (2, 4, 8, 16)
+ALL_PAIRS = "test, all pairs"  # the whole test split: each run's test BLEU, compared across seeds
+PROBE_STEPS = 100  # the alignment probe (diagnostics.AlignmentProbe) every this many steps
 JOINED_SHARE = 0.25  # the "+ joined pairs" variant adds this share of two-pair joins to the training split
 # --quick: presets.TINY's model on 400 training pairs (with a 400-token tokenizer of its own), to check the pipeline.
 QUICK = {**{key: value for key, value in TINY.items() if key != "tokenizer_vocab_size"}, "max_train_samples": 400}
@@ -53,7 +60,7 @@ def join_consecutive(sources: list[str], references: list[str], k: int) -> tuple
 def evaluation_sets(sources: list[str], references: list[str], tokenizer, joined=JOINED) -> dict:
     """name -> {sources, references, mean/max source tokens}: the test split by length bucket, then joined pairs."""
     lengths = [len(ids) for ids in tokenizer(sources)["input_ids"]]
-    sets = {}
+    sets = {ALL_PAIRS: (sources, references)}
     for low, high in BUCKETS:
         chosen = [i for i, n in enumerate(lengths) if low <= n <= high]
         if chosen:
@@ -114,18 +121,19 @@ def shared_tokenizer(data_dir: str, output_dir: Path, vocab_size: int, max_train
     return path
 
 
-def train_one(data_dir: str, tokenizer_dir: Path, output_dir: Path, position_type: str, seed: int, steps: int,
-              overrides: dict) -> Path:
-    """One model of the study: the recipe, this position type and seed, a fixed number of steps."""
-    if (output_dir / "model.safetensors").is_file():  # done before (a study can be resumed run by run)
-        return output_dir
+def train_run(data_dir: str, tokenizer_dir: Path, output_dir: Path, overrides: dict, seed: int, steps: int,
+              save_steps: int = 500, probe_steps: int | None = PROBE_STEPS) -> dict:
+    """Train one run of a study (RECIPE with `overrides`) for `steps` optimizer steps, resuming its newest complete
+    checkpoint if a run was cut short; return {minutes, steps} of this invocation's training."""
+    complete = [path for path in output_dir.glob("checkpoint-*") if not checkpoint_problems(path)]
     defaults = {**RECIPE, **overrides, "data": data_dir, "output_dir": str(output_dir), "max_steps": steps,
-                "seed": seed, "position_embedding_type": position_type, "max_position_embeddings": TABLE_SIZE,
-                "tokenizer_name_or_path": str(tokenizer_dir), "overwrite_output_dir": True}
-    run(*parse_args([], defaults=defaults))
-    for leftover in output_dir.glob("checkpoint-*"):
-        shutil.rmtree(leftover)
-    return output_dir
+                "seed": seed, "tokenizer_name_or_path": None if complete else str(tokenizer_dir),
+                "overwrite_output_dir": not complete, "resume_from_checkpoint": "last" if complete else None,
+                "save_strategy": "steps", "save_steps": save_steps, "save_total_limit": 1,
+                "probe_steps": probe_steps, "do_eval": False}
+    start = time.monotonic()
+    trainer = run(*parse_args([], defaults=defaults))
+    return {"minutes": (time.monotonic() - start) / 60, "steps": trainer.state.global_step}
 
 
 def evaluate(model_dir: Path, sets: dict, metric, batch_size: int) -> dict:
@@ -157,12 +165,16 @@ def summarise(runs: list[dict]) -> dict:
     return summary
 
 
-def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2500, joined_variant: bool = True,
-              quick: bool = False, batch_size: int = 32, position_types=POSITION_EMBEDDING_TYPES) -> dict:
-    """Train and evaluate every (variant, position type, seed); write position_study.json and .png; return it."""
+def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000, joined_variant: bool = True,
+              quick: bool = False, batch_size: int = 32, position_types=POSITION_EMBEDDING_TYPES,
+              results_dir: str | None = None) -> dict:
+    """Train and evaluate every (variant, seed, position type) not already in `results_dir` (one JSON per run,
+    written as soon as it is scored); write position_study.json and .png of every run there; return them."""
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    overrides = dict(QUICK) if quick else {}
+    results_path = Path(results_dir) if results_dir else output / "results"
+    results_path.mkdir(parents=True, exist_ok=True)
+    overrides = {**(QUICK if quick else {}), "max_position_embeddings": TABLE_SIZE}
     splits = load_parallel_data(data_dir)
     train = splits["train"]
     if quick:
@@ -182,20 +194,38 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2500
         variants["+ joined pairs"] = str(with_joined_training_pairs(data_dir, output, tokenizer, max_length,
                                                                      JOINED_SHARE))
     metric = load_translation_metric()
-    runs = []
+    gflops = None
     for variant, variant_data in variants.items():
-        for seed in seeds:  # seed-major: a study cut short still holds both position types for every seed run
+        for seed in seeds:  # seed-major: a study cut short holds every position type for every seed it reached
             for position_type in position_types:
                 name = f"{position_type}-seed{seed}" + ("" if variant == "plain" else "-joined")
-                model_dir = train_one(variant_data, tokenizer_dir, output / "runs" / name, position_type, seed,
-                                      steps, overrides)
+                result_file = results_path / f"{name}.json"
+                if result_file.is_file():
+                    continue
+                gflops = gflops or round(matmul_gflops(), 1)
+                model_dir = output / "runs" / name
+                timing = train_run(variant_data, tokenizer_dir, model_dir,
+                                   {**overrides, "position_embedding_type": position_type}, seed, steps,
+                                   probe_steps=max(1, steps // 20) if quick else PROBE_STEPS)
+                for leftover in model_dir.glob("checkpoint-*"):
+                    shutil.rmtree(leftover)
                 model = AutoModelForSeq2SeqLM.from_pretrained(model_dir)
-                runs.append({"variant": variant, "position_embedding_type": position_type, "seed": seed,
-                             "scores": evaluate(model_dir, sets, metric, batch_size),
-                             "untrained_rows": untrained_rows(model, train_lengths[-1])})
+                result = {"variant": variant, "position_embedding_type": position_type, "seed": seed,
+                          "steps": timing["steps"], "scores": evaluate(model_dir, sets, metric, batch_size),
+                          "untrained_rows": untrained_rows(model, train_lengths[-1]),
+                          "train_minutes": round(timing["minutes"], 2), "matmul_gflops": gflops,
+                          "machine": platform.processor() or platform.machine(),
+                          "source_gain": [(row["step"], round(row["source_gain"], 3))
+                                          for row in read_probe(str(model_dir))]}
+                result_file.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    runs = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(results_path.glob("*.json"))]
+    mixed = sorted({run_result["steps"] for run_result in runs} - {steps})
+    if mixed:
+        raise ValueError(f"{results_path} holds runs of {mixed} steps besides {steps}: a study compares equal "
+                         "steps; give another --results_dir (or --steps) instead of mixing them.")
     results = {
-        "recipe": {**RECIPE, **overrides, "max_steps": steps, "max_position_embeddings": TABLE_SIZE},
-        "seeds": list(seeds),
+        "recipe": {**RECIPE, **overrides, "max_steps": steps},
+        "seeds": sorted({run_result["seed"] for run_result in runs}),
         "training_source_tokens": {"mean": statistics.mean(train_lengths),
                                    "p99": train_lengths[int(0.99 * (len(train_lengths) - 1))],
                                    "max": train_lengths[-1], "max_source_length": max_length},
@@ -213,7 +243,8 @@ def plot_study(results: dict, path: str) -> None:
     """BLEU against mean input length: a line per position type (and variant), the band spanning the seeds."""
     from .plots import figure
 
-    lengths = {name: described["mean_source_tokens"] for name, described in results["sets"].items()}
+    lengths = {name: described["mean_source_tokens"] for name, described in results["sets"].items()
+               if name != ALL_PAIRS}
     order = sorted(lengths, key=lengths.get)
     fig = figure(figsize=(8, 4.5))
     ax = fig.subplots()
@@ -230,7 +261,7 @@ def plot_study(results: dict, path: str) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("mean source length of the set (tokens, log scale)")
     ax.set_ylabel("BLEU (greedy)")
-    ax.set_title(f"Sinusoidal vs learned positions, {len(results['seeds'])} seeds (band: min-max)")
+    ax.set_title(f"Position types, {len(results['seeds'])} seeds (band: min-max)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -255,4 +286,24 @@ def markdown_summary(results: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["join_consecutive", "evaluation_sets", "markdown_summary", "plot_study", "run_study"]
+def markdown_seeds(results: dict, set_name: str = ALL_PAIRS) -> str:
+    """Seed spread: BLEU of every run on one set (default the whole test split), per position type and seed, with
+    mean ± sd and the gap between the best and the worst seed."""
+    table = {}
+    for run_result in results["runs"]:
+        if run_result["variant"] == "plain":
+            table.setdefault(run_result["position_embedding_type"], {})[run_result["seed"]] = \
+                run_result["scores"][set_name]["bleu"]
+    seeds = sorted({seed for by_seed in table.values() for seed in by_seed})
+    lines = ["| positions | " + " | ".join(f"seed {seed}" for seed in seeds) + " | mean ± sd | best - worst |",
+             "|" + " --- |" * (3 + len(seeds))]
+    for position_type, by_seed in table.items():
+        values = list(by_seed.values())
+        sd = statistics.stdev(values) if len(values) > 1 else 0.0
+        cells = [f"{by_seed[seed]:.1f}" if seed in by_seed else "" for seed in seeds]
+        lines.append(f"| {position_type} | " + " | ".join(cells)
+                     + f" | {statistics.mean(values):.1f} ± {sd:.1f} | {max(values) - min(values):.1f} |")
+    return "\n".join(lines)
+
+
+__all__ = ["markdown_seeds", "join_consecutive", "evaluation_sets", "markdown_summary", "plot_study", "run_study"]

@@ -12,20 +12,17 @@ import json
 import platform
 import shutil
 import statistics
-import time
 from pathlib import Path
 
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from .checkpoints import checkpoint_problems
 from .data import load_parallel_data
 from .diagnostics import read_probe
 from .metrics import load_translation_metric
 from .pipelines import translate
-from .position_study import QUICK, RECIPE, shared_tokenizer
+from .position_study import PROBE_STEPS, QUICK, shared_tokenizer, train_run
 from .presets import MAIN_JOB
 from .recipes import matmul_gflops
-from .training import parse_args, run
 
 
 # name -> overrides of RECIPE (the main job's recipe). "baseline" is the recipe the main job shipped with before the
@@ -37,22 +34,6 @@ CANDIDATES = {
     "init-0.05": {"init_std": 0.05},
 }
 VALIDATION_PAIRS = 400  # the fixed validation subset every run is scored on
-PROBE_STEPS = 100
-
-
-def train_run(data_dir: str, tokenizer_dir: Path, output_dir: Path, overrides: dict, seed: int, steps: int,
-              save_steps: int = 500, probe_steps: int = PROBE_STEPS) -> dict:
-    """Train one run for `steps` steps (resuming its newest complete checkpoint if there is one); return
-    {minutes, steps, train_target_tokens} of this invocation's training."""
-    complete = [path for path in output_dir.glob("checkpoint-*") if not checkpoint_problems(path)]
-    defaults = {**RECIPE, **overrides, "data": data_dir, "output_dir": str(output_dir), "max_steps": steps,
-                "seed": seed, "tokenizer_name_or_path": None if complete else str(tokenizer_dir),
-                "overwrite_output_dir": not complete, "resume_from_checkpoint": "last" if complete else None,
-                "save_strategy": "steps", "save_steps": save_steps, "save_total_limit": 1,
-                "probe_steps": probe_steps, "do_eval": False}
-    start = time.monotonic()
-    trainer = run(*parse_args([], defaults=defaults))
-    return {"minutes": (time.monotonic() - start) / 60, "steps": trainer.state.global_step}
 
 
 def validation_subset(data_dir: str, size: int = VALIDATION_PAIRS) -> tuple[list[str], list[str]]:
