@@ -11,11 +11,11 @@ import pytest
 import torch
 from huggingface_hub import ModelCard
 
-from transformer_mt import training
+from transformer_mt import train_tokenizer, training
 from transformer_mt.hub import REMOTE_CODE, prepare_for_hub, remote_code_sources
 
 from .hub.server import local_hub
-from .utils import SCRIPTS, SENTENCES, TINY
+from .utils import SCRIPTS, SENTENCES, TINY, tiny_model
 from .utils import save_tiny as save_tiny_model
 
 
@@ -162,6 +162,34 @@ def test_push_then_load_with_the_package_hidden(tmp_path, position_type):
     torch.testing.assert_close(torch.tensor(loaded["logits"]), logits, rtol=0, atol=1e-6)
     assert loaded["translations"] == translations
     assert snapshot(model_dir) == before  # the push staged its additions elsewhere
+
+
+@pytest.mark.parametrize("kind", ["unigram", "separate-vocabularies"])
+def test_other_tokenizers_push_and_load_with_the_package_hidden(tmp_path, kind):
+    """A Unigram tokenizer, and separate source/target vocabularies (target_tokenizer.json), through the Hub."""
+    if kind == "unigram":
+        tokenizer = train_tokenizer(SENTENCES * 5, vocab_size=300, tokenizer_type="unigram")
+    else:
+        tokenizer = train_tokenizer(SENTENCES[0::2] * 5, vocab_size=280, target_texts=SENTENCES[1::2] * 5,
+                                    target_vocab_size=290, min_frequency=1)
+    target = tokenizer.target_tokenizer or tokenizer
+    model = tiny_model(vocab_size=len(tokenizer), decoder_vocab_size=len(target),
+                       share_encoder_decoder_embeddings=target is tokenizer, use_final_logits_bias=True)
+    with torch.no_grad():  # an untrained model would end at once; make it say a word, so decoding matters
+        model.final_logits_bias[0, target.convert_tokens_to_ids(target.tokenize(SENTENCES[1])[1])] = 8.0
+    model_dir = tmp_path / "model"
+    model.save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+    with local_hub(tmp_path / "hub") as hub:
+        result = push(model_dir, "user/tiny", hub.subprocess_env(hf_home=hub.new_hf_home()))
+        assert result.returncode == 0, result.stderr[-3000:]
+        files = set(hub.api().list_repo_files("user/tiny"))
+        assert ("target_tokenizer.json" in files) == (kind == "separate-vocabularies")
+        loaded = load_without_package("user/tiny", tmp_path, env=hub.subprocess_env(hf_home=hub.new_hf_home()))
+    assert not loaded["package_loaded"] and loaded["tokenizer"] == "TransformerMTTokenizerFast"
+    logits, translations = expected_outputs(model, tokenizer)
+    torch.testing.assert_close(torch.tensor(loaded["logits"]), logits, rtol=0, atol=1e-6)
+    assert loaded["translations"] == translations and any(translations)
 
 
 def test_second_push_needs_overwrite_then_the_next_load_sees_it(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from transformer_mt import TransformerMTConfig
-from transformer_mt.tokenization import TransformerMTTokenizerFast, train_tokenizer
+from transformer_mt.tokenization import TransformerMTTokenizerFast, tokenizer_fingerprint, train_tokenizer
 
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
@@ -242,3 +242,76 @@ def test_texts_must_not_be_a_string():
 def test_training_on_no_text_is_refused(texts):
     with pytest.raises(ValueError, match="`texts` holds no non-empty text"):
         train_tokenizer(texts, vocab_size=300)
+
+
+# --- Unigram (SentencePiece-style) and separate source/target vocabularies ---
+
+@pytest.fixture(scope="module")
+def unigram():
+    return train_tokenizer(ENGLISH + GERMAN, vocab_size=300, tokenizer_type="unigram")
+
+
+@pytest.fixture(scope="module")
+def separate():
+    return train_tokenizer(ENGLISH, vocab_size=290, target_texts=GERMAN, target_vocab_size=320)
+
+
+@pytest.mark.parametrize("text", ENGLISH[:4] + GERMAN[:4] + ["Die Kinder schlafen im Haus, die Katze spielt."])
+def test_unigram_round_trip(unigram, text):
+    ids = unigram(text)["input_ids"]
+    assert ids[-1] == EOS and UNK not in ids
+    assert unigram.decode(ids, skip_special_tokens=True) == text
+
+
+def test_unigram_is_a_metaspace_unigram_with_the_models_special_ids(unigram):
+    from transformer_mt.tokenization import tokenizer_type_of
+
+    assert tokenizer_type_of(unigram) == "unigram"
+    assert unigram.convert_ids_to_tokens([PAD, BOS, EOS, UNK]) == ["<pad>", "<s>", "</s>", "<unk>"]
+    tokens = unigram.tokenize("The weather is nice.")
+    assert tokens[0].startswith("▁") and "".join(tokens).replace("▁", " ").strip() == "The weather is nice."
+    assert unigram("Unseen: 你")["input_ids"][-2] == UNK  # no byte fallback, as in SentencePiece's default
+
+
+def test_unigram_saves_loads_and_keeps_its_fingerprint(unigram, tmp_path):
+    unigram.save_pretrained(tmp_path)
+    loaded = AutoTokenizer.from_pretrained(tmp_path)
+    assert type(loaded) is TransformerMTTokenizerFast and not loaded.separate_vocabs
+    assert loaded(GERMAN)["input_ids"] == unigram(GERMAN)["input_ids"]
+    assert tokenizer_fingerprint(loaded) == tokenizer_fingerprint(unigram)
+    bpe = train_tokenizer(ENGLISH + GERMAN, vocab_size=300)
+    assert tokenizer_fingerprint(bpe) != tokenizer_fingerprint(unigram)
+
+
+def test_separate_vocabularies_encode_each_side_with_its_own(separate):
+    assert separate.separate_vocabs and len(separate) <= 290 and len(separate.target_tokenizer) <= 320
+    assert len(separate) != len(separate.target_tokenizer)
+    batch = separate(ENGLISH[:2], text_target=GERMAN[:2])
+    assert batch["input_ids"] == train_tokenizer(ENGLISH, vocab_size=290)(ENGLISH[:2])["input_ids"]
+    assert batch["labels"] == separate.target_tokenizer(GERMAN[:2])["input_ids"]
+    assert batch["input_ids"][0] != separate.target_tokenizer(ENGLISH[0])["input_ids"]  # not the target vocabulary
+    # decode reads target ids, what generate() returns
+    assert separate.batch_decode(batch["labels"], skip_special_tokens=True) == GERMAN[:2]
+    assert separate(ENGLISH[0])["input_ids"] == batch["input_ids"][0]  # back in source mode after text_target
+
+
+def test_separate_vocabularies_save_beside_each_other_and_the_fingerprint_covers_both(separate, tmp_path):
+    separate.save_pretrained(tmp_path)
+    assert (tmp_path / "target_tokenizer.json").is_file()
+    loaded = AutoTokenizer.from_pretrained(tmp_path)
+    assert loaded.separate_vocabs and len(loaded.target_tokenizer) == len(separate.target_tokenizer)
+    assert loaded(ENGLISH, text_target=GERMAN) == separate(ENGLISH, text_target=GERMAN)
+    assert tokenizer_fingerprint(loaded) == tokenizer_fingerprint(separate)
+    other = train_tokenizer(ENGLISH, vocab_size=290, target_texts=GERMAN[:8], target_vocab_size=320)
+    assert other.get_vocab() == separate.get_vocab()  # the same source vocabulary ...
+    assert tokenizer_fingerprint(other) != tokenizer_fingerprint(separate)  # ... another target one
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(tokenizer_type="wordpiece"), r"`tokenizer_type` must be one of \('bpe', 'unigram'\), got 'wordpiece'"),
+    (dict(target_vocab_size=300), "`target_vocab_size` sizes the target vocabulary trained on `target_texts`"),
+    (dict(target_texts=GERMAN, target_vocab_size=100), "`target_vocab_size` must be an integer >= 261, got 100"),
+])
+def test_bad_tokenizer_choices_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        train_tokenizer(ENGLISH, vocab_size=300, **kwargs)

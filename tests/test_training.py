@@ -248,3 +248,94 @@ def test_fine_tuning_keeps_the_checkpoints_generation_config(tmp_path):
     tuned = GenerationConfig.from_pretrained(tmp_path / "tuned")
     assert (tuned.forced_eos_token_id, tuned.bad_words_ids, tuned.length_penalty) == (2, [[5]], 0.6)
     assert tuned.num_beams == 3  # what the run set
+
+
+# --- Tokenizer choices: Unigram, separate source/target vocabularies, BPE-dropout ---
+
+SENTENCES_EN = ["Click the Save button.", "Close the window."]
+
+
+def test_a_unigram_tokenizer_trains_saves_and_translates(tmp_path):
+    from transformer_mt.tokenization import tokenizer_type_of
+
+    output_dir = tmp_path / "run"
+    run(output_dir, "--do_train", "--max_steps", 4, "--save_strategy", "no", "--tokenizer_type", "unigram")
+    model = AutoModelForSeq2SeqLM.from_pretrained(output_dir)
+    tokenizer = AutoTokenizer.from_pretrained(output_dir)
+    assert tokenizer_type_of(tokenizer) == "unigram" and tokenizer.tokenize("Close the window.")[0].startswith("▁")
+    assert model.config.vocab_size == len(tokenizer)
+    assert model.config.tokenizer_fingerprint == tokenizer_fingerprint(tokenizer)
+    assert_pipeline_decodes_generate(output_dir, model, tokenizer.batch_decode)
+
+
+def assert_pipeline_decodes_generate(output_dir, model, decode):
+    """pipeline("translation") of the saved run gives `decode` of generate()'s ids."""
+    tokenizer = AutoTokenizer.from_pretrained(output_dir)
+    with torch.no_grad():
+        ids = model.eval().generate(**tokenizer(SENTENCES_EN, return_tensors="pt", padding=True), num_beams=1,
+                                    max_new_tokens=12)
+    expected = [text.strip() for text in decode(ids, skip_special_tokens=True)]
+    translator = pipeline("translation", model=str(output_dir), tokenizer=str(output_dir), num_beams=1,
+                          max_new_tokens=12)
+    assert [r["translation_text"].strip() for r in translator(SENTENCES_EN)] == expected
+
+
+def test_separate_vocabularies_train_save_load_and_generate(tmp_path):
+    output_dir = tmp_path / "run"
+    trainer = run(output_dir, "--do_train", "--max_steps", 30, "--save_strategy", "no", "--tokenizer_vocab_size",
+                  300, "--decoder_vocab_size", 350)
+    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    assert losses[-1] < losses[0] - 1.0, losses
+    assert (output_dir / "target_tokenizer.json").is_file()
+    model = AutoModelForSeq2SeqLM.from_pretrained(output_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(output_dir)
+    config = model.config
+    assert tokenizer.separate_vocabs and not config.share_encoder_decoder_embeddings
+    assert (config.vocab_size, config.decoder_vocab_size) == (len(tokenizer), len(tokenizer.target_tokenizer))
+    assert config.vocab_size != config.decoder_vocab_size
+    assert model.model.encoder.get_input_embeddings().num_embeddings == config.vocab_size
+    assert model.get_output_embeddings().weight.shape[0] == config.decoder_vocab_size
+    assert config.tokenizer_fingerprint == tokenizer_fingerprint(tokenizer)
+    # generate() gives target ids; the pipeline decodes them with the target vocabulary
+    assert_pipeline_decodes_generate(output_dir, model, tokenizer.target_tokenizer.batch_decode)
+
+
+def test_tokenizer_flags_that_cannot_apply_are_refused(tmp_path):
+    first = tmp_path / "first"
+    run(first, "--do_train", "--max_steps", 2, "--save_strategy", "steps", "--save_steps", 2,
+        "--decoder_vocab_size", 300)
+    with pytest.raises(ValueError, match="--decoder_vocab_size 320 differs from .*target vocabulary"):
+        run(first, "--do_train", "--max_steps", 4, "--resume_from_checkpoint", "last", "--decoder_vocab_size", 320)
+    with pytest.raises(ValueError, match="--tokenizer_type unigram differs from .*tokenizer \\(bpe\\)"):
+        run(first, "--do_train", "--max_steps", 4, "--resume_from_checkpoint", "last", "--tokenizer_type", "unigram")
+    with pytest.raises(ValueError, match="--decoder_vocab_size 300 shapes a tokenizer to train, but this run loads"):
+        run(tmp_path / "second", "--do_train", "--max_steps", 2, "--tokenizer_name_or_path", str(first),
+            "--decoder_vocab_size", 300)
+    with pytest.raises(ValueError, match="--bpe_dropout applies to BPE tokenizers; this run's tokenizer is unigram"):
+        run(tmp_path / "third", "--do_train", "--max_steps", 2, "--tokenizer_type", "unigram", "--bpe_dropout", 0.1)
+    with pytest.raises(ValueError, match=r"--bpe_dropout must be a probability in \(0, 1\), got 1.0"):
+        run(tmp_path / "fourth", "--do_train", "--max_steps", 2, "--bpe_dropout", 1.0)
+
+
+def test_bpe_dropout_segments_training_batches_anew_and_leaves_the_saved_tokenizer_exact(tmp_path):
+    from transformer_mt.training import BPEDropoutCollator
+
+    output_dir = tmp_path / "run"
+    trainer = run(output_dir, "--do_train", "--max_steps", 4, "--save_strategy", "no", "--bpe_dropout", 0.3)
+    saved = json.loads((output_dir / "tokenizer.json").read_text())
+    assert saved["model"]["type"] == "BPE" and saved["model"]["dropout"] is None
+    collator = trainer.data_collator
+    assert isinstance(collator, BPEDropoutCollator)
+    rows = [trainer.train_dataset[i] for i in range(8)]
+    assert {"en", "de"} <= set(rows[0])  # the training split keeps its text for the collator
+    exact = collator.collator([{key: row[key] for key in ("input_ids", "token_type_ids", "attention_mask", "labels")}
+                               for row in rows])
+    draws = [collator(copy.deepcopy(rows)) for _ in range(5)]
+    assert any(draw["input_ids"].shape != exact["input_ids"].shape
+               or not torch.equal(draw["input_ids"], exact["input_ids"]) for draw in draws)
+    longer = [(draw["labels"] != -100).sum() >= (exact["labels"] != -100).sum() for draw in draws]
+    assert all(longer)  # skipped merges only ever split tokens
+    # batches without text (validation, test) are the exact segmentation
+    eval_rows = [trainer.eval_dataset[i] for i in range(4)]
+    assert "en" not in eval_rows[0]
+    assert torch.equal(collator(eval_rows)["input_ids"], collator.collator(eval_rows)["input_ids"])

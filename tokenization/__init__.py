@@ -1,6 +1,13 @@
-"""Joint English-German byte-level BPE tokenizer of TransformerMT."""
+"""English-German subword tokenizer of TransformerMT: byte-level BPE or Unigram, joint or separate vocabularies."""
 
-from .tokenization_transformer_mt import TransformerMTTokenizerFast, tokenizer_fingerprint, train_tokenizer
+from .tokenization_transformer_mt import (
+    TOKENIZER_TYPES,
+    TransformerMTTokenizerFast,
+    tokenizer_fingerprint,
+    tokenizer_type_of,
+    train_tokenizer,
+)
 
 
-__all__ = ["TransformerMTTokenizerFast", "tokenizer_fingerprint", "train_tokenizer"]
+__all__ = ["TOKENIZER_TYPES", "TransformerMTTokenizerFast", "tokenizer_fingerprint", "tokenizer_type_of",
+           "train_tokenizer"]

@@ -56,14 +56,13 @@ def translate_with(model_path: str, sources: list[str], num_beams: int | None = 
         import ctranslate2
         from transformers import AutoTokenizer
 
-        from .bridges.ctranslate2 import source_tokens, translate_options
+        from .bridges.ctranslate2 import hypothesis_text, source_tokens, translate_options
 
         tokenizer = AutoTokenizer.from_pretrained(model_path)
         translator = ctranslate2.Translator(model_path, device=device)
         results = translator.translate_batch(source_tokens(tokenizer, sources), max_batch_size=batch_size,
                                              **translate_options(num_beams or 4, max_new_tokens=256))
-        return [tokenizer.decode(tokenizer.convert_tokens_to_ids(result.hypotheses[0]), skip_special_tokens=True)
-                .strip() for result in results]
+        return [hypothesis_text(tokenizer, result.hypotheses[0]).strip() for result in results]
     from .pipelines import translate
 
     model, tokenizer = load_translator(model_path)

@@ -47,11 +47,12 @@ TOKENIZER_AUTO_MAP = {"AutoTokenizer": [None, "tokenization_transformer_mt.Trans
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
 # What a push uploads from a model directory, and nothing else: a run directory also holds checkpoints with
 # optimizer state, logs, notes and whatever a user keeps there (.env, wandb/, ...). The tokenizer files cover this
-# package's tokenizer and those of imported checkpoints (Marian's SentencePiece models, BERT's WordPiece).
+# package's tokenizer (target_tokenizer.json: its target vocabulary, when separate) and those of imported
+# checkpoints (Marian's SentencePiece models, BERT's WordPiece).
 UPLOADED_FILES = (
-    "config.json", "generation_config.json", *WEIGHT_FILES, "tokenizer.json", "tokenizer_config.json",
-    "special_tokens_map.json", "added_tokens.json", "source.spm", "target.spm", "vocab.json", "target_vocab.json",
-    "vocab.txt", "merges.txt",
+    "config.json", "generation_config.json", *WEIGHT_FILES, "tokenizer.json", "target_tokenizer.json",
+    "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "source.spm", "target.spm",
+    "vocab.json", "target_vocab.json", "vocab.txt", "merges.txt",
 )
 UPLOADED_PATTERNS = ("model-*-of-*.safetensors",)  # the shards of a large model
 GENERATED_FILES = ("README.md", *REMOTE_CODE)  # written by prepare_for_hub; a file of that name in the directory

@@ -52,7 +52,7 @@ from .modeling import TransformerMTForConditionalGeneration
 from .modeling.modeling_transformer_mt import seq2seq_loss
 from .pipelines import length_settings
 from .presets import PRESETS
-from .tokenization import tokenizer_fingerprint, train_tokenizer
+from .tokenization import TOKENIZER_TYPES, tokenizer_fingerprint, tokenizer_type_of, train_tokenizer
 from .tokenization.tokenization_transformer_mt import MIN_VOCAB_SIZE
 
 
@@ -60,6 +60,7 @@ logger = logging.getLogger(__name__)
 
 
 PresetName = typing.Literal[tuple(PRESETS)]
+TokenizerType = typing.Literal[TOKENIZER_TYPES]
 DEFAULT_VOCAB_SIZE = 8000  # of a tokenizer trained for a new run
 PAD_TO_MULTIPLE_OF = 8  # batches are padded to a multiple of 8 tokens (tensor-core and vector friendly)
 
@@ -124,7 +125,24 @@ class SetupArguments:
     )
     tokenizer_vocab_size: int | None = field(
         default=None,
-        metadata={"help": f"Vocabulary size of a newly trained tokenizer (default {DEFAULT_VOCAB_SIZE})."}
+        metadata={"help": f"Vocabulary size of a newly trained tokenizer (default {DEFAULT_VOCAB_SIZE}); the source "
+                          "vocabulary's with --decoder_vocab_size."}
+    )
+    decoder_vocab_size: int | None = field(
+        default=None, metadata={"help": "Train separate source and target vocabularies (a second tokenizer saved "
+                                        "beside the first; the model's token tables are then not shared), the "
+                                        "target one of this size. Default: one joint vocabulary."}
+    )
+    tokenizer_type: TokenizerType | None = field(
+        default=None, metadata={"help": "Subword model of a newly trained tokenizer: bpe (byte-level BPE, the "
+                                        "default) or unigram (SentencePiece-style Unigram, Metaspace)."}
+    )
+    bpe_dropout: float | None = field(
+        default=None, metadata={"help": "BPE-dropout (Provilkov et al. 2020) while training: each training batch is "
+                                        "segmented anew, each merge skipped with this probability (e.g. 0.1). BPE "
+                                        "tokenizers only; validation, test and the saved tokenizer are unaffected. "
+                                        "tokenizers draws it from an unseeded generator: such runs are not "
+                                        "bit-reproducible."}
     )
     overwrite_output_dir: bool = field(
         default=False, metadata={"help": "Train from scratch into an output directory that already holds a model."}
@@ -152,9 +170,13 @@ class SetupArguments:
     )
 
     def __post_init__(self):
-        if self.tokenizer_vocab_size is not None and self.tokenizer_vocab_size < MIN_VOCAB_SIZE:
-            raise ValueError(f"--tokenizer_vocab_size must be >= {MIN_VOCAB_SIZE} (4 special tokens, 256 bytes and a "
-                             f"merge), got {self.tokenizer_vocab_size}.")
+        for name in ("tokenizer_vocab_size", "decoder_vocab_size"):
+            value = getattr(self, name)
+            if value is not None and value < MIN_VOCAB_SIZE:
+                raise ValueError(f"--{name} must be >= {MIN_VOCAB_SIZE} (4 special tokens, 256 bytes and a merge), "
+                                 f"got {value}.")
+        if self.bpe_dropout is not None and not 0 < self.bpe_dropout < 1:
+            raise ValueError(f"--bpe_dropout must be a probability in (0, 1), got {self.bpe_dropout}.")
         if self.max_train_minutes is not None and not self.max_train_minutes > 0:
             raise ValueError(f"--max_train_minutes must be > 0, got {self.max_train_minutes}.")
         for name in ("num_beams", "early_stopping_patience", "probe_steps"):
@@ -344,17 +366,29 @@ def parse_args(argv=None, defaults: dict | None = None):
 
 
 def build_tokenizer(setup: SetupArguments, datasets, data_args: DataArguments, training_args, checkpoint: str | None):
-    """The run's tokenizer: the checkpoint's when resuming, the one named, or one joint vocabulary trained on both
-    sides of the training split (saved in output_dir/tokenizer)."""
+    """The run's tokenizer: the checkpoint's when resuming, the one named, or one trained on the training split
+    (saved in output_dir/tokenizer): a joint vocabulary of both sides, or with --decoder_vocab_size one per side."""
     if checkpoint or setup.tokenizer_name_or_path or setup.model_name_or_path:
-        return AutoTokenizer.from_pretrained(checkpoint or setup.tokenizer_name_or_path or setup.model_name_or_path)
+        tokenizer = AutoTokenizer.from_pretrained(
+            checkpoint or setup.tokenizer_name_or_path or setup.model_name_or_path)
+        for flag in ("tokenizer_type", "decoder_vocab_size"):
+            value = getattr(setup, flag)
+            if value is not None and not checkpoint:
+                raise ValueError(f"--{flag} {value} shapes a tokenizer to train, but this run loads one "
+                                 f"({tokenizer_type_of(tokenizer)}): drop the flag.")
+        return tokenizer
     path = os.path.join(training_args.output_dir, "tokenizer")
     # The main process trains and saves; the others wait (main_process_first) and load the same files.
     with training_args.main_process_first(desc="tokenizer training"):
         if training_args.process_index == 0:
             train = datasets["train"]
-            texts = itertools.chain(train[data_args.source_lang], train[data_args.target_lang])
-            tokenizer = train_tokenizer(texts, vocab_size=setup.tokenizer_vocab_size or DEFAULT_VOCAB_SIZE)
+            sources, targets = train[data_args.source_lang], train[data_args.target_lang]
+            separate = setup.decoder_vocab_size is not None
+            tokenizer = train_tokenizer(
+                sources if separate else itertools.chain(sources, targets),
+                vocab_size=setup.tokenizer_vocab_size or DEFAULT_VOCAB_SIZE,
+                tokenizer_type=setup.tokenizer_type or "bpe", target_texts=targets if separate else None,
+                target_vocab_size=setup.decoder_vocab_size)
             tokenizer.save_pretrained(path)
         else:
             tokenizer = AutoTokenizer.from_pretrained(path)
@@ -379,6 +413,15 @@ def check_resume_flags(checkpoint: str, setup: SetupArguments, model_args) -> No
     if setup.tokenizer_vocab_size is not None and setup.tokenizer_vocab_size != saved.vocab_size:
         raise ValueError(f"--tokenizer_vocab_size {setup.tokenizer_vocab_size} differs from {checkpoint}'s tokenizer "
                          f"({saved.vocab_size} tokens); resuming keeps it: drop the flag, or start a new run.")
+    if setup.decoder_vocab_size is not None and setup.decoder_vocab_size != saved.decoder_vocab_size:
+        raise ValueError(f"--decoder_vocab_size {setup.decoder_vocab_size} differs from {checkpoint}'s target "
+                         f"vocabulary ({saved.decoder_vocab_size} tokens); resuming keeps it: drop the flag, or start "
+                         "a new run.")
+    if setup.tokenizer_type is not None:
+        saved_type = tokenizer_type_of(AutoTokenizer.from_pretrained(checkpoint))
+        if setup.tokenizer_type != saved_type:
+            raise ValueError(f"--tokenizer_type {setup.tokenizer_type} differs from {checkpoint}'s tokenizer "
+                             f"({saved_type}); resuming keeps it: drop the flag, or start a new run.")
 
 
 def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | None):
@@ -390,6 +433,9 @@ def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | 
         return TransformerMTForConditionalGeneration(config)
     if setup.model_name_or_path:
         return AutoModelForSeq2SeqLM.from_pretrained(setup.model_name_or_path, **overrides)
+    target = getattr(tokenizer, "target_tokenizer", None)
+    if target is not None:  # the vocabularies' real sizes (a small corpus may yield fewer tokens than asked)
+        overrides.update(decoder_vocab_size=len(target), share_encoder_decoder_embeddings=False)
     config = TransformerMTConfig(
         vocab_size=len(tokenizer),
         pad_token_id=tokenizer.pad_token_id,
@@ -444,21 +490,50 @@ def limit_samples(datasets, data_args: DataArguments):
     return datasets
 
 
-def preprocess(datasets, tokenizer, data_args: DataArguments, training_args):
+def encode_pairs(tokenizer, sources: list[str], targets: list[str], data_args: DataArguments) -> dict:
+    """Model inputs and labels of parallel text, truncated to the run's maximum lengths."""
+    features = tokenizer(sources, max_length=data_args.max_source_length, truncation=True)
+    features["labels"] = tokenizer(text_target=targets, max_length=data_args.max_target_length,
+                                   truncation=True)["input_ids"]
+    return features
+
+
+def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, keep_training_text: bool = False):
+    """Tokenize every split once. `keep_training_text` keeps the training split's text beside its ids (for
+    BPE-dropout, which segments it anew in every batch; the ids give the samplers their lengths)."""
     def tokenize(batch):
-        features = tokenizer(batch[data_args.source_lang], max_length=data_args.max_source_length, truncation=True)
-        targets = tokenizer(text_target=batch[data_args.target_lang], max_length=data_args.max_target_length,
-                            truncation=True)
-        features["labels"] = targets["input_ids"]
-        return features
+        return encode_pairs(tokenizer, batch[data_args.source_lang], batch[data_args.target_lang], data_args)
 
     tokenized = {}
     with training_args.main_process_first(desc="tokenization"):
         for split, dataset in datasets.items():
+            kept = (data_args.source_lang, data_args.target_lang) if keep_training_text and split == "train" else ()
             tokenized[split] = dataset.map(
-                tokenize, batched=True, remove_columns=dataset.column_names, desc=f"Tokenizing {split}"
+                tokenize, batched=True, remove_columns=[name for name in dataset.column_names if name not in kept],
+                desc=f"Tokenizing {split}"
             )
     return tokenized
+
+
+class BPEDropoutCollator:
+    """Segments every training batch anew with BPE-dropout (Provilkov et al. 2020, as fairseq and Marian offer it):
+    each merge is skipped with probability `dropout`, so a pair is seen with a different segmentation each time it is
+    drawn. Batches without text (validation, test) pass through unchanged to `collator`."""
+
+    def __init__(self, collator, tokenizer, dropout: float, data_args: DataArguments):
+        self.collator, self.data_args = collator, data_args
+        self.tokenizer = copy.deepcopy(tokenizer)  # the run's own tokenizer (saved with the model) stays exact
+        for side in (self.tokenizer, getattr(self.tokenizer, "target_tokenizer", None)):
+            if side is not None:
+                side.backend_tokenizer.model.dropout = dropout
+
+    def __call__(self, features: list[dict]):
+        source, target = self.data_args.source_lang, self.data_args.target_lang
+        if source not in features[0]:
+            return self.collator(features)
+        encoded = encode_pairs(self.tokenizer, [f[source] for f in features], [f[target] for f in features],
+                               self.data_args)
+        return self.collator([{key: values[i] for key, values in encoded.items()} for i in range(len(features))])
 
 
 def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments) -> None:
@@ -536,6 +611,9 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     datasets = limit_samples(datasets, data_args)
 
     tokenizer = build_tokenizer(setup, datasets, data_args, training_args, checkpoint)
+    if setup.bpe_dropout and tokenizer_type_of(tokenizer) != "bpe":
+        raise ValueError(f"--bpe_dropout applies to BPE tokenizers; this run's tokenizer is "
+                         f"{tokenizer_type_of(tokenizer)}.")
     model = build_model(setup, model_args, tokenizer, checkpoint)
     check_tokenizer_matches(model.config, tokenizer, checkpoint or setup.model_name_or_path or "the new model")
     # Truncation (`truncation=True`) then stops where the model's position table does.
@@ -563,13 +641,16 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     training_args.generation_num_beams = training_args.generation_num_beams or num_beams
     training_args.generation_max_length = (training_args.generation_max_length
                                            or length_settings(data_args.max_target_length)["max_length"])
-    tokenized = preprocess(datasets, tokenizer, data_args, training_args)
+    tokenized = preprocess(datasets, tokenizer, data_args, training_args, keep_training_text=bool(setup.bpe_dropout))
 
     # --push_to_hub happens once, at the end, through our own push (remote code and model card included), so the
     # Trainer must not push checkpoints on its own.
     push, training_args.push_to_hub = training_args.push_to_hub, False
     collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100,
                                       pad_to_multiple_of=PAD_TO_MULTIPLE_OF)
+    if setup.bpe_dropout:
+        collator = BPEDropoutCollator(collator, tokenizer, setup.bpe_dropout, data_args)
+        training_args.remove_unused_columns = False  # the collator needs the text; it returns only model inputs
     callbacks = configure_best_checkpoint(setup, training_args)
     if setup.max_train_minutes:
         callbacks.append(TimeBudgetCallback(setup.max_train_minutes))

@@ -20,6 +20,7 @@ ctranslate2 = pytest.importorskip(
 from transformer_mt.bridges.ctranslate2 import (  # noqa: E402
     export_ctranslate2,
     generated_tokens,
+    hypothesis_text,
     source_tokens,
     translate_options,
 )
@@ -45,12 +46,14 @@ def tokenizer():
     return train_tokenizer(CORPUS * 4, vocab_size=320)
 
 
-def train_copy_model(tokenizer, **overrides):
-    """A tiny model trained for a few dozen steps to copy its input, so its outputs are decided, not near-ties."""
+def train_copy_model(tokenizer, targets=None, **overrides):
+    """A tiny model trained for a few dozen steps to copy its input (or to give `targets`, one per CORPUS line), so
+    its outputs are decided, not near-ties."""
     model = tiny_model(vocab_size=len(tokenizer), init_std=0.2, dropout=0.0, attention_dropout=0.0,
                        activation_dropout=0.0, **overrides)
-    batch = tokenizer(CORPUS, return_tensors="pt", padding=True)
-    labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+    batch = tokenizer(CORPUS, text_target=targets, return_tensors="pt", padding=True)
+    labels = batch.pop("labels") if targets else batch["input_ids"]
+    labels = labels.masked_fill(labels == tokenizer.pad_token_id, -100)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     model.train()
     for _ in range(40):
@@ -119,6 +122,28 @@ def test_config_variants_match_generate(overrides, tokenizer, tmp_path):
     assert_same_decoding(model, tokenizer, exported)
     ct2_config = json.loads((tmp_path / "ct2" / "config.json").read_text())
     assert ct2_config["layer_norm_epsilon"] == pytest.approx(model.config.layer_norm_eps)
+
+
+def test_separate_vocabularies_export_both_and_decode_as_generate(tmp_path):
+    """Source and target vocabularies of their own (target_tokenizer.json): two CTranslate2 vocabularies."""
+    targets = [f"{line} Ende {i}." for i, line in enumerate(CORPUS)]  # a target vocabulary unlike the source's
+    tokenizer = train_tokenizer(CORPUS * 4, vocab_size=320, target_texts=targets * 4, target_vocab_size=300)
+    model = train_copy_model(tokenizer, targets, decoder_vocab_size=len(tokenizer.target_tokenizer),
+                             share_encoder_decoder_embeddings=False)
+    assert tokenizer.get_vocab() != tokenizer.target_tokenizer.get_vocab()
+    exported = export_ctranslate2(str(save(model, tokenizer, tmp_path / "model")), str(tmp_path / "ct2"))
+    source = json.loads((tmp_path / "ct2" / "source_vocabulary.json").read_text())
+    target = json.loads((tmp_path / "ct2" / "target_vocabulary.json").read_text())
+    assert source == tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    assert target == tokenizer.target_tokenizer.convert_ids_to_tokens(list(range(len(tokenizer.target_tokenizer))))
+    loaded = AutoTokenizer.from_pretrained(tmp_path / "ct2")  # the export holds both vocabularies' tokenizer
+    assert loaded.separate_vocabs
+    assert_same_decoding(model, loaded, exported, sentences=CORPUS[:6])
+    with torch.no_grad():
+        ids = model.generate(**loaded(CORPUS[:6], return_tensors="pt", padding=True), max_new_tokens=MAX_NEW_TOKENS)
+    translations = [hypothesis_text(loaded, tokens) for tokens in translate_tokens(exported, loaded, CORPUS[:6], 1)]
+    assert translations == loaded.target_tokenizer.batch_decode(ids, skip_special_tokens=True)
+    assert any("Ende" in text for text in translations)  # target words, read with the target vocabulary
 
 
 def test_sinusoid_beyond_max_position_embeddings(tokenizer, tmp_path):

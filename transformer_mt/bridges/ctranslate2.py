@@ -4,13 +4,12 @@
 import ctranslate2
 from transformers import AutoTokenizer
 import transformer_mt
-from transformer_mt.bridges.ctranslate2 import source_tokens, translate_options
+from transformer_mt.bridges.ctranslate2 import hypothesis_text, source_tokens, translate_options
 
 tokenizer = AutoTokenizer.from_pretrained("runs/main-sinusoidal-ct2")  # the export holds the tokenizer too
 translator = ctranslate2.Translator("runs/main-sinusoidal-ct2", compute_type="float32")
 results = translator.translate_batch(source_tokens(tokenizer, texts), **translate_options(1, max_new_tokens=64))
-translations = [tokenizer.decode(tokenizer.convert_tokens_to_ids(result.hypotheses[0]), skip_special_tokens=True)
-                for result in results]
+translations = [hypothesis_text(tokenizer, result.hypotheses[0]) for result in results]
 ```
 
 CTranslate2's `TransformerSpec` is this architecture: one `Embeddings` table per stack scaled by `scale_embedding`,
@@ -30,8 +29,10 @@ projection with an optional bias. How the config maps:
   `normalize_before` -> `pre_norm` (+ the stacks' final LayerNorms), `layer_norm_eps` -> `layer_norm_epsilon`,
   `activation_function` -> the activation enum, encoder/decoder layers and heads per stack.
 * vocabularies: the tokenizer's token strings for ids 0..vocab_size-1 (source) and 0..decoder_vocab_size-1
-  (target); CTranslate2 stores them once when equal. Translator inputs are therefore token strings, e.g.
-  `tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])` (which ends with `</s>`, as `generate()` sees it).
+  (target: those of `tokenizer.target_tokenizer` when source and target have vocabularies of their own);
+  CTranslate2 stores them once when equal. Translator inputs are therefore token strings, e.g.
+  `tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])` (which ends with `</s>`, as `generate()` sees it),
+  and its hypotheses target token strings (`hypothesis_text` decodes one).
 * the decoder's own token table (`share_encoder_decoder_embeddings=False`), the output projection (tied or not)
   and `final_logits_bias` (`use_final_logits_bias`) are copied as they are; the decoder starts from the generation
   config's `decoder_start_token_id` and stops at its `eos_token_id`.
@@ -117,13 +118,26 @@ def source_tokens(tokenizer, texts: list[str]) -> list[list[str]]:
     return [tokenizer.convert_ids_to_tokens(ids) for ids in tokenizer(texts)["input_ids"]]
 
 
+def target_side(tokenizer):
+    """The tokenizer of the target vocabulary: `target_tokenizer` when source and target have their own, else the
+    tokenizer itself."""
+    return getattr(tokenizer, "target_tokenizer", None) or tokenizer
+
+
 def generated_tokens(tokenizer, sequences, eos_token_id: int) -> list[list[str]]:
     """generate()'s output ids as Translator hypotheses: no start token, no padding, up to and including </s>."""
+    target = target_side(tokenizer)
     hypotheses = []
     for row in sequences[:, 1:].tolist():
-        hypotheses.append(tokenizer.convert_ids_to_tokens(row[: row.index(eos_token_id) + 1] if eos_token_id in row
-                                                          else row))
+        hypotheses.append(target.convert_ids_to_tokens(row[: row.index(eos_token_id) + 1] if eos_token_id in row
+                                                       else row))
     return hypotheses
+
+
+def hypothesis_text(tokenizer, tokens: list[str]) -> str:
+    """The text of a Translator hypothesis (target token strings)."""
+    target = target_side(tokenizer)
+    return target.decode(target.convert_tokens_to_ids(tokens), skip_special_tokens=True)
 
 
 class TransformerMTConverter(Converter):
@@ -147,7 +161,7 @@ class TransformerMTConverter(Converter):
         )
         eos_token_id = _single_id("eos_token_id", generation.eos_token_id, config.eos_token_id)
         source_vocabulary = _vocabulary(self._tokenizer, config.vocab_size, "vocab_size")
-        target_vocabulary = _vocabulary(self._tokenizer, config.decoder_vocab_size, "decoder_vocab_size")
+        target_vocabulary = _vocabulary(target_side(self._tokenizer), config.decoder_vocab_size, "decoder_vocab_size")
 
         stack = dict(pre_norm=config.normalize_before, activation=activation,
                      layernorm_embedding=config.layernorm_embedding)
@@ -193,9 +207,9 @@ def _single_id(name: str, value, fallback) -> int:
 
 def _vocabulary(tokenizer, size: int, field: str) -> list[str]:
     """The token string of every id below `size`; the tokenizer must name exactly these ids, each once."""
-    if getattr(tokenizer, "separate_vocabs", False):
-        raise ValueError("Tokenizers with separate source and target vocabularies (`separate_vocabs`) are not "
-                         "supported: one id would name two token strings.")
+    if getattr(tokenizer, "separate_vocabs", False) and getattr(tokenizer, "target_tokenizer", None) is None:
+        raise ValueError("Tokenizers whose separate source and target vocabularies share one object (Marian's "
+                         "`separate_vocabs`) are not supported: one id would name two token strings.")
     if len(tokenizer) != size:
         raise ValueError(f"The tokenizer has {len(tokenizer)} tokens but `{field}` is {size}; CTranslate2 needs "
                          "one token string per embedding row.")
