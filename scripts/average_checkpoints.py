@@ -11,6 +11,8 @@ refused by name; --output_dir is never written over without --overwrite. See `tr
 
 import argparse
 
+import torch
+
 from transformer_mt.averaging import average_checkpoints, last_complete
 from transformer_mt.cli import command
 
@@ -22,6 +24,9 @@ def main(argv=None):
     parser.add_argument("--last", type=int, help="Average the N newest complete checkpoints of the run directory.")
     parser.add_argument("--output_dir", required=True)
     parser.add_argument("--overwrite", action="store_true", help="Write into a non-empty --output_dir.")
+    parser.add_argument("--dtype", choices=["float16", "bfloat16", "float32"],
+                        help="Store the averaged weights in this dtype (e.g. float16: half the size to ship); they "
+                             "load back into the config's training dtype.")
     args = parser.parse_args(argv)
     if args.last is not None:
         if len(args.paths) != 1:
@@ -29,7 +34,8 @@ def main(argv=None):
         checkpoints = last_complete(args.paths[0], args.last)
     else:
         checkpoints = args.paths
-    output = average_checkpoints(checkpoints, args.output_dir, overwrite=args.overwrite)
+    output = average_checkpoints(checkpoints, args.output_dir, overwrite=args.overwrite,
+                                 dtype=getattr(torch, args.dtype) if args.dtype else None)
     print(f"Averaged {len(checkpoints)} checkpoints ({', '.join(str(c) for c in checkpoints)}) into {output}/")
 
 

@@ -47,6 +47,23 @@ def test_the_average_is_the_mean_of_the_tensors_and_loads_like_the_run(run_dir, 
     assert not any((tmp_path / "avg" / name).exists() for name in ("optimizer.pt", "trainer_state.json"))
 
 
+def test_a_float16_average_is_half_the_size_and_loads_back_into_float32(run_dir, tmp_path):
+    average_main([str(run_dir), "--last", "3", "--output_dir", str(tmp_path / "avg")])
+    average_main([str(run_dir), "--last", "3", "--output_dir", str(tmp_path / "half"), "--dtype", "float16"])
+    full, half = saved_weights(tmp_path / "avg"), saved_weights(tmp_path / "half")
+    weights = [saved_weights(path) for path in last_complete(run_dir, 3)]
+    assert all(tensor.dtype == torch.float16 for tensor in half.values())
+    for key in full:  # the float64 mean, rounded once
+        expected = sum(checkpoint[key].double() for checkpoint in weights) / 3
+        torch.testing.assert_close(half[key], expected.half(), rtol=0, atol=0)
+    size = {name: (tmp_path / name / "model.safetensors").stat().st_size for name in ("avg", "half")}
+    assert size["half"] < 0.55 * size["avg"]
+    model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "half")
+    assert {parameter.dtype for parameter in model.parameters()} == {torch.float32}
+    torch.testing.assert_close(model.get_input_embeddings().weight.detach(), half["model.shared.weight"].float(),
+                               rtol=0, atol=0)
+
+
 def test_named_checkpoints_are_averaged_and_output_is_never_overwritten(run_dir, tmp_path, capsys):
     named = [str(run_dir / "checkpoint-8"), str(run_dir / "checkpoint-12")]
     average_main([*named, "--output_dir", str(tmp_path / "avg")])

@@ -76,8 +76,9 @@ def check_compatible(checkpoints: list[Path]) -> None:
             raise ValueError(f"cannot average {path} with {checkpoints[0]}: their {kind} differs ({what}).")
 
 
-def average_weights(checkpoints: list[Path]) -> dict[str, torch.Tensor]:
-    """The element-wise mean of the checkpoints' model.safetensors, accumulated in float64, in their dtype."""
+def average_weights(checkpoints: list[Path], dtype: torch.dtype | None = None) -> dict[str, torch.Tensor]:
+    """The element-wise mean of the checkpoints' model.safetensors, accumulated in float64, in their dtype (or, for
+    floating-point tensors, in `dtype`)."""
     total, first = None, None
     for path in checkpoints:
         weights = load_file(path / "model.safetensors")
@@ -90,13 +91,18 @@ def average_weights(checkpoints: list[Path]) -> dict[str, torch.Tensor]:
                              f"({sorted(weights.keys() ^ total.keys())[:5]}).")
         for key, tensor in weights.items():
             total[key] += tensor.to(torch.float64)
-    return {key: (tensor / len(checkpoints)).to(first[key].dtype) for key, tensor in total.items()}
+    return {key: (tensor / len(checkpoints)).to(
+        dtype if dtype and first[key].is_floating_point() else first[key].dtype)
+            for key, tensor in total.items()}
 
 
 def average_checkpoints(checkpoints: list[str | os.PathLike], output_dir: str | os.PathLike,
-                        overwrite: bool = False) -> Path:
+                        overwrite: bool = False, dtype: torch.dtype | None = None) -> Path:
     """Average `checkpoints` into `output_dir`, a model directory with the newest checkpoint's config, generation
-    config and tokenizer; record which checkpoints went in (averaged_from.json). Returns `output_dir`."""
+    config and tokenizer; record which checkpoints went in (averaged_from.json). Returns `output_dir`.
+
+    `dtype` (e.g. torch.float16) stores the weights smaller; the config keeps the training dtype, so that
+    `from_pretrained` loads them back into it (float16 -> float32 is exact)."""
     checkpoints = [Path(path) for path in checkpoints]
     if not checkpoints:
         raise ValueError("no checkpoints to average: name some, or give a run directory and --last N.")
@@ -109,7 +115,7 @@ def average_checkpoints(checkpoints: list[str | os.PathLike], output_dir: str | 
         if path.is_file() and path.name not in TRAINER_FILES and path.name != "model.safetensors" \
                 and not path.name.startswith("rng_state"):
             shutil.copy2(path, output / path.name)
-    save_file(average_weights(checkpoints), output / "model.safetensors", metadata={"format": "pt"})
+    save_file(average_weights(checkpoints, dtype), output / "model.safetensors", metadata={"format": "pt"})
     (output / "averaged_from.json").write_text(
         json.dumps({"checkpoints": [str(path) for path in checkpoints]}, indent=2), encoding="utf-8")
     return output

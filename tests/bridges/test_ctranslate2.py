@@ -11,7 +11,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertM
 
 from transformer_mt import train_tokenizer
 
-from ..utils import ABSOLUTE_POSITION_TYPES, RELATIVE_POSITION_TYPES, REPO, tiny_model
+from ..utils import ABSOLUTE_POSITION_TYPES, POSITION_TYPES, REPO, tiny_model
 
 
 ctranslate2 = pytest.importorskip(
@@ -39,6 +39,7 @@ SENTENCES = [
     "Press Enter.", "Schließen Sie das Dialogfenster und klicken Sie auf Speichern.", "Format",
 ]
 MAX_NEW_TOKENS = 24
+EXPORTED_POSITION_TYPES = [*ABSOLUTE_POSITION_TYPES, "rotary"]  # ALiBi is refused: CTranslate2 has it in decoders only
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +98,7 @@ def assert_same_decoding(model, tokenizer, exported, sentences=SENTENCES, num_be
     assert translate_tokens(exported, tokenizer, sentences, num_beams) == expected
 
 
-@pytest.mark.parametrize("position_type", ABSOLUTE_POSITION_TYPES)
+@pytest.mark.parametrize("position_type", EXPORTED_POSITION_TYPES)
 @pytest.mark.parametrize("normalize_before", [False, True], ids=["post-LN", "pre-LN"])
 def test_greedy_and_beam_decoding_match_generate(position_type, normalize_before, tokenizer, tmp_path):
     model = train_copy_model(tokenizer, position_embedding_type=position_type, normalize_before=normalize_before)
@@ -113,7 +114,9 @@ def test_greedy_and_beam_decoding_match_generate(position_type, normalize_before
     dict(position_embedding_type="learned", share_encoder_decoder_embeddings=False, tie_word_embeddings=False,
          use_final_logits_bias=True, decoder_layers=1, decoder_attention_heads=2, decoder_ffn_dim=48,
          activation_function="silu", normalize_before=True),
-], ids=["concatenated-layernorm-unscaled-gelu", "separate-vocab-untied-bias-silu"])
+    dict(position_embedding_type="rotary", type_vocab_size=0, scale_embedding=False, layernorm_embedding=True,
+         share_encoder_decoder_embeddings=False),
+], ids=["concatenated-layernorm-unscaled-gelu", "separate-vocab-untied-bias-silu", "rotary-unsegmented-unscaled"])
 def test_config_variants_match_generate(overrides, tokenizer, tmp_path):
     model = train_copy_model(tokenizer, **overrides)
     if not model.config.share_encoder_decoder_embeddings:
@@ -206,11 +209,11 @@ def test_non_empty_output_is_kept_unless_forced(tokenizer, tmp_path):
     ctranslate2.Translator(str(tmp_path / "out"))  # the forced export is complete and loadable
 
 
-@pytest.mark.parametrize("position_type", RELATIVE_POSITION_TYPES)
-def test_relative_positions_are_refused_by_name_before_anything_is_written(position_type, tokenizer, tmp_path):
+@pytest.mark.parametrize("position_type", sorted(set(POSITION_TYPES) - set(EXPORTED_POSITION_TYPES)))
+def test_alibi_is_refused_by_name_before_anything_is_written(position_type, tokenizer, tmp_path):
     model = tiny_model(position_embedding_type=position_type, vocab_size=len(tokenizer))
     save(model, tokenizer, tmp_path / "model")
     with pytest.raises(ValueError, match=rf"position_embedding_type='{position_type}' cannot be exported to "
-                                         r"CTranslate2: .*Sinusoidal and learned positions can\."):
+                                         r"CTranslate2: .*Sinusoidal, learned and rotary positions can\."):
         export_ctranslate2(str(tmp_path / "model"), str(tmp_path / "ct2"))
     assert not (tmp_path / "ct2").exists()

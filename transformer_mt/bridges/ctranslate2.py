@@ -17,11 +17,14 @@ an additive position table, an optional LayerNorm after the embeddings, post-LN 
 final LayerNorm per stack), a fused self-attention and a cross-attention per decoder layer, and an output
 projection with an optional bias. How the config maps:
 
-* positions: always written out as a table, never CTranslate2's built-in sinusoid, which differs from ours in
-  three ways (it is concatenated, counts positions from 1, and uses the frequencies 10000^(-i/(d/2-1)) of
-  tensor2tensor instead of 10000^(-2i/d)). Learned positions: the table itself (`max_position_embeddings` rows).
-  Sinusoids, either `sinusoidal_layout`: our own table for max(`max_position_embeddings`, 1024) positions, 1024
-  being `translate_batch`'s default `max_input_length`; CTranslate2 rejects a longer sequence.
+* positions: rotary positions become CTranslate2's rotary self-attention (both stacks, `rotary_interleave=False`:
+  the half split; cross-attention has none, as here); ALiBi is refused (CTranslate2 has it in decoders only).
+  Absolute positions are always written out as a table, never CTranslate2's built-in sinusoid, which differs
+  from ours in three ways (it is concatenated, counts positions from 1, and uses the frequencies
+  10000^(-i/(d/2-1)) of tensor2tensor instead of 10000^(-2i/d)). Learned positions: the table itself
+  (`max_position_embeddings` rows). Sinusoids, either `sinusoidal_layout`: our own table for
+  max(`max_position_embeddings`, 1024) positions, 1024 being `translate_batch`'s default `max_input_length`;
+  CTranslate2 rejects a longer sequence. Rotary: see `_set_stack`.
 * segments (`type_vocab_size` > 0): CTranslate2 has no segment input. A single sentence is segment 0, so the
   segment-0 vector is added to every row of the position table (both are added before the optional LayerNorm).
   Limitation: sentence pairs with segment 1 (`tokenizer(a, b)`) cannot be represented by the export.
@@ -60,6 +63,7 @@ from ctranslate2.specs.transformer_spec import TransformerDecoderSpec, Transform
 
 from ..checkpoints import check_output_dir, load_translator, read_config
 from ..configuration import TransformerMTConfig
+from ..modeling.positional_embeddings import RotaryPositionEmbedding
 
 
 # CTranslate2 rejects positions beyond the table; this many cover translate_batch's default max_input_length.
@@ -165,9 +169,15 @@ class TransformerMTConverter(Converter):
 
         stack = dict(pre_norm=config.normalize_before, activation=activation,
                      layernorm_embedding=config.layernorm_embedding)
+        encoder_stack, decoder_stack = dict(stack), dict(stack)
+        if config.position_embedding_type == "rotary":  # self-attention of both stacks; GPT-NeoX's half split
+            encoder_stack.update(rotary_dim=config.d_model // config.encoder_attention_heads, rotary_interleave=False,
+                                 rotary_base=RotaryPositionEmbedding.base)
+            decoder_stack.update(rotary_dim=config.d_model // config.decoder_attention_heads, rotary_interleave=False,
+                                 rotary_base=RotaryPositionEmbedding.base)
         spec = TransformerSpec(
-            TransformerEncoderSpec(config.encoder_layers, config.encoder_attention_heads, **stack),
-            TransformerDecoderSpec(config.decoder_layers, config.decoder_attention_heads, **stack),
+            TransformerEncoderSpec(config.encoder_layers, config.encoder_attention_heads, **encoder_stack),
+            TransformerDecoderSpec(config.decoder_layers, config.decoder_attention_heads, **decoder_stack),
         )
         encoder, decoder = self._model.model.encoder, self._model.model.decoder
         _set_stack(spec.encoder, spec.encoder.embeddings[0], encoder, config)
@@ -224,15 +234,29 @@ def _vocabulary(tokenizer, size: int, field: str) -> list[str]:
 
 
 def _set_stack(spec, embeddings_spec, stack, config) -> None:
-    """Embeddings, positions (with the segment-0 vector folded in) and LayerNorms of an encoder or decoder."""
+    """Embeddings, positions (with the segment-0 vector folded in) and LayerNorms of an encoder or decoder.
+
+    Rotary positions act in attention, and CTranslate2 then adds no position vector (its encoder table, which must
+    exist, is zeros): the token rows are written already scaled and with the segment vector added, computed as
+    forward() computes them, so the sums are the same floats."""
     block = stack.embeddings
-    embeddings_spec.weight = block.embed_tokens.weight
-    spec.scale_embeddings = block.embed_scale if config.scale_embedding else False
+    weight = block.embed_tokens.weight
+    segment = block.token_type_embeddings.weight[0] if block.token_type_embeddings is not None else None
     positions = block.embed_positions
-    table = positions.table(positions.max_positions or max(config.max_position_embeddings, SINUSOID_POSITIONS))
-    if block.token_type_embeddings is not None:
-        table = table + block.token_type_embeddings.weight[0]  # segment 0: what every single sentence gets
-    spec.position_encodings.encodings = table.to(block.embed_tokens.weight.dtype)
+    length = getattr(positions, "max_positions", None) or max(config.max_position_embeddings, SINUSOID_POSITIONS)
+    if positions.absolute:
+        embeddings_spec.weight = weight
+        spec.scale_embeddings = block.embed_scale if config.scale_embedding else False
+        table = positions.table(length)
+        if segment is not None:
+            table = table + segment  # segment 0: what every single sentence gets
+        spec.position_encodings.encodings = table.to(weight.dtype)
+    else:
+        rows = weight * block.embed_scale
+        embeddings_spec.weight = rows + segment if segment is not None else rows
+        spec.scale_embeddings = False
+        if hasattr(spec, "position_encodings"):
+            spec.position_encodings.encodings = torch.zeros(length, config.d_model, dtype=weight.dtype)
     if block.layernorm_embedding is not None:
         _set_layer_norm(spec.layernorm_embedding, block.layernorm_embedding)
     if stack.layer_norm is not None:
@@ -271,8 +295,6 @@ def _set_layer_norm(spec, layer_norm) -> None:
 # Relative position types, and why the export refuses them.
 NOT_EXPORTED_POSITIONS = {
     "alibi": "CTranslate2 applies ALiBi in decoders only, and this model's encoder uses it too",
-    "rotary": "the export does not write rotary attention yet (CTranslate2's specs have rotary_dim, but token "
-              "identity with generate() has not been checked)",
 }
 
 
@@ -282,7 +304,7 @@ def export_ctranslate2(model_dir: str, output_dir: str, quantization: str | None
     position_type = config.get("position_embedding_type", "sinusoidal")
     if position_type in NOT_EXPORTED_POSITIONS:
         raise ValueError(f"position_embedding_type={position_type!r} cannot be exported to CTranslate2: "
-                         f"{NOT_EXPORTED_POSITIONS[position_type]}. Sinusoidal and learned positions can.")
+                         f"{NOT_EXPORTED_POSITIONS[position_type]}. Sinusoidal, learned and rotary positions can.")
     if quantization is not None and quantization not in ACCEPTED_MODEL_TYPES:
         raise ValueError(f"`quantization` must be one of {', '.join(ACCEPTED_MODEL_TYPES)}; got {quantization!r}.")
     check_output_dir(output_dir, force, flag="--force")
