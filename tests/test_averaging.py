@@ -99,3 +99,20 @@ def test_incomplete_checkpoints_are_refused_when_named_and_skipped_with_last(run
     with pytest.raises(ValueError, match=r"--last 3: .* holds only 2 complete checkpoint\(s\) \(checkpoint-4, "
                                          r"checkpoint-8\)"):
         last_complete(copy, 3)
+
+
+def test_a_dtype_too_narrow_for_the_weights_is_refused(tmp_path):
+    from safetensors.torch import save_file
+
+    from transformer_mt.averaging import average_weights
+
+    paths = []
+    for index, value in enumerate((1e5, 2e5)):  # beyond float16's largest finite value, 65504
+        path = tmp_path / f"checkpoint-{index}"
+        path.mkdir()
+        save_file({"w": torch.full((2,), value), "step": torch.tensor([3])}, path / "model.safetensors")
+        paths.append(path)
+    assert average_weights(paths)["w"].tolist() == [1.5e5, 1.5e5]
+    with pytest.raises(ValueError, match="w does not fit in torch.float16"):
+        average_weights(paths, torch.float16)
+    assert average_weights(paths, torch.bfloat16)["step"].dtype == torch.int64  # integers keep their dtype

@@ -315,3 +315,30 @@ def test_separate_vocabularies_save_beside_each_other_and_the_fingerprint_covers
 def test_bad_tokenizer_choices_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         train_tokenizer(ENGLISH, vocab_size=300, **kwargs)
+
+
+def test_a_failed_target_encoding_leaves_the_tokenizer_on_the_source_side(separate):
+    with pytest.raises(ValueError):
+        separate(text_target=[GERMAN[0], GERMAN[1] + " und mehr"], return_tensors="pt")  # unequal lengths
+    assert separate.get_vocab() == train_tokenizer(ENGLISH, vocab_size=290).get_vocab()
+    assert separate.encode(ENGLISH[0]) == separate(ENGLISH[0])["input_ids"]
+
+
+def test_source_ids_decode_with_use_source_tokenizer_and_one_length_limit_holds_both_sides(separate):
+    ids = separate(ENGLISH[0])["input_ids"]
+    assert separate.decode(ids, skip_special_tokens=True, use_source_tokenizer=True) == ENGLISH[0]
+    assert separate.decode(ids, skip_special_tokens=True) != ENGLISH[0]  # by default: target ids
+    limit = separate.model_max_length
+    try:
+        separate.model_max_length = 5
+        assert separate.target_tokenizer.model_max_length == 5
+        assert len(separate(text_target=GERMAN[5], truncation=True)["input_ids"]) == 5
+    finally:
+        separate.model_max_length = limit
+
+
+def test_a_missing_target_vocabulary_is_an_error_not_a_silent_fallback(separate, tmp_path):
+    separate.save_pretrained(tmp_path)
+    (tmp_path / "target_tokenizer.json").unlink()
+    with pytest.raises(ValueError, match=r"its target vocabulary \(target_tokenizer.json\) is missing"):
+        AutoTokenizer.from_pretrained(tmp_path)

@@ -311,8 +311,9 @@ def test_tokenizer_flags_that_cannot_apply_are_refused(tmp_path):
     with pytest.raises(ValueError, match="--decoder_vocab_size 300 shapes a tokenizer to train, but this run loads"):
         run(tmp_path / "second", "--do_train", "--max_steps", 2, "--tokenizer_name_or_path", str(first),
             "--decoder_vocab_size", 300)
-    with pytest.raises(ValueError, match="--bpe_dropout applies to BPE tokenizers; this run's tokenizer is unigram"):
+    with pytest.raises(ValueError, match="--bpe_dropout applies to BPE tokenizers, not --tokenizer_type unigram"):
         run(tmp_path / "third", "--do_train", "--max_steps", 2, "--tokenizer_type", "unigram", "--bpe_dropout", 0.1)
+    assert not (tmp_path / "third").exists()  # refused before anything is written
     with pytest.raises(ValueError, match=r"--bpe_dropout must be a probability in \(0, 1\), got 1.0"):
         run(tmp_path / "fourth", "--do_train", "--max_steps", 2, "--bpe_dropout", 1.0)
 

@@ -51,7 +51,8 @@ TARGET_TOKENIZER_FILE = "target_tokenizer.json"  # the target vocabulary, when s
 
 
 class TransformerMTTokenizerFast(PreTrainedTokenizerFast):
-    """Fast byte-level BPE tokenizer of TransformerMT; build one with `train_tokenizer`."""
+    """Fast tokenizer of TransformerMT (byte-level BPE or Unigram, one vocabulary or two); build one with
+    `train_tokenizer`."""
 
     vocab_files_names = {"tokenizer_file": "tokenizer.json", "target_tokenizer_file": TARGET_TOKENIZER_FILE}
     model_input_names = ["input_ids", "token_type_ids", "attention_mask"]
@@ -66,17 +67,24 @@ class TransformerMTTokenizerFast(PreTrainedTokenizerFast):
         unk_token=UNK_TOKEN,
         target_tokenizer_file=None,
         target_tokenizer_object=None,
+        separate_vocabs=False,
         **kwargs,
     ):
         # Byte-level decoding already restores the exact spacing; the English-centric clean-up ("a ." -> "a.")
         # would break round trips (transformers 5 ignores it for BPE anyway, with a warning).
         kwargs.setdefault("clean_up_tokenization_spaces", False)
+        if target_tokenizer_object is None and target_tokenizer_file is not None:
+            target_tokenizer_object = Tokenizer.from_file(target_tokenizer_file)
+        if separate_vocabs and target_tokenizer_object is None:
+            raise ValueError(f"This tokenizer has separate source and target vocabularies, but its target vocabulary "
+                             f"({TARGET_TOKENIZER_FILE}) is missing: copy it beside tokenizer.json. Without it, "
+                             "target text would be read with the source vocabulary.")
+        self.target_tokenizer = None
+        # Saved in tokenizer_config.json, so that a missing target_tokenizer.json is an error, not a silent fallback.
+        kwargs["separate_vocabs"] = target_tokenizer_object is not None
         super().__init__(
             *args, pad_token=pad_token, bos_token=bos_token, eos_token=eos_token, unk_token=unk_token, **kwargs
         )
-        if target_tokenizer_object is None and target_tokenizer_file is not None:
-            target_tokenizer_object = Tokenizer.from_file(target_tokenizer_file)
-        self.target_tokenizer = None
         if target_tokenizer_object is not None:
             self.target_tokenizer = TransformerMTTokenizerFast(
                 tokenizer_object=target_tokenizer_object, model_max_length=self.model_max_length,
@@ -93,6 +101,22 @@ class TransformerMTTokenizerFast(PreTrainedTokenizerFast):
         """Whether source and target have vocabularies of their own (`target_tokenizer`)."""
         return self.target_tokenizer is not None
 
+    @property
+    def model_max_length(self) -> int:
+        return self._model_max_length
+
+    @model_max_length.setter
+    def model_max_length(self, value: int) -> None:  # one limit for both sides
+        self._model_max_length = value
+        if getattr(self, "target_tokenizer", None) is not None:
+            self.target_tokenizer.model_max_length = value
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:  # transformers switches back only when encoding succeeds: never stay in target mode
+            self._switch_to_input_mode()
+
     # transformers' __call__ switches to "target mode" around `text_target`: encode it with the target vocabulary.
     def _switch_to_target_mode(self):
         if self.target_tokenizer is not None:
@@ -101,9 +125,10 @@ class TransformerMTTokenizerFast(PreTrainedTokenizerFast):
     def _switch_to_input_mode(self):
         self._tokenizer = self._source_backend
 
-    def _decode(self, token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=None, **kwargs):
-        # What is decoded is what the decoder produced: target ids.
-        if self.target_tokenizer is not None:
+    def _decode(self, token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=None,
+                use_source_tokenizer=False, **kwargs):
+        # What is decoded is what the decoder produced: target ids (source ids with use_source_tokenizer=True).
+        if self.target_tokenizer is not None and not use_source_tokenizer:
             return self.target_tokenizer._decode(token_ids, skip_special_tokens=skip_special_tokens,
                                                  clean_up_tokenization_spaces=clean_up_tokenization_spaces, **kwargs)
         return super()._decode(token_ids, skip_special_tokens=skip_special_tokens,
@@ -249,9 +274,13 @@ def _train_backend(texts, name: str, vocab_size: int, min_frequency: int, tokeni
 
 
 def tokenizer_type_of(tokenizer) -> str:
-    """"bpe" or "unigram" (TOKENIZER_TYPES) for a fast tokenizer of those models, else its model's name."""
-    name = type(tokenizer.backend_tokenizer.model).__name__.lower()
-    return name if name in TOKENIZER_TYPES else type(tokenizer.backend_tokenizer.model).__name__
+    """"bpe" or "unigram" (TOKENIZER_TYPES) for a fast tokenizer of those models, else the name of its model (or of
+    its class, for a Python tokenizer such as Marian's SentencePiece one)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return type(tokenizer).__name__
+    name = type(backend.model).__name__
+    return name.lower() if name.lower() in TOKENIZER_TYPES else name
 
 
 def tokenizer_fingerprint(tokenizer) -> str:

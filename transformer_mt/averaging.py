@@ -91,9 +91,14 @@ def average_weights(checkpoints: list[Path], dtype: torch.dtype | None = None) -
                              f"({sorted(weights.keys() ^ total.keys())[:5]}).")
         for key, tensor in weights.items():
             total[key] += tensor.to(torch.float64)
-    return {key: (tensor / len(checkpoints)).to(
-        dtype if dtype and first[key].is_floating_point() else first[key].dtype)
-            for key, tensor in total.items()}
+    average = {}
+    for key, tensor in total.items():
+        average[key] = (tensor / len(checkpoints)).to(
+            dtype if dtype and first[key].is_floating_point() else first[key].dtype)
+        if first[key].is_floating_point() and not torch.isfinite(average[key]).all():
+            raise ValueError(f"{key} does not fit in {average[key].dtype}: some of its averaged values become inf "
+                             "or nan; keep the checkpoints' own dtype.")
+    return average
 
 
 def average_checkpoints(checkpoints: list[str | os.PathLike], output_dir: str | os.PathLike,

@@ -72,10 +72,11 @@ def plot_cross_attention(model, tokenizer, source: str, path: str, layer: int | 
         weights = outputs.cross_attentions[index][0]  # (heads, target, source)
         panels.append((index, weights.mean(0) if head is None else weights[head]))
 
-    def labels(ids):
-        return [tokenizer.decode([token]).strip() or "␣" for token in ids]
+    def labels(ids, **side):  # use_source_tokenizer: source ids, where source and target have their own vocabularies
+        return [tokenizer.decode([token], **side).strip() or "␣" for token in ids]
 
-    source_labels, target_labels = labels(encoded["input_ids"][0].tolist()), labels(generated[0, 1:].tolist())
+    source_labels = labels(encoded["input_ids"][0].tolist(), use_source_tokenizer=True)
+    target_labels = labels(generated[0, 1:].tolist())
     fig = figure(figsize=(0.45 * len(source_labels) * len(panels) + 2, 0.4 * len(target_labels) + 2))
     axes = fig.subplots(1, len(panels), squeeze=False)
     for ax, (index, weights) in zip(axes[0], panels):

@@ -193,6 +193,7 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
     if joined_variant:
         variants["+ joined pairs"] = str(with_joined_training_pairs(data_dir, output, tokenizer, max_length,
                                                                      JOINED_SHARE))
+    scored_runs(results_path, steps)  # refuse a mix before training anything
     metric = load_translation_metric()
     gflops = None
     for variant, variant_data in variants.items():
@@ -207,8 +208,6 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
                 timing = train_run(variant_data, tokenizer_dir, model_dir,
                                    {**overrides, "position_embedding_type": position_type}, seed, steps,
                                    probe_steps=max(1, steps // 20) if quick else PROBE_STEPS)
-                for leftover in model_dir.glob("checkpoint-*"):
-                    shutil.rmtree(leftover)
                 model = AutoModelForSeq2SeqLM.from_pretrained(model_dir)
                 result = {"variant": variant, "position_embedding_type": position_type, "seed": seed,
                           "steps": timing["steps"], "scores": evaluate(model_dir, sets, metric, batch_size),
@@ -218,11 +217,9 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
                           "source_gain": [(row["step"], round(row["source_gain"], 3))
                                           for row in read_probe(str(model_dir))]}
                 result_file.write_text(json.dumps(result, indent=1), encoding="utf-8")
-    runs = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(results_path.glob("*.json"))]
-    mixed = sorted({run_result["steps"] for run_result in runs} - {steps})
-    if mixed:
-        raise ValueError(f"{results_path} holds runs of {mixed} steps besides {steps}: a study compares equal "
-                         "steps; give another --results_dir (or --steps) instead of mixing them.")
+                for leftover in model_dir.glob("checkpoint-*"):  # only now: a run killed while scored resumes
+                    shutil.rmtree(leftover)
+    runs = scored_runs(results_path, steps)
     results = {
         "recipe": {**RECIPE, **overrides, "max_steps": steps},
         "seeds": sorted({run_result["seed"] for run_result in runs}),
@@ -237,6 +234,16 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
     (output / "position_study.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     plot_study(results, str(output / "position_study.png"))
     return results
+
+
+def scored_runs(results_path: Path, steps: int) -> list[dict]:
+    """Every run scored in `results_path`; all must have trained for `steps` steps."""
+    runs = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(results_path.glob("*.json"))]
+    mixed = sorted({run_result["steps"] for run_result in runs} - {steps})
+    if mixed:
+        raise ValueError(f"{results_path} holds runs of {mixed} steps besides {steps}: a study compares equal "
+                         "steps; give another --results_dir (or --steps) instead of mixing them.")
+    return runs
 
 
 def plot_study(results: dict, path: str) -> None:

@@ -177,6 +177,8 @@ class SetupArguments:
                                  f"got {value}.")
         if self.bpe_dropout is not None and not 0 < self.bpe_dropout < 1:
             raise ValueError(f"--bpe_dropout must be a probability in (0, 1), got {self.bpe_dropout}.")
+        if self.bpe_dropout is not None and self.tokenizer_type not in (None, "bpe"):
+            raise ValueError(f"--bpe_dropout applies to BPE tokenizers, not --tokenizer_type {self.tokenizer_type}.")
         if self.max_train_minutes is not None and not self.max_train_minutes > 0:
             raise ValueError(f"--max_train_minutes must be > 0, got {self.max_train_minutes}.")
         for name in ("num_beams", "early_stopping_patience", "probe_steps"):
@@ -413,8 +415,10 @@ def check_resume_flags(checkpoint: str, setup: SetupArguments, model_args) -> No
     if setup.tokenizer_vocab_size is not None and setup.tokenizer_vocab_size != saved.vocab_size:
         raise ValueError(f"--tokenizer_vocab_size {setup.tokenizer_vocab_size} differs from {checkpoint}'s tokenizer "
                          f"({saved.vocab_size} tokens); resuming keeps it: drop the flag, or start a new run.")
-    if setup.decoder_vocab_size is not None and setup.decoder_vocab_size != saved.decoder_vocab_size:
-        raise ValueError(f"--decoder_vocab_size {setup.decoder_vocab_size} differs from {checkpoint}'s target "
+    if setup.decoder_vocab_size is not None and (saved.share_encoder_decoder_embeddings
+                                                  or setup.decoder_vocab_size != saved.decoder_vocab_size):
+        kind = "shared" if saved.share_encoder_decoder_embeddings else "target"
+        raise ValueError(f"--decoder_vocab_size {setup.decoder_vocab_size} differs from {checkpoint}'s {kind} "
                          f"vocabulary ({saved.decoder_vocab_size} tokens); resuming keeps it: drop the flag, or start "
                          "a new run.")
     if setup.tokenizer_type is not None:
