@@ -67,13 +67,17 @@ def test_a_study_keeps_one_result_per_run_and_never_trains_a_scored_run_again(tm
                                  results_dir=str(results_dir))
 
 
-def test_the_readme_table_is_the_shipped_studys_own():
-    """README's position-study rows are markdown_summary of docs/position_study.json, the run the figure shows."""
+def test_the_readme_tables_are_the_shipped_studys_own():
+    """README's position-study tables are markdown_summary and markdown_seeds of docs/position_study.json (the runs
+    the figure shows), which holds every run in docs/position_study/."""
     results = json.loads((REPO / "docs" / "position_study.json").read_text(encoding="utf-8"))
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    rows = position_study.markdown_summary(results).splitlines()[2:]
-    assert len(rows) == 7 and all(row in readme for row in rows)
-    assert results["seeds"] == [0, 1, 2] and results["recipe"]["max_steps"] == 2000
+    rows = position_study.markdown_summary(results).splitlines()[2:] + \
+        position_study.markdown_seeds(results).splitlines()[2:]
+    assert len(rows) == len(results["sets"]) + 4 and all(row in readme for row in rows)
+    shipped = [json.loads(path.read_text()) for path in sorted((REPO / "docs" / "position_study").glob("*.json"))]
+    assert results["runs"] == shipped and results["recipe"]["max_steps"] == 2000
+    assert {run["position_embedding_type"] for run in shipped} == {"sinusoidal", "learned", "alibi", "rotary"}
 
 
 def test_the_quick_command_is_quick(tmp_path, capsys):
