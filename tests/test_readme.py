@@ -18,9 +18,11 @@ COMMANDS = [line for block in re.findall(r"```bash\n(.*?)```", README, flags=re.
 
 @pytest.fixture
 def readme_dir(tmp_path, monkeypatch):
-    """A working directory holding what the README's examples refer to: data/en-de and runs/main-sinusoidal."""
+    """A working directory holding what the README's examples refer to: data/en-de, the shipped model and
+    runs/main-sinusoidal."""
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "en-de").symlink_to(DATA)
+    (tmp_path / "models").symlink_to(REPO / "models")
     save_tiny(tmp_path / "runs" / "main-sinusoidal")
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -31,7 +33,9 @@ def test_every_python_example_runs(readme_dir):
     for number, block in enumerate(PYTHON_BLOCKS):
         namespace = {}
         exec(compile(block, f"README.md python block {number}", "exec"), namespace)
-        if number == 0:  # the quick start
+        if number == 0:  # the quick start: the shipped model translates
+            assert namespace["translator"](["Close the window."])[0]["translation_text"].startswith("Schließen")
+        if number == 1:  # a model of your own
             assert (readme_dir / "my-model" / "model.safetensors").exists()
             assert namespace["ids"].shape[0] == 1 and namespace["loss"].ndim == 0
     assert (readme_dir / "runs" / "from-python" / "model.safetensors").exists()
