@@ -10,10 +10,12 @@ run cut short resumes from its last checkpoint. Writes position_study.json and p
 """
 
 import argparse
+import json
+from pathlib import Path
 
 from transformer_mt.cli import command
 from transformer_mt.configuration import POSITION_EMBEDDING_TYPES
-from transformer_mt.position_study import markdown_seeds, markdown_summary, run_study
+from transformer_mt.position_study import count_sentences, markdown_seeds, markdown_summary, run_study
 
 
 @command
@@ -28,6 +30,10 @@ def main(argv=None):
                         default=list(POSITION_EMBEDDING_TYPES))
     parser.add_argument("--no_joined_variant", action="store_true",
                         help="Leave out the variant trained with a share of joined pairs (--quick leaves it out).")
+    parser.add_argument("--count_sentences", action="store_true",
+                        help="Instead: how many sentences the models in --output_dir write for 2, 4 and 8 joined "
+                             "test pairs (the first 40 of each, greedy), against the references; to "
+                             "OUTPUT_DIR/sentence_counts.json.")
     parser.add_argument("--quick", action="store_true",
                         help="A tiny model on 400 pairs, 20 steps, one seed: checks the pipeline in about a minute.")
     args = parser.parse_args(argv)
@@ -35,6 +41,14 @@ def main(argv=None):
     seeds = args.seeds or ([0] if args.quick else [0, 1, 2])
     if steps < 1:
         parser.error(f"--steps must be >= 1, got {steps}")
+    if args.count_sentences:
+        counts = count_sentences(args.output_dir, args.data, tuple(args.seeds or [0]), tuple(args.position_types),
+                                 joined=(2,) if args.quick else (2, 4, 8), pairs=8 if args.quick else 40)
+        Path(args.output_dir, "sentence_counts.json").write_text(json.dumps(counts, indent=1), encoding="utf-8")
+        print("| inputs | sentence ends per reference | per output |\n| --- | ---: | ---: |")
+        for name, entry in counts.items():
+            print(f"| {name} | {entry['reference']:.2f} | {entry['output']:.2f} |")
+        return
     results = run_study(args.data, args.output_dir, tuple(seeds), steps, position_types=tuple(args.position_types),
                         joined_variant=not (args.no_joined_variant or args.quick), quick=args.quick,
                         results_dir=args.results_dir)

@@ -89,3 +89,11 @@ def test_the_quick_command_is_quick(tmp_path, capsys):
     assert results["seeds"] == [0] and results["recipe"]["max_steps"] == 20  # one seed, 20 steps
     assert set(results["summary"]) == {"plain"} and set(results["summary"]["plain"]) == {"sinusoidal", "alibi"}
     assert "| 2 joined pairs |" in capsys.readouterr().out
+
+    # the same models, counted: how many sentences they write for joined inputs
+    main(["--quick", "--count_sentences", "--data", str(DATA), "--output_dir", str(tmp_path / "study"),
+          "--position_types", "sinusoidal", "alibi"])
+    counts = json.loads((tmp_path / "study" / "sentence_counts.json").read_text())
+    assert set(counts) == {"sinusoidal 2 joined", "alibi 2 joined"}
+    assert all(entry["reference"] >= 1.5 and entry["output"] >= 0 for entry in counts.values())
+    assert "| alibi 2 joined |" in capsys.readouterr().out

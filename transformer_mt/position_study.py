@@ -14,6 +14,7 @@ well-known way to show a model longer inputs.
 
 import json
 import platform
+import re
 import shutil
 import statistics
 import time
@@ -146,6 +147,30 @@ def evaluate(model_dir: Path, sets: dict, metric, batch_size: int) -> dict:
         result = metric.compute(predictions=hypotheses, references=evaluation_set["references"])
         scores[name] = {key: result[key] for key in ("bleu", "chrf", "length_ratio")}
     return scores
+
+
+SENTENCE_END = re.compile(r"[.!?:](?:\s|$)")  # a sentence- or clause-final mark, as help texts end them
+
+
+def count_sentences(output_dir: str, data_dir: str, seeds=(0,), position_types=POSITION_EMBEDDING_TYPES,
+                    joined=(2, 4, 8), pairs: int = 40, batch_size: int = 20) -> dict:
+    """How many sentences the study's models write for joined inputs: (position type, k) -> mean sentence ends per
+    reference and per greedy output, over the first `pairs` inputs of k joined test pairs. Reads the models a study
+    left in output_dir/runs."""
+    test = load_parallel_data(data_dir)["test"]
+    counts = {}
+    for position_type in position_types:
+        for seed in seeds:
+            model_dir = Path(output_dir) / "runs" / f"{position_type}-seed{seed}"
+            model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
+            tokenizer = AutoTokenizer.from_pretrained(model_dir)
+            for k in joined:
+                sources, references = join_consecutive(list(test["en"]), list(test["de"]), k)
+                outputs = translate(model, tokenizer, sources[:pairs], num_beams=1, batch_size=batch_size)
+                entry = counts.setdefault(f"{position_type} {k} joined", {"reference": [], "output": []})
+                entry["reference"].append(statistics.mean(len(SENTENCE_END.findall(r)) for r in references[:pairs]))
+                entry["output"].append(statistics.mean(len(SENTENCE_END.findall(o)) for o in outputs))
+    return {name: {side: statistics.mean(values) for side, values in entry.items()} for name, entry in counts.items()}
 
 
 def summarise(runs: list[dict]) -> dict:
@@ -313,4 +338,5 @@ def markdown_seeds(results: dict, set_name: str = ALL_PAIRS) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["markdown_seeds", "join_consecutive", "evaluation_sets", "markdown_summary", "plot_study", "run_study"]
+__all__ = ["count_sentences", "evaluation_sets", "join_consecutive", "markdown_seeds", "markdown_summary",
+           "plot_study", "run_study"]
