@@ -263,7 +263,10 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
 
 def scored_runs(results_path: Path, steps: int) -> list[dict]:
     """Every run scored in `results_path`; all must have trained for `steps` steps."""
-    runs = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(results_path.glob("*.json"))]
+    runs = [json.loads(path.read_text(encoding="utf-8")) for path in results_path.glob("*.json")]
+    order = {name: index for index, name in enumerate(POSITION_EMBEDDING_TYPES)}  # sinusoidal (the paper's) first
+    runs.sort(key=lambda run: (run["variant"] != "plain", order.get(run["position_embedding_type"], len(order)),
+                               run["position_embedding_type"], run["seed"]))
     mixed = sorted({run_result["steps"] for run_result in runs} - {steps})
     if mixed:
         raise ValueError(f"{results_path} holds runs of {mixed} steps besides {steps}: a study compares equal "
@@ -293,7 +296,9 @@ def plot_study(results: dict, path: str) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("mean source length of the set (tokens, log scale)")
     ax.set_ylabel("BLEU (greedy)")
-    ax.set_title(f"Position types, {len(results['seeds'])} seeds (band: min-max)")
+    seeds = ", ".join(f"{position_type} {next(iter(by_set.values()))['bleu']['n']}"
+                      for by_type in results["summary"].values() for position_type, by_set in by_type.items())
+    ax.set_title(f"Position types (seeds: {seeds}; band: min-max)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
