@@ -11,6 +11,7 @@ training arguments ask, and leaves the model, the tokenizer and the generation c
 with `AutoModelForSeq2SeqLM`/`AutoTokenizer`, with `all_results.json` and the trainer state beside them.
 """
 
+import atexit
 import copy
 import dataclasses
 import itertools
@@ -494,6 +495,11 @@ def limit_samples(datasets, data_args: DataArguments):
     return datasets
 
 
+def destroy_process_group() -> None:
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
+
+
 def encode_pairs(tokenizer, sources: list[str], targets: list[str], data_args: DataArguments) -> dict:
     """Model inputs and labels of parallel text, truncated to the run's maximum lengths."""
     features = tokenizer(sources, max_length=data_args.max_source_length, truncation=True)
@@ -660,6 +666,11 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
         callbacks.append(TimeBudgetCallback(setup.max_train_minutes))
     if setup.probe_steps and "validation" in tokenized:
         callbacks.append(AlignmentProbe(probe_batch(tokenized["validation"], collator), every=setup.probe_steps))
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        # Destroy the process group before the interpreter tears down its threads: left to exit, gloo can abort
+        # a finished process ("terminate called without an active exception"), failing a run that succeeded.
+        atexit.unregister(destroy_process_group)
+        atexit.register(destroy_process_group)
     trainer = TransformerMTTrainer(
         model=model,
         args=training_args,
