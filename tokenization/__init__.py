@@ -3,11 +3,12 @@
 from .tokenization_transformer_mt import (
     TOKENIZER_TYPES,
     TransformerMTTokenizerFast,
+    target_side,
     tokenizer_fingerprint,
     tokenizer_type_of,
     train_tokenizer,
 )
 
 
-__all__ = ["TOKENIZER_TYPES", "TransformerMTTokenizerFast", "tokenizer_fingerprint", "tokenizer_type_of",
-           "train_tokenizer"]
+__all__ = ["TOKENIZER_TYPES", "TransformerMTTokenizerFast", "target_side", "tokenizer_fingerprint",
+           "tokenizer_type_of", "train_tokenizer"]

@@ -273,6 +273,12 @@ def _train_backend(texts, name: str, vocab_size: int, min_frequency: int, tokeni
     return tokenizer
 
 
+def target_side(tokenizer):
+    """The tokenizer of the target vocabulary: `target_tokenizer` when source and target have their own, else the
+    tokenizer itself (any tokenizer class)."""
+    return getattr(tokenizer, "target_tokenizer", None) or tokenizer
+
+
 def tokenizer_type_of(tokenizer) -> str:
     """"bpe" or "unigram" (TOKENIZER_TYPES) for a fast tokenizer of those models, else the name of its model (or of
     its class, for a Python tokenizer such as Marian's SentencePiece one)."""
@@ -298,5 +304,5 @@ def tokenizer_fingerprint(tokenizer) -> str:
     return hashlib.sha256(json.dumps(vocabulary, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 
-__all__ = ["TOKENIZER_TYPES", "TransformerMTTokenizerFast", "tokenizer_fingerprint", "tokenizer_type_of",
-           "train_tokenizer"]
+__all__ = ["TOKENIZER_TYPES", "TransformerMTTokenizerFast", "target_side", "tokenizer_fingerprint",
+           "tokenizer_type_of", "train_tokenizer"]

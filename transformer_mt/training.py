@@ -53,7 +53,7 @@ from .modeling import TransformerMTForConditionalGeneration
 from .modeling.modeling_transformer_mt import seq2seq_loss
 from .pipelines import length_settings
 from .presets import PRESETS
-from .tokenization import TOKENIZER_TYPES, tokenizer_fingerprint, tokenizer_type_of, train_tokenizer
+from .tokenization import TOKENIZER_TYPES, target_side, tokenizer_fingerprint, tokenizer_type_of, train_tokenizer
 from .tokenization.tokenization_transformer_mt import MIN_VOCAB_SIZE
 
 
@@ -438,8 +438,8 @@ def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | 
         return TransformerMTForConditionalGeneration(config)
     if setup.model_name_or_path:
         return AutoModelForSeq2SeqLM.from_pretrained(setup.model_name_or_path, **overrides)
-    target = getattr(tokenizer, "target_tokenizer", None)
-    if target is not None:  # the vocabularies' real sizes (a small corpus may yield fewer tokens than asked)
+    target = target_side(tokenizer)
+    if target is not tokenizer:  # the vocabularies' real sizes (a small corpus may yield fewer tokens than asked)
         overrides.update(decoder_vocab_size=len(target), share_encoder_decoder_embeddings=False)
     config = TransformerMTConfig(
         vocab_size=len(tokenizer),
@@ -533,9 +533,8 @@ class BPEDropoutCollator:
     def __init__(self, collator, tokenizer, dropout: float, data_args: DataArguments):
         self.collator, self.data_args = collator, data_args
         self.tokenizer = copy.deepcopy(tokenizer)  # the run's own tokenizer (saved with the model) stays exact
-        for side in (self.tokenizer, getattr(self.tokenizer, "target_tokenizer", None)):
-            if side is not None:
-                side.backend_tokenizer.model.dropout = dropout
+        for side in {self.tokenizer, target_side(self.tokenizer)}:
+            side.backend_tokenizer.model.dropout = dropout
 
     def __call__(self, features: list[dict]):
         source, target = self.data_args.source_lang, self.data_args.target_lang

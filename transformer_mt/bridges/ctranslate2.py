@@ -64,6 +64,7 @@ from ctranslate2.specs.transformer_spec import TransformerDecoderSpec, Transform
 from ..checkpoints import check_output_dir, load_translator, read_config
 from ..configuration import TransformerMTConfig
 from ..modeling.positional_embeddings import RotaryPositionEmbedding
+from ..tokenization import target_side
 
 
 # CTranslate2 rejects positions beyond the table; this many cover translate_batch's default max_input_length.
@@ -120,12 +121,6 @@ def translate_options(num_beams: int = 1, max_new_tokens: int = 256, do_sample: 
 def source_tokens(tokenizer, texts: list[str]) -> list[list[str]]:
     """Translator inputs for `texts`: the token strings of the ids generate() gets (ending with </s>)."""
     return [tokenizer.convert_ids_to_tokens(ids) for ids in tokenizer(texts)["input_ids"]]
-
-
-def target_side(tokenizer):
-    """The tokenizer of the target vocabulary: `target_tokenizer` when source and target have their own, else the
-    tokenizer itself."""
-    return getattr(tokenizer, "target_tokenizer", None) or tokenizer
 
 
 def generated_tokens(tokenizer, sequences, eos_token_id: int) -> list[list[str]]:
