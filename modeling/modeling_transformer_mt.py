@@ -247,13 +247,12 @@ class TransformerMTDecoderLayer(GradientCheckpointingLayer):
         self.self_attn = TransformerMTAttention(config, config.decoder_attention_heads, is_causal=True,
                                                 layer_idx=layer_idx)
         self.self_attn_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-        self.fc1 = nn.Linear(config.d_model, config.decoder_ffn_dim)
-        self.fc2 = nn.Linear(config.decoder_ffn_dim, config.d_model)
-        self.final_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-        # Built last, as release 0.1.0 did: the same seed then draws the same initial weights for every module.
         self.encoder_attn = TransformerMTAttention(config, config.decoder_attention_heads, is_causal=False,
                                                    layer_idx=layer_idx)
         self.encoder_attn_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.fc1 = nn.Linear(config.d_model, config.decoder_ffn_dim)
+        self.fc2 = nn.Linear(config.decoder_ffn_dim, config.d_model)
+        self.final_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
 
     @deprecate_kwarg("past_key_values", "5.40.0", new_name="cache")
     def forward(

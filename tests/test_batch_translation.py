@@ -10,7 +10,7 @@ from transformer_mt import translate
 from transformer_mt.pipelines import length_batches, translate_stream
 from transformer_mt.scripts import translate as translate_command
 
-from .utils import SCRIPTS, SENTENCES, command_env, save_tiny
+from .utils import SCRIPTS, SENTENCES, command_env, overfit, save_tiny
 
 
 def many_lines(count: int) -> list[str]:
@@ -27,13 +27,8 @@ def model_dir(tmp_path_factory):
     model, tokenizer = save_tiny(path)
     batch = tokenizer([line for line in many_lines(64) if line], return_tensors="pt", padding=True)
     labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    model.train()
-    for _ in range(100):
-        model(**batch, labels=labels).loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    model.eval().save_pretrained(path)
+    overfit(model, batch, labels, loss_below=0.01)
+    model.save_pretrained(path)
     model.generation_config.num_beams = 1
     model.generation_config.save_pretrained(path)
     return path
@@ -103,3 +98,32 @@ def test_an_existing_output_is_never_replaced(tmp_path, capsys, model_dir):
         translate_command.main(["--model", str(model_dir), "--output", str(tmp_path / "out.de"), "Hello"])
     assert exit_info.value.code == 2 and "exists" in capsys.readouterr().err
     assert (tmp_path / "out.de").read_text() == "my translations\n"
+
+
+def test_the_stream_translates_sentences_and_joins_them_per_line(model_dir, monkeypatch):
+    from transformer_mt.checkpoints import load_translator
+    from transformer_mt.pipelines import translate_nbest
+
+    model, tokenizer = load_translator(model_dir)
+    lines = ["Click the Save button.  Close the dialog.", "", "Close the dialog.", "   "]
+    rows, generate = [], model.generate
+
+    def counting_generate(**inputs):
+        rows.append(inputs["input_ids"].shape[0])
+        return generate(**inputs)
+
+    monkeypatch.setattr(model, "generate", counting_generate)
+    written = []
+    translate_stream(model, tokenizer, iter(lines), written.append, max_new_tokens=6)
+    alone = [translate(model, tokenizer, [sentence], max_new_tokens=6)[0] for sentence in SENTENCES[::2]]
+    assert written == [f"{alone[0]}  {alone[1]}", "", alone[1], ""]
+    assert rows[0] == 3  # one batch of the three sentences; the blank lines are never sent
+    rows.clear()
+    written = []
+    translate_stream(model, tokenizer, iter(lines), written.append, max_new_tokens=6, split_sentences=False)
+    assert rows == [2] and written == translate(model, tokenizer, lines, max_new_tokens=6, split_sentences=False)
+    nbest = []
+    translate_stream(model, tokenizer, iter(lines[:2]), nbest.append, max_new_tokens=6, num_beams=2,
+                     num_return_sequences=2, scores=True)
+    assert nbest == [translate_nbest(model, tokenizer, lines[:1], max_new_tokens=6, num_beams=2,
+                                     num_return_sequences=2, scores=True)[0], []]

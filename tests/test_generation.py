@@ -5,7 +5,7 @@ from transformers import CompileConfig, EncoderDecoderCache
 import transformer_mt.generation
 from transformer_mt import TransformerMTForConditionalGeneration
 
-from .utils import batch, tiny_model
+from .utils import batch, overfit, tiny_model
 
 
 def test_cached_and_uncached_decoding_give_the_same_logits_at_every_step(position_type):
@@ -65,14 +65,10 @@ def test_greedy_generate_equals_a_hand_written_loop_over_forward(position_type):
 
 def test_a_trained_model_stops_at_eos():
     """Overfit a copy task for a few steps so generation must end with </s> before max_new_tokens."""
-    model = tiny_model(dropout=0.0, attention_dropout=0.0, activation_dropout=0.0).train()
+    model = tiny_model(dropout=0.0, attention_dropout=0.0, activation_dropout=0.0)
     source = torch.tensor([[5, 6, 7, 2], [8, 9, 10, 2]])
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    for _ in range(60):
-        optimizer.zero_grad()
-        model(input_ids=source, labels=source).loss.backward()
-        optimizer.step()
-    generated = model.eval().generate(source, max_new_tokens=20, do_sample=False)
+    overfit(model, {"input_ids": source}, source, loss_below=0.01)
+    generated = model.generate(source, max_new_tokens=20, do_sample=False)
     torch.testing.assert_close(generated, torch.cat([torch.ones(2, 1, dtype=torch.long), source], dim=1))
 
 

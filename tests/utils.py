@@ -28,10 +28,11 @@ RELATIVE_POSITION_TYPES = [name for name in POSITION_TYPES if name not in ABSOLU
 
 
 def tiny_config(**overrides) -> TransformerMTConfig:
-    """presets.TINY's model with a 99-token vocabulary and every dropout on (so that train/eval modes differ)."""
+    """presets.TINY's model with a 99-token vocabulary, every dropout on (so that train/eval modes differ), and
+    the languages of SENTENCES' source side (translation splits sentences by it)."""
     sizes = {key: value for key, value in presets.TINY.items() if key in TransformerMTConfig.__annotations__}
     kwargs = dict(sizes, vocab_size=99, max_position_embeddings=64, dropout=0.1, attention_dropout=0.1,
-                  activation_dropout=0.1)
+                  activation_dropout=0.1, source_lang="en", target_lang="de")
     kwargs.update(overrides)
     return TransformerMTConfig(**kwargs)
 
@@ -75,6 +76,25 @@ TINY = [
 ]
 
 SENTENCES = ["Click the Save button.", "Klicken Sie auf Speichern.", "Close the dialog.", "Schließen Sie den Dialog."]
+
+
+def overfit(model, inputs: dict, labels: torch.Tensor, *, loss_below: float, max_steps: int = 1000,
+            lr: float = 3e-3, check_every: int = 25) -> float:
+    """Train `model` on one batch until its loss in eval mode is below `loss_below`, so that a test fixture behaves
+    the same whatever initial weights a seed draws; fails if `max_steps` do not get it there. Returns the loss."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    for step in range(1, max_steps + 1):
+        model.train()
+        model(**inputs, labels=labels).loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        if step % check_every == 0:
+            model.eval()
+            with torch.no_grad():
+                loss = model(**inputs, labels=labels).loss.item()
+            if loss < loss_below:
+                return loss
+    raise AssertionError(f"the fixture did not fit its batch: eval loss {loss:.4f} after {max_steps} steps")
 
 
 def save_tiny(directory: Path, position_type: str = "sinusoidal", **overrides):
