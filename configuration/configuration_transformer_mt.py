@@ -84,6 +84,10 @@ class TransformerMTConfig(PreTrainedConfig):
     forced_eos_token_id: int | list[int] | None = None
     # The vocabulary the ids mean (tokenization.tokenizer_fingerprint), so that a mismatched tokenizer is noticed.
     tokenizer_fingerprint: str | None = None
+    # The languages of the text (codes such as "en", "de"): translation splits its input into sentences by the
+    # source language's rules. None means unknown (older checkpoints); translation then needs it passed.
+    source_lang: str | None = None
+    target_lang: str | None = None
 
     def __post_init__(self, **kwargs):
         if self.decoder_vocab_size is None:
@@ -120,6 +124,10 @@ class TransformerMTConfig(PreTrainedConfig):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"`{name}` must be a positive number, got {value!r}.")
+        for name in ("source_lang", "target_lang"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ValueError(f"`{name}` must be a language code (a non-empty string) or None, got {value!r}.")
         _check_choice("position_embedding_type", self.position_embedding_type, POSITION_EMBEDDING_TYPES)
         _check_choice("sinusoidal_layout", self.sinusoidal_layout, SINUSOIDAL_LAYOUTS)
         _check_choice("activation_function", self.activation_function, tuple(sorted(ACT2FN)))

@@ -18,6 +18,7 @@ def test_defaults_are_the_papers_base_model():
     assert special == (0, 1, 2, 1)
     # attribute_map aliases that generation and tooling read
     assert (config.hidden_size, config.num_attention_heads, config.num_hidden_layers) == (512, 8, 6)
+    assert (config.source_lang, config.target_lang) == (None, None)  # unknown unless training or a bridge says
 
 
 def test_save_load_round_trip_and_autoconfig(tmp_path, position_type):
@@ -27,6 +28,7 @@ def test_save_load_round_trip_and_autoconfig(tmp_path, position_type):
     assert type(loaded) is TransformerMTConfig
     assert loaded.to_diff_dict() == config.to_diff_dict()
     assert loaded.position_embedding_type == position_type and loaded.type_vocab_size == 0
+    assert (loaded.source_lang, loaded.target_lang) == ("en", "de")
 
 
 def test_unknown_kwargs_pass_through():
@@ -70,6 +72,8 @@ def test_unknown_kwargs_pass_through():
          "`eos_token_id` must be an integer in [0, 49], got 60"),
         ({"decoder_vocab_size": 50}, "`decoder_vocab_size` (50) must equal `vocab_size` (99) when"),
         ({"decoder_vocab_size": 0, "share_encoder_decoder_embeddings": False}, "`decoder_vocab_size` must be an"),
+        ({"source_lang": ""}, "`source_lang` must be a language code (a non-empty string) or None, got ''"),
+        ({"target_lang": 3}, "`target_lang` must be a language code (a non-empty string) or None, got 3"),
     ],
 )
 def test_invalid_values_raise_naming_field_value_and_allowed(overrides, message):
