@@ -66,7 +66,10 @@ def translate_with(model_path: str, sources: list[str], num_beams: int | None = 
     from .pipelines import translate
 
     model, tokenizer = load_translator(model_path)
-    return translate(model.to(device), tokenizer, sources, num_beams=num_beams, batch_size=batch_size)
+    # a test set's sources are segments aligned with their references: each is scored as one sequence, as the
+    # CTranslate2 path above translates it (and as the recorded scores were made)
+    return translate(model.to(device), tokenizer, sources, num_beams=num_beams, batch_size=batch_size,
+                     split_sentences=False)
 
 
 def evaluate_split(data: str, split: str = "test", model: str | None = None, hypotheses_file: str | None = None,

@@ -1,8 +1,12 @@
-"""Translating text: `pipeline("translation")` for seq2seq models, and `translate()` for lists of sentences.
+"""Translating text: `pipeline("translation")` for seq2seq models, and `translate()` for lists of texts.
 
 transformers 5 removed the "translation" task (it points users to chat models). A translation model package
 needs it, so `import transformer_mt` registers this small pipeline under that name: text in, `generate()`, text out,
 with the model's generation config (beam size, length) unless the call overrides it.
+
+Every entry splits each text into sentences (`transformer_mt.sentences`), translates all the sentences in
+length-sorted batches (`translate_sentences`, the one function that runs the model), and joins each text's
+translations back with the source's separators; `split_sentences=False` translates each text as one sequence.
 """
 
 import logging
@@ -12,6 +16,7 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS
 
+from . import sentences
 from .checkpoints import check_tokenizer_matches
 
 
@@ -19,7 +24,8 @@ logger = logging.getLogger(__name__)
 
 
 class TranslationPipeline(Pipeline):
-    """Translate strings with an encoder-decoder model: `[{"translation_text": ...}]` per input."""
+    """Translate strings with an encoder-decoder model: `[{"translation_text": ...}]` per input, each split into
+    sentences as `translate()` splits them unless `split_sentences=False` (at construction or per call)."""
 
     _load_tokenizer = True
     _load_processor = False
@@ -27,16 +33,42 @@ class TranslationPipeline(Pipeline):
     _load_feature_extractor = False
     _pipeline_calls_generate = True
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, split_sentences: bool = True, source_lang: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.split_sentences, self.source_lang = split_sentences, source_lang
         check_tokenizer_matches(self.model.config, self.tokenizer, "pipeline('translation')")
 
-    def __call__(self, inputs, **kwargs):
-        """One `{"translation_text": ...}` per string (a list of them with `num_return_sequences` > 1)."""
-        results = super().__call__(inputs, **kwargs)
+    def __call__(self, inputs, split_sentences: bool | None = None, source_lang: str | None = None, **kwargs):
+        """One `{"translation_text": ...}` per string (a list of them with `num_return_sequences` > 1).
+
+        Split into sentences, all the strings' sentences go through `translate_nbest` (length-sorted batches of
+        `batch_size`, 16 unless given; a string is always cut at the tokenizer's `model_max_length`), with the
+        pipeline's generation settings; `source_lang` overrides the config's. With `split_sentences=False` each
+        string is one sequence through the Pipeline's own preprocess, generate and decode.
+        """
+        if not (self.split_sentences if split_sentences is None else split_sentences):
+            results = super().__call__(inputs, **kwargs)
+        else:
+            results = self._translate_by_sentence(inputs, source_lang or self.source_lang, **kwargs)
         if isinstance(inputs, str):
             return results
         return [result[0] if len(result) == 1 else result for result in results]
+
+    def _translate_by_sentence(self, inputs, source_lang: str | None, batch_size: int | None = None, **kwargs):
+        """Per string, the list of `{"translation_text": ...}` its sentences' joined hypotheses give."""
+        texts = list(inputs) if isinstance(inputs, Iterable) and not isinstance(inputs, str) else [inputs]
+        for text in texts:
+            _check_text(text)
+        _, forward_params, _ = self._sanitize_parameters(**kwargs)
+        generate_kwargs = self._prepare_generate_kwargs({**self._forward_params["generate_kwargs"],
+                                                         **forward_params["generate_kwargs"]})
+        count = generate_kwargs.pop("num_return_sequences", None) or 1
+        nbest = translate_nbest(self.model, self.tokenizer, texts, batch_size=batch_size or self._batch_size or 16,
+                                check_tokenizer=False, num_return_sequences=count, source_lang=source_lang,
+                                **generate_kwargs)
+        results = [[{"translation_text": text} for text, _ in hypotheses] or [{"translation_text": ""}] * count
+                   for hypotheses in nbest]
+        return results[0] if isinstance(inputs, str) else results
 
     def _sanitize_parameters(self, max_length=None, truncation=None, **generate_kwargs):
         preprocess_params = {} if truncation is None else {"truncation": truncation}
@@ -45,8 +77,7 @@ class TranslationPipeline(Pipeline):
         return preprocess_params, {"generate_kwargs": generate_kwargs}, {}
 
     def preprocess(self, text, truncation=False):
-        if not isinstance(text, str):
-            raise ValueError(f"TranslationPipeline translates strings, got {type(text).__name__}: {text!r}")
+        _check_text(text)
         return self.tokenizer(text, return_tensors="pt", truncation=truncation)
 
     def _forward(self, model_inputs, generate_kwargs=None):
@@ -58,6 +89,11 @@ class TranslationPipeline(Pipeline):
     def postprocess(self, model_outputs):
         texts = self.tokenizer.batch_decode(model_outputs["output_ids"], skip_special_tokens=True)
         return [{"translation_text": text.strip()} for text in texts]
+
+
+def _check_text(text) -> None:
+    if not isinstance(text, str):
+        raise ValueError(f"TranslationPipeline translates strings, got {type(text).__name__}: {text!r}")
 
 
 def register_translation_pipeline() -> None:
@@ -97,38 +133,99 @@ def length_settings(new_tokens: int) -> dict:
     return {"max_length": new_tokens + 1}
 
 
+Hypotheses = list[tuple[str, float | None]]  # one text's or sentence's translations, best first: (text, score)
+
+
 def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
               max_new_tokens: int | None = None, numbers: list[int] | None = None,
-              check_tokenizer: bool = True, **generate_kwargs) -> list[str]:
-    """Translate `texts`, in batches of similar length (the order of `texts` is kept).
+              check_tokenizer: bool = True, split_sentences: bool = True, source_lang: str | None = None,
+              **generate_kwargs) -> list[str]:
+    """Translate `texts` (the order of `texts` is kept); a blank text gives "" without a model call.
+
+    Each text is split into sentences, every sentence of every text is translated in batches of similar length,
+    and each text's translations are joined with the whitespace that separated its sentences. The segmenter's
+    language is `source_lang`, else the model config's `source_lang` (a ValueError names what to pass when neither
+    is known); `split_sentences=False` translates each text as one sequence.
 
     The beam size defaults to the model's generation config; `generate_kwargs` are generate()'s decoding controls
     (`length_penalty`, `no_repeat_ngram_size`, `do_sample`, `top_k`, `top_p`, `temperature`, ...). The length of
     each translation is bounded relative to its batch's longest input (`length_budget`) unless `max_new_tokens`
-    is given; one that reaches the bound without ending is named in a warning. A text longer than the tokenizer's
-    `model_max_length` (training sets it to `max_position_embeddings`) is cut there, with a warning. Warnings name
-    texts by `numbers` (default 1, 2, ...). A tokenizer that is not the model's own is warned about, as the loader
-    and the pipeline do (`check_tokenizer`: callers that translate batch after batch check once themselves).
+    is given; one that reaches the bound without ending is named in a warning. A sentence longer than the
+    tokenizer's `model_max_length` (training sets it to `max_position_embeddings`) is cut there, with a warning.
+    Warnings name texts by `numbers` (default 1, 2, ...) and sentences by place ("Text 3, sentence 2"). A tokenizer
+    that is not the model's own is warned about, as the loader and the pipeline do (`check_tokenizer`: callers that
+    translate batch after batch check once themselves).
     """
-    return [hypotheses[0][0] for hypotheses in translate_nbest(
-        model, tokenizer, texts, num_beams, batch_size, max_new_tokens, numbers, check_tokenizer, **generate_kwargs)]
+    return [hypotheses[0][0] if hypotheses else "" for hypotheses in translate_nbest(
+        model, tokenizer, texts, num_beams=num_beams, batch_size=batch_size, max_new_tokens=max_new_tokens,
+        numbers=numbers, check_tokenizer=check_tokenizer, split_sentences=split_sentences, source_lang=source_lang,
+        **generate_kwargs)]
 
 
 def translate_nbest(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
                     max_new_tokens: int | None = None, numbers: list[int] | None = None,
                     check_tokenizer: bool = True, num_return_sequences: int = 1, scores: bool = False,
-                    **generate_kwargs) -> list[list[tuple[str, float | None]]]:
-    """`translate`, with `num_return_sequences` hypotheses per text, best first, each `(text, score)`; the score
-    (with `scores`) is what beam search ranks by: the hypothesis' log-probability divided by its length to the
-    power `length_penalty` (for greedy search and sampling: under the decoding distribution)."""
+                    split_sentences: bool = True, source_lang: str | None = None,
+                    **generate_kwargs) -> list[Hypotheses]:
+    """`translate`, with `num_return_sequences` hypotheses per text, best first, each `(text, score)` (none for a
+    blank text). Hypothesis k of a text joins the k-th hypothesis of each of its sentences, and its score (with
+    `scores`) is the sum of theirs. A sentence's score is what beam search ranks by: the hypothesis'
+    log-probability divided by its length to the power `length_penalty` (for greedy search and sampling: under
+    the decoding distribution)."""
     if check_tokenizer:
         check_tokenizer_matches(model.config, tokenizer, "translate()")
-    numbers = numbers or range(1, len(texts) + 1)
+    language = sentences.segmenter_language(model.config, source_lang) if split_sentences else None
+    flat, names, layout = split_texts(texts, language, numbers or range(1, len(texts) + 1))
+    hypotheses = translate_sentences(model, tokenizer, flat, names, num_beams=num_beams, batch_size=batch_size,
+                                     max_new_tokens=max_new_tokens, num_return_sequences=num_return_sequences,
+                                     scores=scores, **generate_kwargs)
+    return [join_hypotheses([hypotheses[i] for i in span], separators) for span, separators in layout]
+
+
+def split_texts(texts: list[str], language: str | None,
+                numbers: Iterable[int]) -> tuple[list[str], list[str], list[tuple[range, list[str]]]]:
+    """Every sentence of `texts` in one list, each one's name for warnings ("3, sentence 2"), and per text: where
+    its sentences lie in that list and the separators that join their translations. Without a `language`, each
+    text is one sentence named by its number alone; a blank text has none either way."""
+    flat, names, layout = [], [], []
+    for number, text in zip(numbers, texts):
+        if language is None:
+            pieces, separators = ([text] if text.strip() else []), []
+        else:
+            pieces, separators = sentences.split(text, language)
+        layout.append((range(len(flat), len(flat) + len(pieces)), separators))
+        flat += pieces
+        names += [f"{number}" if language is None else f"{number}, sentence {j}" for j in range(1, len(pieces) + 1)]
+    return flat, names, layout
+
+
+def join_hypotheses(sentence_hypotheses: list[Hypotheses], separators: list[str]) -> Hypotheses:
+    """One text's hypotheses from its sentences' (in order): the k-th joins each sentence's k-th with the source's
+    `separators`, and its score is the sum of theirs (None without scores). A text without sentences has none."""
+    if not sentence_hypotheses:
+        return []
+    joined = []
+    for k in range(len(sentence_hypotheses[0])):
+        texts, scores = zip(*(hypotheses[k] for hypotheses in sentence_hypotheses))
+        joined.append((sentences.join(list(texts), separators), None if None in scores else sum(scores)))
+    return joined
+
+
+def translate_sentences(model, tokenizer, texts: list[str], names: list[str] | None = None, *,
+                        num_beams: int | None = None, batch_size: int = 16, max_new_tokens: int | None = None,
+                        num_return_sequences: int = 1, scores: bool = False, **generate_kwargs) -> list[Hypotheses]:
+    """The sentence-level engine that every entry runs: `num_return_sequences` hypotheses for each of `texts`
+    (sentences, each one sequence), best first, from generate() in batches of similar length (`length_batches`).
+
+    Bounds and warnings as `translate` says; `names` label the sentences in warnings (default 1, 2, ...). Another
+    engine that takes sentences and gives back hypotheses can stand in for this function.
+    """
+    names = names or [str(number) for number in range(1, len(texts) + 1)]
     limit = tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None  # else: "no limit"
     lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
     for index, length in enumerate(lengths):
         if limit is not None and length > limit:
-            logger.warning(f"Text {numbers[index]} has {length} tokens; only its first {limit} are translated (the "
+            logger.warning(f"Text {names[index]} has {length} tokens; only its first {limit} are translated (the "
                            "model's limit, tokenizer.model_max_length).")
     translations = [None] * len(texts)
     model.eval()
@@ -153,7 +250,7 @@ def translate_nbest(model, tokenizer, texts: list[str], num_beams: int | None = 
             first = ids[rows[0]]
             if max_new_tokens is None and first.numel() > budget and len(eos_ids) and not torch.isin(first,
                                                                                                   eos_ids).any():
-                logger.warning(f"Text {numbers[index]}: the translation reached the length bound ({budget} tokens) "
+                logger.warning(f"Text {names[index]}: the translation reached the length bound ({budget} tokens) "
                                "without ending; it may be cut (pass max_new_tokens to allow more).")
     return translations
 
@@ -175,39 +272,43 @@ def hypothesis_scores(model, output, eos_ids: torch.Tensor, length_penalty: floa
 def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[str], object], *,
                      num_beams: int | None = None, batch_size: int = 16, max_new_tokens: int | None = None,
                      chunk_size: int = 4096, progress: Callable[[int], object] | None = None,
-                     num_return_sequences: int = 1, scores: bool = False, **generate_kwargs) -> int:
+                     num_return_sequences: int = 1, scores: bool = False, split_sentences: bool = True,
+                     source_lang: str | None = None, **generate_kwargs) -> int:
     """Translate a stream of lines into `write` (one call per line, in input order); returns the line count.
 
     `write` gets the translation, or with `num_return_sequences` > 1 or `scores` the list of `(text, score)`
-    hypotheses (`translate_nbest`; an empty line gets an empty list). `generate_kwargs`: as for `translate`.
+    hypotheses (`translate_nbest`; a blank line gets an empty list). `split_sentences`, `source_lang` and
+    `generate_kwargs`: as for `translate`.
 
-    Reads `chunk_size` lines at a time, so memory does not grow with the input. Within a chunk, lines are batched
-    by length (`length_batches`); an empty line gives an empty line. Under a distributed launch (`accelerate
-    launch`, torchrun) every process reads the stream, translates every num_processes-th batch of each chunk, and
-    the main process writes all of them: the batches, so the output, are the same for any number of processes.
-    `progress(n)` is called on the main process after each chunk with its line count.
+    Reads `chunk_size` lines at a time, so memory does not grow with the input. Within a chunk, the lines'
+    sentences are batched by length (`length_batches`) and each line's translations joined; a blank line gives an
+    empty line. Under a distributed launch (`accelerate launch`, torchrun) every process reads the stream,
+    translates every num_processes-th batch of each chunk, and the main process joins and writes all of them: the
+    batches, so the output, are the same for any number of processes. `progress(n)` is called on the main process
+    after each chunk with its line count.
     """
     from accelerate.utils import gather_object
 
     state = process_state()
     check_tokenizer_matches(model.config, tokenizer, "translate_stream()")
+    language = sentences.segmenter_language(model.config, source_lang) if split_sentences else None
     nbest = num_return_sequences > 1 or scores
     total = 0
     for chunk in _chunks(lines, chunk_size):
-        texts = [(i, text) for i, text in enumerate(chunk) if text.strip()]
-        lengths = [len(ids) for ids in tokenizer([text for _, text in texts])["input_ids"]] if texts else []
+        flat, names, layout = split_texts(chunk, language, range(total + 1, total + len(chunk) + 1))
+        lengths = [len(ids) for ids in tokenizer(flat)["input_ids"]] if flat else []
         mine = {}
         for batch in length_batches(lengths, batch_size)[state.process_index :: state.num_processes]:
-            indices = [texts[i][0] for i in batch]
-            outputs = translate_nbest(model, tokenizer, [chunk[i] for i in indices], num_beams, len(indices),
-                                      max_new_tokens, numbers=[total + i + 1 for i in indices], check_tokenizer=False,
-                                      num_return_sequences=num_return_sequences, scores=scores, **generate_kwargs)
-            mine.update(zip(indices, outputs if nbest else [hypotheses[0][0] for hypotheses in outputs]))
+            outputs = translate_sentences(model, tokenizer, [flat[i] for i in batch], [names[i] for i in batch],
+                                          num_beams=num_beams, batch_size=len(batch), max_new_tokens=max_new_tokens,
+                                          num_return_sequences=num_return_sequences, scores=scores, **generate_kwargs)
+            mine.update(zip(batch, outputs))
         if state.num_processes > 1:
-            mine = {index: text for part in gather_object([mine]) for index, text in part.items()}
+            mine = {index: hypotheses for part in gather_object([mine]) for index, hypotheses in part.items()}
         if state.is_main_process:
-            for index in range(len(chunk)):
-                write(mine.get(index, [] if nbest else ""))
+            for span, separators in layout:
+                hypotheses = join_hypotheses([mine[i] for i in span], separators)
+                write(hypotheses if nbest else hypotheses[0][0] if hypotheses else "")
             if progress is not None:
                 progress(len(chunk))
         total += len(chunk)
