@@ -5,6 +5,7 @@ import shutil
 
 import pytest
 
+from transformer_mt.checkpoints import load_translator
 from transformer_mt.scripts import export_ctranslate2, train, translate
 
 from .utils import DATA, TINY, save_tiny
@@ -69,9 +70,37 @@ def test_a_line_longer_than_the_model_takes_is_cut_with_a_warning(capsys, monkey
                                                                      '"model_max_length": 64'))
     stdin_bytes(monkeypatch, ("Click the Save button. " * 200 + "\nClose.\n").encode())
     with log_records() as records:
-        translate.main(["--model", str(model_dir), "--max_new_tokens", "3"])
+        translate.main(["--model", str(model_dir), "--max_new_tokens", "3", "--no_split_sentences"])
     assert len(capsys.readouterr().out.splitlines()) == 2
     assert any("Text 1 has" in r and "only its first 64 are translated" in r for r in records)
+    # split into sentences, only the long sentence is cut, and the warning names it
+    long_sentence = "Click the Save button and " * 20 + "close the dialog."
+    stdin_bytes(monkeypatch, f"Close.\nClick the Save button. {long_sentence}\n".encode())
+    with log_records() as records:
+        translate.main(["--model", str(model_dir), "--max_new_tokens", "3"])
+    assert len(capsys.readouterr().out.splitlines()) == 2
+    length = len(load_translator(model_dir)[1](long_sentence)["input_ids"])
+    assert records == [f"Text 2, sentence 2 has {length} tokens; only its first 64 are translated (the model's "
+                       "limit, tokenizer.model_max_length)."]
+
+
+def test_translate_asks_for_the_language_a_model_does_not_name(tmp_path, capsys):
+    save_tiny(tmp_path / "old", source_lang=None)
+    model = str(tmp_path / "old")
+    with pytest.raises(SystemExit) as exit_info:  # found once the model is loaded (its progress bar above it)
+        translate.main(["--model", model, "--output", str(tmp_path / "out.de"), "Close the dialog."])
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert exit_info.value.code == 2 and error.startswith(f"error: Splitting the input into sentences needs its "
+                                                          f"language, and {model} has no source_lang in its config")
+    assert "pass --source_lang (or source_lang=), or --no_split_sentences" in error
+    assert list(tmp_path.iterdir()) == [tmp_path / "old"]  # no output, not even a partial one
+    for flags in (["--source_lang", "en"], ["--no_split_sentences"]):
+        translate.main(["--model", model, "--max_new_tokens", "3", "--no_progress", *flags, "Close. Save."])
+        assert len(capsys.readouterr().out.splitlines()) == 1
+    with pytest.raises(SystemExit) as exit_info:
+        translate.main(["--model", model, "--source_lang", "en", "--no_split_sentences", "Close."])
+    assert exit_info.value.code == 2
+    assert "--source_lang applies to sentence splitting: drop it or --no_split_sentences" in capsys.readouterr().err
 
 
 class log_records:
