@@ -1,6 +1,6 @@
 """Convert a MarianMT / Opus-MT checkpoint into a TransformerMT one with the same outputs.
 
-    python scripts/convert_marian.py path/to/opus-mt-en-de converted/opus-mt-en-de
+    python scripts/convert_marian.py path/to/opus-mt-en-de converted/opus-mt-en-de --source_lang en --target_lang de
 
 The converted directory holds our config and safetensors weights next to the checkpoint's own tokenizer files and
 generation config (see `transformer_mt.bridges.marian`).
@@ -18,8 +18,12 @@ def main(argv=None):
     parser.add_argument("marian_dir", help="A MarianMT checkpoint directory (config.json, weights, tokenizer).")
     parser.add_argument("output_dir", help="Where to write the TransformerMT checkpoint.")
     parser.add_argument("--overwrite", action="store_true", help="Write into a non-empty output directory.")
+    parser.add_argument("--source_lang", help="The source language code, recorded in the config (translation splits "
+                        "input into sentences by it; default: the Marian config's or tokenizer config's, if any).")
+    parser.add_argument("--target_lang", help="The target language code, recorded in the config (default: as "
+                        "--source_lang).")
     args = parser.parse_args(argv)
-    convert_marian(args.marian_dir, args.output_dir, args.overwrite)
+    convert_marian(args.marian_dir, args.output_dir, args.overwrite, args.source_lang, args.target_lang)
     print(f"Converted {args.marian_dir} -> {args.output_dir}")
 
 

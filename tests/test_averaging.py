@@ -38,6 +38,7 @@ def test_the_average_is_the_mean_of_the_tensors_and_loads_like_the_run(run_dir, 
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "avg")
     run_model = AutoModelForSeq2SeqLM.from_pretrained(run_dir)
     assert model.generation_config.num_beams == run_model.generation_config.num_beams
+    assert (model.config.source_lang, model.config.target_lang) == ("en", "de")  # training wrote them; kept
     assert model.get_output_embeddings().weight is model.get_input_embeddings().weight  # still tied
     torch.testing.assert_close(model.get_input_embeddings().weight.detach(), averaged["model.shared.weight"])
     assert tokenizer.decode(tokenizer("Click the Save button.")["input_ids"], skip_special_tokens=True) \

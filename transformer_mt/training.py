@@ -429,13 +429,15 @@ def check_resume_flags(checkpoint: str, setup: SetupArguments, model_args) -> No
                              f"({saved_type}); resuming keeps it: drop the flag, or start a new run.")
 
 
-def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | None):
+def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | None, data_args: DataArguments):
     """The model to train: the checkpoint's architecture when resuming (its weights are loaded by the Trainer), the
-    model named, or a new one sized by the tokenizer."""
+    model named, or a new one sized by the tokenizer; the latter two record the data's languages."""
     overrides = config_overrides(model_args)
     if checkpoint:
         config = AutoConfig.from_pretrained(checkpoint, **overrides)
         return TransformerMTForConditionalGeneration(config)
+    # translation splits its input into sentences by the source language's rules
+    overrides.update(source_lang=data_args.source_lang, target_lang=data_args.target_lang)
     if setup.model_name_or_path:
         return AutoModelForSeq2SeqLM.from_pretrained(setup.model_name_or_path, **overrides)
     target = target_side(tokenizer)
@@ -623,7 +625,7 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     if setup.bpe_dropout and tokenizer_type_of(tokenizer) != "bpe":
         raise ValueError(f"--bpe_dropout applies to BPE tokenizers; this run's tokenizer is "
                          f"{tokenizer_type_of(tokenizer)}.")
-    model = build_model(setup, model_args, tokenizer, checkpoint)
+    model = build_model(setup, model_args, tokenizer, checkpoint, data_args)
     check_tokenizer_matches(model.config, tokenizer, checkpoint or setup.model_name_or_path or "the new model")
     # Truncation (`truncation=True`) then stops where the model's position table does.
     tokenizer.model_max_length = model.config.max_position_embeddings

@@ -102,6 +102,40 @@ def test_live_model_conversion_exercises_the_concatenated_sinusoid():
     assert (model(input_ids=input_ids, decoder_input_ids=decoder_input_ids).logits - expected).abs().max() <= 1e-5
 
 
+def test_the_languages_are_the_ones_given_else_the_checkpoints(tmp_path):
+    marian_checkpoint(tmp_path / "marian", share=True)
+    convert_marian(str(tmp_path / "marian"), str(tmp_path / "unknown"))
+    assert _languages(tmp_path / "unknown") == (None, None)
+    convert_marian(str(tmp_path / "marian"), str(tmp_path / "given"), source_lang="en", target_lang="de")
+    assert _languages(tmp_path / "given") == ("en", "de")
+    for name, languages in (("config.json", {"source_lang": "fr"}),
+                            ("tokenizer_config.json", {"source_lang": "en", "target_lang": "it"})):
+        path = tmp_path / "marian" / name
+        path.write_text(json.dumps({**json.loads(path.read_text()), **languages}))
+    convert_marian(str(tmp_path / "marian"), str(tmp_path / "read"))
+    assert _languages(tmp_path / "read") == ("fr", "it")  # the config's first, then the tokenizer config's
+    convert_marian(str(tmp_path / "marian"), str(tmp_path / "overridden"), source_lang="de")
+    assert _languages(tmp_path / "overridden") == ("de", "it")
+    marian = MarianMTModel(MarianConfig(vocab_size=50, d_model=16, encoder_layers=1, decoder_layers=1,
+                                        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+                                        decoder_ffn_dim=32, pad_token_id=49, decoder_start_token_id=49))
+    config = convert_marian_model(marian, source_lang="en", target_lang="de").config
+    assert (config.source_lang, config.target_lang) == ("en", "de")
+
+
+def _languages(model_dir) -> tuple:
+    config = json.loads((model_dir / "config.json").read_text())
+    return config.get("source_lang"), config.get("target_lang")
+
+
+def test_the_command_records_the_languages(tmp_path):
+    from transformer_mt.scripts.convert_marian import main
+
+    marian_checkpoint(tmp_path / "marian", share=True)
+    main([str(tmp_path / "marian"), str(tmp_path / "out"), "--source_lang", "en", "--target_lang", "de"])
+    assert _languages(tmp_path / "out") == ("en", "de")
+
+
 def test_another_model_type_is_rejected(tmp_path):
     BertModel(BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                          intermediate_size=32)).save_pretrained(tmp_path / "bert")

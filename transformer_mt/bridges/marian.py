@@ -27,8 +27,10 @@ _MODEL_FILES = ("config.json", "model.safetensors", "pytorch_model.bin", "model.
                 "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack")
 
 
-def marian_to_transformer_mt_config(marian) -> TransformerMTConfig:
-    """The TransformerMTConfig that computes what the given MarianConfig computes."""
+def marian_to_transformer_mt_config(marian, source_lang: str | None = None,
+                                    target_lang: str | None = None) -> TransformerMTConfig:
+    """The TransformerMTConfig that computes what the given MarianConfig computes, with the languages given (else
+    the Marian config's, if it names them)."""
     return TransformerMTConfig(
         vocab_size=marian.vocab_size,
         decoder_vocab_size=marian.decoder_vocab_size,
@@ -60,12 +62,16 @@ def marian_to_transformer_mt_config(marian) -> TransformerMTConfig:
         eos_token_id=marian.eos_token_id,
         decoder_start_token_id=marian.decoder_start_token_id,
         forced_eos_token_id=marian.forced_eos_token_id,
+        source_lang=source_lang or getattr(marian, "source_lang", None),
+        target_lang=target_lang or getattr(marian, "target_lang", None),
     )
 
 
-def convert_marian_state_dict(marian_config, state_dict: dict) -> TransformerMTForConditionalGeneration:
+def convert_marian_state_dict(marian_config, state_dict: dict, source_lang: str | None = None,
+                              target_lang: str | None = None) -> TransformerMTForConditionalGeneration:
     """A TransformerMTForConditionalGeneration holding a Marian state dict (as saved, or of a live model)."""
-    model = TransformerMTForConditionalGeneration(marian_to_transformer_mt_config(marian_config))
+    model = TransformerMTForConditionalGeneration(
+        marian_to_transformer_mt_config(marian_config, source_lang, target_lang))
     renamed = {_rename(key): tensor for key, tensor in state_dict.items() if key not in _POSITION_TABLES}
     # Marian has `model.shared` only when the vocabularies are shared; ours always holds the source table there.
     source_table = renamed.pop("model.encoder.embeddings.embed_tokens.weight", None)
@@ -91,9 +97,10 @@ def convert_marian_state_dict(marian_config, state_dict: dict) -> TransformerMTF
     return model.eval()
 
 
-def convert_marian_model(marian: MarianMTModel) -> TransformerMTForConditionalGeneration:
+def convert_marian_model(marian: MarianMTModel, source_lang: str | None = None,
+                         target_lang: str | None = None) -> TransformerMTForConditionalGeneration:
     """A TransformerMTForConditionalGeneration computing what the live `marian` model computes."""
-    model = convert_marian_state_dict(marian.config, marian.state_dict())
+    model = convert_marian_state_dict(marian.config, marian.state_dict(), source_lang, target_lang)
     model.generation_config = GenerationConfig.from_dict(marian.generation_config.to_dict())
     return model
 
@@ -115,14 +122,25 @@ def _load_weights(marian_dir: str) -> dict:
     raise FileNotFoundError(f"No weights in {marian_dir!r}: expected model.safetensors or pytorch_model.bin.")
 
 
-def convert_marian(marian_dir: str, output_dir: str, overwrite: bool = False) -> TransformerMTForConditionalGeneration:
-    """Convert the Marian checkpoint in `marian_dir` and save it, with its tokenizer files, to `output_dir`."""
+def convert_marian(marian_dir: str, output_dir: str, overwrite: bool = False, source_lang: str | None = None,
+                   target_lang: str | None = None) -> TransformerMTForConditionalGeneration:
+    """Convert the Marian checkpoint in `marian_dir` and save it, with its tokenizer files, to `output_dir`.
+
+    The config records `source_lang` and `target_lang` (translation splits its input into sentences by the first):
+    those given, else those of the Marian config, else of its tokenizer config (MarianTokenizer keeps them there).
+    """
     read_config(marian_dir, "marian", "Marian")
     config = AutoConfig.from_pretrained(marian_dir)
     _check_vocabulary(marian_dir, config)
     check_output_dir(output_dir, overwrite)
 
-    model = convert_marian_state_dict(config, _load_weights(marian_dir))
+    tokenizer_config = {}
+    if os.path.isfile(os.path.join(marian_dir, "tokenizer_config.json")):
+        with open(os.path.join(marian_dir, "tokenizer_config.json"), encoding="utf-8") as f:
+            tokenizer_config = json.load(f)
+    languages = [given or getattr(config, name, None) or tokenizer_config.get(name)
+                 for name, given in (("source_lang", source_lang), ("target_lang", target_lang))]
+    model = convert_marian_state_dict(config, _load_weights(marian_dir), *languages)
     if os.path.isfile(os.path.join(marian_dir, "generation_config.json")):
         model.generation_config = GenerationConfig.from_pretrained(marian_dir)
     else:
