@@ -242,3 +242,41 @@ def test_the_version_is_written_once():
     assert version("transformer-mt") == transformer_mt.__version__
     project = (VENDORED.parents[1] / "pyproject.toml").read_text().split("[tool.setuptools.dynamic]")[0]
     assert "version =" not in project
+
+
+def joined_fixture(rows: int = 40):
+    sources = [f"Source {i}." for i in range(rows)]
+    return datasets.Dataset.from_dict({"en": sources, "de": [f"Ziel {i}." for i in range(rows)],
+                                       "origin": ["lohelp"] * rows})
+
+
+def test_joined_pairs_are_consecutive_pairs_joined_alike_and_drawn_from_the_seed_alone():
+    from transformer_mt.data import add_joined_pairs
+
+    def fits(sources, targets):
+        return [True] * len(sources)
+
+    dataset = joined_fixture()
+    joined, added = add_joined_pairs(dataset, "en", "de", 0.25, seed=3, fits=fits)
+    again, _ = add_joined_pairs(joined_fixture(), "en", "de", 0.25, seed=3, fits=fits)
+    other, _ = add_joined_pairs(joined_fixture(), "en", "de", 0.25, seed=4, fits=fits)
+    assert added == 10 and len(joined) == 50 and joined.column_names == ["en", "de"]
+    assert joined[:40]["en"] == dataset["en"] and joined[:40]["de"] == dataset["de"]  # the originals first, as they were
+    assert joined["en"] == again["en"] and joined["de"] == again["de"]  # the same seed adds the same pairs
+    assert joined["en"][40:] != other["en"][40:]
+    for source, target in zip(joined["en"][40:], joined["de"][40:]):
+        numbers = [int(word.rstrip(".")) for word in source.split() if word != "Source"]
+        assert 2 <= len(numbers) <= 3 and numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+        assert target == " ".join(f"Ziel {n}." for n in numbers)  # the target joins the same pairs
+
+
+def test_joined_pairs_leave_out_those_over_the_length_limits():
+    from transformer_mt.data import add_joined_pairs
+
+    def fits(sources, targets):
+        return [source.count("Source") == 2 for source in sources]  # a limit that only 2-pair joins meet
+
+    joined, added = add_joined_pairs(joined_fixture(), "en", "de", 0.25, seed=0, fits=fits)
+    assert added == 10 and all(source.count("Source") == 2 for source in joined["en"][40:])
+    none, added = add_joined_pairs(joined_fixture(), "en", "de", 0.25, seed=0, fits=lambda s, t: [False] * len(s))
+    assert added == 0 and len(none) == 40

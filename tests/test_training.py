@@ -340,3 +340,68 @@ def test_bpe_dropout_segments_training_batches_anew_and_leaves_the_saved_tokeniz
     eval_rows = [trainer.eval_dataset[i] for i in range(4)]
     assert "en" not in eval_rows[0]
     assert torch.equal(collator(eval_rows)["input_ids"], collator.collator(eval_rows)["input_ids"])
+
+
+def pair_lengths(output_dir) -> list[tuple[int, int]]:
+    """Source and target tokens of each of the tiny recipe's 200 training pairs, with the run's tokenizer."""
+    from transformer_mt.data import load_parallel_data
+
+    tokenizer = AutoTokenizer.from_pretrained(output_dir)
+    train_split = load_parallel_data(TINY[TINY.index("--data") + 1])["train"].select(range(200))
+    sources = tokenizer(list(train_split["en"]))["input_ids"]
+    targets = tokenizer(text_target=list(train_split["de"]))["input_ids"]
+    return [(len(s), len(t)) for s, t in zip(sources, targets)]
+
+
+def long_pairs_of(output_dir, limit: int) -> list[bool]:
+    """Whether each of the tiny recipe's 200 training pairs is longer than `limit` tokens on either side."""
+    return [max(lengths) > limit for lengths in pair_lengths(output_dir)]
+
+
+@pytest.mark.parametrize("policy", ["drop", "truncate"])
+def test_long_training_pairs_are_dropped_and_counted_or_truncated_without_their_end(tmp_path, policy):
+    limit = 24
+    trainer = run(tmp_path / "run", "--do_train", "--max_steps", 1, "--save_strategy", "no", "--long_pairs", policy,
+                  "--max_source_length", limit, "--max_target_length", limit)
+    long = long_pairs_of(tmp_path / "run", limit)
+    assert 20 < sum(long) < 180  # the limit bites, and leaves pairs to train on
+    info = json.loads((tmp_path / "run" / "training_info.json").read_text())
+    assert info["training_pairs"]["long_pairs"] == {"policy": policy, "pairs": sum(long), "max_source_length": limit,
+                                                    "max_target_length": limit}
+    labels = trainer.train_dataset["labels"]
+    assert max(map(len, labels)) <= limit and max(map(len, trainer.train_dataset["input_ids"])) <= limit
+    if policy == "drop":
+        assert len(labels) == 200 - sum(long) and all(ids[-1] == 2 for ids in labels)
+    else:
+        assert len(labels) == 200
+        cut = [ids for ids, (_, target) in zip(labels, pair_lengths(tmp_path / "run")) if target > limit]
+        assert cut and all(2 not in ids for ids in cut)  # a cut target does not end: it has no </s>
+        assert all(ids[-1] == 2 for ids in trainer.train_dataset["input_ids"])  # a cut source keeps its </s>
+
+
+def test_validation_and_test_are_never_dropped_and_are_scored_against_their_full_references(tmp_path):
+    import sacrebleu
+
+    from transformer_mt.data import load_parallel_data
+
+    output_dir = tmp_path / "run"
+    trainer = run(output_dir, "--do_train", "--do_eval", "--do_predict", "--predict_with_generate", "--max_steps", 2,
+                  "--save_strategy", "no", "--max_source_length", 8, "--max_target_length", 8)
+    assert len(trainer.eval_dataset) == 16
+    references = list(load_parallel_data(TINY[TINY.index("--data") + 1])["test"]["de"][:16])
+    hypotheses = (output_dir / "test_predictions.txt").read_text(encoding="utf-8").splitlines()
+    test = json.loads((output_dir / "test_results.json").read_text())
+    assert test["test_bleu"] == sacrebleu.corpus_bleu(hypotheses, [references]).score
+    assert test["test_chrf"] == sacrebleu.corpus_chrf(hypotheses, [references]).score
+
+
+def test_joined_pairs_are_added_to_the_training_split_within_the_lengths(tmp_path):
+    trainer = run(tmp_path / "run", "--do_train", "--max_steps", 1, "--save_strategy", "no",
+                  "--joined_pairs_share", 0.25, "--max_source_length", 160, "--max_target_length", 160)
+    info = json.loads((tmp_path / "run" / "training_info.json").read_text())
+    long = sum(long_pairs_of(tmp_path / "run", 160))
+    assert info["training_pairs"]["joined_pairs"] == 50
+    assert info["training_pairs"]["long_pairs"]["pairs"] == long  # no joined pair is over the limits
+    assert len(trainer.train_dataset) == 200 - long + 50
+    assert max(map(len, trainer.train_dataset["input_ids"])) > max(
+        map(len, trainer.train_dataset["input_ids"][:200 - long]))  # longer inputs than any single pair

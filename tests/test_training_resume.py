@@ -29,7 +29,8 @@ def assert_same_weights(a, b):
         assert torch.equal(first[key], second[key]), key
 
 
-@pytest.mark.parametrize("batches", [[], ["--max_tokens_per_batch", "192"]], ids=["pairs", "token-batches"])
+@pytest.mark.parametrize("batches", [[], ["--max_tokens_per_batch", "192"], ["--joined_pairs_share", "0.25"]],
+                         ids=["pairs", "token-batches", "joined-pairs"])
 def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path, batches):
     # 25 (pairs) or ~20 (token batches) steps an epoch: resumes mid-epoch
     steps = ["--do_train", "--max_steps", "300", "--save_steps", "40", *RECIPE, *batches]

@@ -10,10 +10,11 @@ import functools
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import datasets
+import numpy as np
 
 
 SPLITS = ("train", "validation", "test")
@@ -199,6 +200,53 @@ def _load_hub_dataset(name: str, config_name: str | None, columns: list[str]) ->
         _check_columns(f"{name}, split {split!r}", columns, dataset.column_names)
         splits[split] = dataset.select_columns(columns)
     return datasets.DatasetDict(splits)
+
+
+def join_consecutive(sources: list[str], targets: list[str], k: int) -> tuple[list[str], list[str]]:
+    """Texts of k consecutive pairs each, sources and targets joined alike (a trailing remainder is dropped)."""
+    count = len(sources) // k * k
+    return ([" ".join(sources[i:i + k]) for i in range(0, count, k)],
+            [" ".join(targets[i:i + k]) for i in range(0, count, k)])
+
+
+def joined_pair_groups(num_pairs: int, count: int, generator: np.random.Generator,
+                       sizes: Sequence[int] = (2, 3)) -> list[range]:
+    """`count` runs of consecutive pair indices, each of a size drawn from `sizes`; the runs may overlap."""
+    if count <= 0 or num_pairs < max(sizes):
+        return []
+    lengths = generator.choice(sizes, size=count)
+    starts = generator.integers(0, num_pairs - lengths + 1)
+    return [range(start, start + length) for start, length in zip(starts.tolist(), lengths.tolist())]
+
+
+def add_joined_pairs(dataset: datasets.Dataset, source_lang: str, target_lang: str, share: float, seed: int,
+                     fits: Callable[[list[str], list[str]], list[bool]], sizes: Sequence[int] = (2, 3),
+                     rounds: int = 8) -> tuple[datasets.Dataset, int]:
+    """`dataset` followed by multi-sentence pairs: `share` x its size of 2-3 consecutive pairs joined (sources and
+    targets alike), each one for which `fits(sources, targets)` holds (the run's length limits); returns the dataset
+    and the number added (fewer when `rounds` of candidates hold too few that fit). Drawn from `seed` alone: the
+    same seed adds the same pairs, in the same order."""
+    wanted = round(share * len(dataset))
+    generator = np.random.default_rng(seed)
+    sources, targets = dataset[source_lang], dataset[target_lang]
+    joined_sources, joined_targets = [], []
+    for _ in range(rounds):
+        missing = wanted - len(joined_sources)
+        if missing <= 0:
+            break
+        # a few more candidates than missing, so that those over the length limits can be left out
+        groups = joined_pair_groups(len(dataset), missing + missing // 4 + 8, generator, sizes)
+        candidates = ([" ".join(sources[i] for i in group) for group in groups],
+                      [" ".join(targets[i] for i in group) for group in groups])
+        for source, target, ok in zip(*candidates, fits(*candidates)):
+            if ok and len(joined_sources) < wanted:
+                joined_sources.append(source)
+                joined_targets.append(target)
+    if not joined_sources:
+        return dataset, 0
+    joined = datasets.Dataset.from_dict({source_lang: joined_sources, target_lang: joined_targets})
+    other = [name for name in dataset.column_names if name not in (source_lang, target_lang)]
+    return datasets.concatenate_datasets([dataset.remove_columns(other), joined]), len(joined_sources)
 
 
 def dataset_card_data(data: str) -> dict:

@@ -24,7 +24,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from .checkpoints import checkpoint_problems
 from .configuration import POSITION_EMBEDDING_TYPES
-from .data import load_parallel_data
+from .data import join_consecutive, load_parallel_data
 from .diagnostics import read_probe
 from .metrics import load_translation_metric
 from .pipelines import translate
@@ -46,16 +46,9 @@ BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 1000))  # test-split source lengths
 JOINED = (2, 4, 8, 16)
 ALL_PAIRS = "test, all pairs"  # the whole test split: each run's test BLEU, compared across seeds
 PROBE_STEPS = 100  # the alignment probe (diagnostics.AlignmentProbe) every this many steps
-JOINED_SHARE = 0.25  # the "+ joined pairs" variant adds this share of two-pair joins to the training split
+JOINED_SHARE = 0.25  # the "+ joined pairs" variant: --joined_pairs_share (2-3 consecutive pairs joined)
 # --quick: presets.TINY's model on 400 training pairs (with a 400-token tokenizer of its own), to check the pipeline.
 QUICK = {**{key: value for key, value in TINY.items() if key != "tokenizer_vocab_size"}, "max_train_samples": 400}
-
-
-def join_consecutive(sources: list[str], references: list[str], k: int) -> tuple[list[str], list[str]]:
-    """Inputs of k consecutive pairs each, sources and references joined alike (a trailing remainder is dropped)."""
-    count = len(sources) // k * k
-    return ([" ".join(sources[i:i + k]) for i in range(0, count, k)],
-            [" ".join(references[i:i + k]) for i in range(0, count, k)])
 
 
 def evaluation_sets(sources: list[str], references: list[str], tokenizer, joined=JOINED) -> dict:
@@ -76,27 +69,6 @@ def evaluation_sets(sources: list[str], references: list[str], tokenizer, joined
                            "mean_source_tokens": statistics.mean(set_lengths),
                            "max_source_tokens": max(set_lengths)}
     return described
-
-
-def with_joined_training_pairs(data_dir: str, output_dir: Path, tokenizer, max_length: int, share: float) -> Path:
-    """A copy of the data whose training split also holds `share` x its size of two-pair joins (those that fit in
-    `max_length` tokens on both sides, so that truncation never misaligns them)."""
-    splits = load_parallel_data(data_dir, extra_columns=["origin"])
-    target = output_dir / "data-joined"
-    target.mkdir(parents=True, exist_ok=True)
-    for split, dataset in splits.items():
-        rows = [(row["en"], row["de"], row["origin"]) for row in dataset]
-        if split == "train":
-            joined = [(a[0] + " " + b[0], a[1] + " " + b[1], "joined") for a, b in zip(rows[0::2], rows[1::2])]
-            en_lengths = [len(ids) for ids in tokenizer([row[0] for row in joined])["input_ids"]]
-            de_lengths = [len(ids) for ids in tokenizer([row[1] for row in joined])["input_ids"]]
-            fits = [row for row, n_en, n_de in zip(joined, en_lengths, de_lengths)
-                    if n_en <= max_length and n_de <= max_length]
-            rows += fits[: int(share * len(rows))]
-        with open(target / f"{split}.tsv", "w", encoding="utf-8") as f:
-            f.write("en\tde\torigin\n")
-            f.writelines(f"{en}\t{de}\t{origin}\n" for en, de, origin in rows)
-    return target
 
 
 def untrained_rows(model, trained_positions: int) -> dict | None:
@@ -214,14 +186,13 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
         test = test.select(range(48))
     sets = evaluation_sets(list(test["en"]), list(test["de"]), tokenizer, joined=JOINED[:2] if quick else JOINED)
 
-    variants = {"plain": data_dir}
+    variants = {"plain": {}}
     if joined_variant:
-        variants["+ joined pairs"] = str(with_joined_training_pairs(data_dir, output, tokenizer, max_length,
-                                                                     JOINED_SHARE))
+        variants["+ joined pairs"] = {"joined_pairs_share": JOINED_SHARE}
     scored_runs(results_path, steps)  # refuse a mix before training anything
     metric = load_translation_metric()
     gflops = None
-    for variant, variant_data in variants.items():
+    for variant, variant_overrides in variants.items():
         for seed in seeds:  # seed-major: a study cut short holds every position type for every seed it reached
             for position_type in position_types:
                 name = f"{position_type}-seed{seed}" + ("" if variant == "plain" else "-joined")
@@ -230,8 +201,9 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
                     continue
                 gflops = gflops or round(matmul_gflops(), 1)
                 model_dir = output / "runs" / name
-                timing = train_run(variant_data, tokenizer_dir, model_dir,
-                                   {**overrides, "position_embedding_type": position_type}, seed, steps,
+                timing = train_run(data_dir, tokenizer_dir, model_dir,
+                                   {**overrides, **variant_overrides, "position_embedding_type": position_type},
+                                   seed, steps,
                                    probe_steps=max(1, steps // 20) if quick else PROBE_STEPS)
                 model = AutoModelForSeq2SeqLM.from_pretrained(model_dir)
                 result = {"variant": variant, "position_embedding_type": position_type, "seed": seed,

@@ -45,7 +45,7 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 from .batching import TokenBatchSampler, padded
 from .checkpoints import check_output_dir, check_tokenizer_matches, resolve_checkpoint
 from .configuration import TransformerMTConfig
-from .data import dataset_card_data, load_parallel_data
+from .data import add_joined_pairs, dataset_card_data, load_parallel_data
 from .diagnostics import AlignmentProbe, probe_batch
 from .hub import push_to_hub
 from .metrics import load_translation_metric
@@ -61,6 +61,7 @@ logger = logging.getLogger(__name__)
 
 
 PresetName = typing.Literal[tuple(PRESETS)]
+LongPairs = typing.Literal["drop", "truncate"]
 TokenizerType = typing.Literal[TOKENIZER_TYPES]
 DEFAULT_VOCAB_SIZE = 8000  # of a tokenizer trained for a new run
 PAD_TO_MULTIPLE_OF = 8  # batches are padded to a multiple of 8 tokens (tensor-core and vector friendly)
@@ -75,8 +76,20 @@ class DataArguments:
     )
     source_lang: str = field(default="en", metadata={"help": "Source language column."})
     target_lang: str = field(default="de", metadata={"help": "Target language column."})
-    max_source_length: int = field(default=128, metadata={"help": "Truncate source sentences to this many tokens."})
-    max_target_length: int = field(default=128, metadata={"help": "Truncate target sentences to this many tokens."})
+    max_source_length: int = field(default=128, metadata={"help": "Longest source, in tokens (see --long_pairs)."})
+    max_target_length: int = field(default=128, metadata={"help": "Longest target, in tokens (see --long_pairs)."})
+    long_pairs: LongPairs = field(
+        default="drop",
+        metadata={"help": "Training pairs longer than --max_source_length or --max_target_length: drop them (counted "
+                          "in training_info.json) or truncate them (a cut target then has no </s>). Validation and "
+                          "test pairs are never dropped, and are scored against their full reference text."},
+    )
+    joined_pairs_share: float | None = field(
+        default=None,
+        metadata={"help": "Add multi-sentence training pairs: this share of the training split's size (e.g. 0.25) "
+                          "of 2-3 consecutive pairs joined, sources and targets alike, within the maximum lengths; "
+                          "drawn from --data_seed (else --seed), so the same seed adds the same pairs."},
+    )
     max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training pairs."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N validation pairs."})
     max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test pairs."})
@@ -103,6 +116,8 @@ class DataArguments:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name} must be >= 1, got {value}.")
+        if self.joined_pairs_share is not None and not 0 < self.joined_pairs_share <= 1:
+            raise ValueError(f"--joined_pairs_share must be in (0, 1], got {self.joined_pairs_share}.")
         longest = (padded(self.max_source_length, PAD_TO_MULTIPLE_OF)
                    + padded(self.max_target_length, PAD_TO_MULTIPLE_OF))
         if self.max_tokens_per_batch is not None and self.max_tokens_per_batch < longest:
@@ -503,28 +518,58 @@ def destroy_process_group() -> None:
 
 
 def encode_pairs(tokenizer, sources: list[str], targets: list[str], data_args: DataArguments) -> dict:
-    """Model inputs and labels of parallel text, truncated to the run's maximum lengths."""
-    features = tokenizer(sources, max_length=data_args.max_source_length, truncation=True)
-    features["labels"] = tokenizer(text_target=targets, max_length=data_args.max_target_length,
-                                   truncation=True)["input_ids"]
+    """Model inputs and labels of parallel text, cut to the run's maximum lengths, and `long`: whether each pair
+    was longer. A cut source keeps its final </s>; a cut target does not, so that a pair cut short never teaches
+    the model to end a translation where its sentence goes on."""
+    features = tokenizer(sources)
+    labels = tokenizer(text_target=targets)["input_ids"]
+    source_limit, target_limit = data_args.max_source_length, data_args.max_target_length
+    features["long"] = [len(ids) > source_limit or len(target) > target_limit
+                        for ids, target in zip(features["input_ids"], labels)]
+    for key in [key for key in features if key != "long"]:
+        features[key] = [values if len(values) <= source_limit else values[:source_limit - 1] + values[-1:]
+                         for values in features[key]]
+    features["labels"] = [ids[:target_limit] for ids in labels]
     return features
 
 
 def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, keep_training_text: bool = False):
-    """Tokenize every split once. `keep_training_text` keeps the training split's text beside its ids (for
-    BPE-dropout, which segments it anew in every batch; the ids give the samplers their lengths)."""
+    """Tokenize every split once; return the tokenized splits and what was done to the training split (`{"long_pairs":
+    dropped or truncated, "joined_pairs": added}`). `keep_training_text` keeps the training split's text beside its
+    ids (for BPE-dropout, which segments it anew in every batch; the ids give the samplers their lengths)."""
     def tokenize(batch):
         return encode_pairs(tokenizer, batch[data_args.source_lang], batch[data_args.target_lang], data_args)
 
-    tokenized = {}
+    def fits(sources, targets):
+        return [not long for long in encode_pairs(tokenizer, sources, targets, data_args)["long"]]
+
+    tokenized, report = {}, {}
     with training_args.main_process_first(desc="tokenization"):
         for split, dataset in datasets.items():
+            if split == "train" and data_args.joined_pairs_share:
+                seed = training_args.data_seed if training_args.data_seed is not None else training_args.seed
+                dataset, report["joined_pairs"] = add_joined_pairs(
+                    dataset, data_args.source_lang, data_args.target_lang, data_args.joined_pairs_share, seed, fits)
             kept = (data_args.source_lang, data_args.target_lang) if keep_training_text and split == "train" else ()
             tokenized[split] = dataset.map(
                 tokenize, batched=True, remove_columns=[name for name in dataset.column_names if name not in kept],
                 desc=f"Tokenizing {split}"
             )
-    return tokenized
+            if split == "train":
+                long = sum(tokenized[split]["long"])
+                report["long_pairs"] = {"policy": data_args.long_pairs, "pairs": long,
+                                        "max_source_length": data_args.max_source_length,
+                                        "max_target_length": data_args.max_target_length}
+                if data_args.long_pairs == "drop" and long:
+                    tokenized[split] = tokenized[split].filter(lambda batch: [not x for x in batch["long"]],
+                                                               batched=True, desc="Dropping long pairs")
+                if long:
+                    done = "dropped" if data_args.long_pairs == "drop" else "truncated"
+                    logger.warning(f"{long} training pair(s) longer than --max_source_length "
+                                   f"{data_args.max_source_length} or --max_target_length "
+                                   f"{data_args.max_target_length} {done} (--long_pairs).")
+            tokenized[split] = tokenized[split].remove_columns("long")
+    return tokenized, report
 
 
 class BPEDropoutCollator:
@@ -544,10 +589,11 @@ class BPEDropoutCollator:
             return self.collator(features)
         encoded = encode_pairs(self.tokenizer, [f[source] for f in features], [f[target] for f in features],
                                self.data_args)
+        encoded.pop("long")  # the pair was kept when the split was made; cut now if dropout lengthened it
         return self.collator([{key: values[i] for key, values in encoded.items()} for i in range(len(features))])
 
 
-def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments) -> None:
+def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments, data_report: dict) -> None:
     """training_info.json beside the model: what the model card says about the data and the recipe."""
     card = dataset_card_data(data_args.data)
     licenses = (data_args.data_license.split(",") if data_args.data_license else card.get("license")) or []
@@ -567,29 +613,38 @@ def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments
                    "lr_scheduler_type": str(getattr(args.lr_scheduler_type, "value", args.lr_scheduler_type)),
                    "warmup_steps": args.warmup_steps, "label_smoothing": args.label_smoothing_factor,
                    "batch": batch, "processes": args.world_size},
+        "training_pairs": data_report,
     }
     with open(os.path.join(args.output_dir, "training_info.json"), "w", encoding="utf-8") as f:
         json.dump(info, f, indent=2, ensure_ascii=False)
 
 
-def make_compute_metrics(tokenizer):
-    metric = load_translation_metric()
+class TranslationMetrics:
+    """Seq2SeqTrainer's compute_metrics: BLEU and chrF of the predictions against the reference texts of the split
+    being evaluated, as written in the data (never decoded from labels, which may be cut or lack characters the
+    vocabulary does not have). `use(split)` names that split; evaluations during training use "validation"."""
 
-    def compute_metrics(eval_prediction):
-        predictions, labels = eval_prediction
+    def __init__(self, tokenizer, references: dict[str, list[str]]):
+        self.tokenizer, self.references, self.split = tokenizer, references, "validation"
+        self.metric = load_translation_metric()
+        self.signatures = {}
+
+    def use(self, split: str) -> "TranslationMetrics":
+        self.split = split
+        return self
+
+    def __call__(self, eval_prediction):
+        predictions = eval_prediction.predictions
         if isinstance(predictions, tuple):
             predictions = predictions[0]
-        predictions = np.where(predictions != -100, predictions, tokenizer.pad_token_id)
-        labels = np.where(labels != -100, labels, tokenizer.pad_token_id)
-        hypotheses = [t.strip() for t in tokenizer.batch_decode(predictions, skip_special_tokens=True)]
-        references = [t.strip() for t in tokenizer.batch_decode(labels, skip_special_tokens=True)]
-        scores = metric.compute(predictions=hypotheses, references=references)
-        compute_metrics.signatures = {"bleu_signature": scores["bleu_signature"],
-                                      "chrf_signature": scores["chrf_signature"]}
+        predictions = np.where(predictions != -100, predictions, self.tokenizer.pad_token_id)
+        hypotheses = [t.strip() for t in self.tokenizer.batch_decode(predictions, skip_special_tokens=True)]
+        references = self.references[self.split]
+        if len(hypotheses) != len(references):
+            raise ValueError(f"{len(hypotheses)} translations for the {len(references)} {self.split} references")
+        scores = self.metric.compute(predictions=hypotheses, references=references)
+        self.signatures = {"bleu_signature": scores["bleu_signature"], "chrf_signature": scores["chrf_signature"]}
         return {"bleu": scores["bleu"], "chrf": scores["chrf"]}  # numbers only: they go to every logger too
-
-    compute_metrics.signatures = {}
-    return compute_metrics
 
 
 def run(data_args: DataArguments, setup: SetupArguments, model_args, training_args: Seq2SeqTrainingArguments):
@@ -652,7 +707,8 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     training_args.generation_num_beams = training_args.generation_num_beams or num_beams
     training_args.generation_max_length = (training_args.generation_max_length
                                            or length_settings(data_args.max_target_length)["max_length"])
-    tokenized = preprocess(datasets, tokenizer, data_args, training_args, keep_training_text=bool(setup.bpe_dropout))
+    tokenized, data_report = preprocess(datasets, tokenizer, data_args, training_args,
+                                        keep_training_text=bool(setup.bpe_dropout))
 
     # --push_to_hub happens once, at the end, through our own push (remote code and model card included), so the
     # Trainer must not push checkpoints on its own.
@@ -679,7 +735,9 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
         eval_dataset=tokenized.get("validation"),
         data_collator=collator,
         processing_class=tokenizer,
-        compute_metrics=make_compute_metrics(tokenizer) if training_args.predict_with_generate else None,
+        compute_metrics=TranslationMetrics(tokenizer, {split: list(dataset[data_args.target_lang]) for split, dataset
+                                                       in datasets.items() if split != "train"})
+        if training_args.predict_with_generate else None,
         callbacks=callbacks,
         max_tokens_per_batch=data_args.max_tokens_per_batch,
     )
@@ -692,7 +750,7 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
             trainer.target_tokens_trained() / result.metrics["train_runtime"], 1)
         trainer.save_model()  # model, tokenizer, generation config into output_dir
         if trainer.is_world_process_zero():
-            write_training_info(trainer, data_args, setup)
+            write_training_info(trainer, data_args, setup, data_report)
         trainer.log_metrics("train", result.metrics)
         trainer.save_metrics("train", result.metrics)
         trainer.save_state()
@@ -701,6 +759,8 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
         trainer.log_metrics("eval", metrics)
         trainer.save_metrics("eval", metrics)
     if training_args.do_predict:
+        if trainer.compute_metrics is not None:
+            trainer.compute_metrics.use("test")
         prediction = trainer.predict(tokenized["test"], metric_key_prefix="test", num_beams=num_beams)
         if trainer.compute_metrics is not None:  # how the scores were computed, as papers report them
             signatures = trainer.compute_metrics.signatures
