@@ -115,7 +115,8 @@ def evaluate(model_dir: Path, sets: dict, metric, batch_size: int) -> dict:
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     scores = {}
     for name, evaluation_set in sets.items():
-        hypotheses = translate(model, tokenizer, evaluation_set["sources"], num_beams=1, batch_size=batch_size)
+        hypotheses = translate(model, tokenizer, evaluation_set["sources"], num_beams=1, batch_size=batch_size,
+                               split_sentences=False)  # what the model does with a long input, not the splitter
         result = metric.compute(predictions=hypotheses, references=evaluation_set["references"])
         scores[name] = {key: result[key] for key in ("bleu", "chrf", "length_ratio")}
     return scores
@@ -138,7 +139,8 @@ def count_sentences(output_dir: str, data_dir: str, seeds=(0,), position_types=P
             tokenizer = AutoTokenizer.from_pretrained(model_dir)
             for k in joined:
                 sources, references = join_consecutive(list(test["en"]), list(test["de"]), k)
-                outputs = translate(model, tokenizer, sources[:pairs], num_beams=1, batch_size=batch_size)
+                outputs = translate(model, tokenizer, sources[:pairs], num_beams=1, batch_size=batch_size,
+                                    split_sentences=False)
                 entry = counts.setdefault(f"{position_type} {k} joined", {"reference": [], "output": []})
                 entry["reference"].append(statistics.mean(len(SENTENCE_END.findall(r)) for r in references[:pairs]))
                 entry["output"].append(statistics.mean(len(SENTENCE_END.findall(o)) for o in outputs))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from .data import load_parallel_data
+from .data import join_consecutive, load_parallel_data
 from .diagnostics import read_probe
 from .metrics import load_translation_metric
 from .pipelines import translate
@@ -32,7 +32,12 @@ CANDIDATES = {
     # fairseq and Marian initialise linear layers Glorot-uniform: std sqrt(2 / (fan_in + fan_out)), about 0.05 at
     # d_model 192 (0.046 for the FFN, 0.051 for q/k/v with fairseq's 1/sqrt(2) gain), where BERT's 0.02 suits d768.
     "init-0.05": {"init_std": 0.05},
+    # Multi-sentence training pairs (--joined_pairs_share): every training target is otherwise one sentence, so a
+    # model writes one sentence whatever it is given. Scored on joined validation pairs as well (JOINED_SETS).
+    "joined-0.1": {"init_std": 0.05, "joined_pairs_share": 0.1},
+    "joined-0.25": {"init_std": 0.05, "joined_pairs_share": 0.25},
 }
+JOINED_SETS = (2, 4)  # every run is also scored on the validation subset joined this many pairs at a time
 VALIDATION_PAIRS = 400  # the fixed validation subset every run is scored on
 
 
@@ -43,10 +48,11 @@ def validation_subset(data_dir: str, size: int = VALIDATION_PAIRS) -> tuple[list
 
 
 def score(model_dir: Path, sources: list[str], references: list[str], metric) -> dict:
-    """Greedy BLEU, chrF and length ratio on the validation subset."""
+    """Greedy BLEU, chrF and length ratio on the validation subset, each input translated whole (no sentence
+    splitting: what the model itself does with it)."""
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    hypotheses = translate(model, tokenizer, sources, num_beams=1, batch_size=64)
+    hypotheses = translate(model, tokenizer, sources, num_beams=1, batch_size=64, split_sentences=False)
     result = metric.compute(predictions=hypotheses, references=references)
     return {key: round(result[key], 3) for key in ("bleu", "chrf", "length_ratio")}
 
@@ -84,6 +90,8 @@ def run_search(data_dir: str, output_dir: str, results_dir: str, candidates: dic
                     "candidate": name, "overrides": overrides, "position_embedding_type": position_type,
                     "seed": seed, "steps": timing["steps"], "validation_pairs": len(sources),
                     "validation": score(model_dir, sources, references, metric),
+                    "validation_joined": {str(k): score(model_dir, *join_consecutive(sources, references, k), metric)
+                                          for k in JOINED_SETS},
                     "train_minutes": round(timing["minutes"], 2), "matmul_gflops": gflops,
                     "machine": platform.processor() or platform.machine(),
                     "probe": [{key: row[key] for key in ("step", "loss", "source_gain", "cross_attention_entropy",
