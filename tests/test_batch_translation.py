@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 import pytest
-import torch
 
 from transformer_mt import translate
 from transformer_mt.pipelines import length_batches, translate_stream
