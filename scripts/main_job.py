@@ -51,6 +51,14 @@ def main(argv=None):
           + f"; {summary['train_target_tokens_per_second']} real target tokens/s in training, "
           f"{summary['wall_minutes']} minutes in all on a machine of {summary['matmul_gflops']} GFLOP/s "
           f"(fp32 2048x2048 matmul, 2 threads). Model, tokenizer and plots in {args[-1].output_dir}/")
+    averaging = summary["averaging"]
+    if averaging and "averaged" in averaging:
+        print(f"Averaged {', '.join(averaging['checkpoints'])}: validation {averaging['metric']} "
+              f"{averaging['averaged']:.2f} against {averaging['unaveraged']:.2f}; the {averaging['kept']} model "
+              "was kept.")
+    if summary["position_embedding_type"] != "rotary":
+        print("Rotary positions scored best in the position study: --position_embedding_type rotary "
+              "--output_dir runs/main-rotary")
 
 
 if __name__ == "__main__":

@@ -261,7 +261,7 @@ def test_joined_pairs_are_consecutive_pairs_joined_alike_and_drawn_from_the_seed
     again, _ = add_joined_pairs(joined_fixture(), "en", "de", 0.25, seed=3, fits=fits)
     other, _ = add_joined_pairs(joined_fixture(), "en", "de", 0.25, seed=4, fits=fits)
     assert added == 10 and len(joined) == 50 and joined.column_names == ["en", "de"]
-    assert joined[:40]["en"] == dataset["en"] and joined[:40]["de"] == dataset["de"]  # the originals first, as they were
+    assert joined[:40]["en"] == dataset["en"] and joined[:40]["de"] == dataset["de"]  # the originals first, unchanged
     assert joined["en"] == again["en"] and joined["de"] == again["de"]  # the same seed adds the same pairs
     assert joined["en"][40:] != other["en"][40:]
     for source, target in zip(joined["en"][40:], joined["de"][40:]):

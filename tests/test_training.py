@@ -405,3 +405,42 @@ def test_joined_pairs_are_added_to_the_training_split_within_the_lengths(tmp_pat
     assert len(trainer.train_dataset) == 200 - long + 50
     assert max(map(len, trainer.train_dataset["input_ids"])) > max(
         map(len, trainer.train_dataset["input_ids"][:200 - long]))  # longer inputs than any single pair
+
+
+@pytest.mark.parametrize("better", ["averaged", "unaveraged"])
+def test_averaging_at_the_end_keeps_the_model_that_validates_better(tmp_path, monkeypatch, better):
+    from transformer_mt import training
+    from transformer_mt.averaging import average_weights, last_complete
+
+    evaluated = []
+    real_evaluate = training.TransformerMTTrainer.evaluate
+
+    def evaluate(self, *args, **kwargs):  # the run's own evaluation, with the average made to win or lose
+        metrics = real_evaluate(self, *args, **kwargs)
+        evaluated.append(metrics["eval_loss"])
+        if len(evaluated) == 2:  # the second evaluation of average_at_end is the average's
+            metrics["eval_loss"] = evaluated[0] + (-1 if better == "averaged" else 1)
+        return metrics
+
+    monkeypatch.setattr(training.TransformerMTTrainer, "evaluate", evaluate)
+    output_dir = tmp_path / "run"
+    trainer = run(output_dir, "--do_train", "--max_steps", 12, "--save_steps", 4, "--save_total_limit", 3,
+                  "--average_last", 3)
+    info = json.loads((output_dir / "training_info.json").read_text())["averaging"]
+    assert info["checkpoints"] == ["checkpoint-4", "checkpoint-8", "checkpoint-12"] and info["kept"] == better
+    saved = saved_weights(output_dir)
+    expected = (average_weights(last_complete(output_dir, 3)) if better == "averaged"
+                else saved_weights(output_dir / "checkpoint-12"))
+    assert saved.keys() == expected.keys()
+    assert all(torch.equal(saved[key], expected[key]) for key in saved)  # the saved model is the one kept
+    assert torch.equal(trainer.model.lm_head.weight, trainer.model.model.shared.weight)  # still tied
+
+
+def test_averaging_at_the_end_says_so_when_the_run_saved_too_few_checkpoints(tmp_path, caplog):
+    output_dir = tmp_path / "run"
+    run(output_dir, "--do_train", "--max_steps", 4, "--save_steps", 4, "--average_last", 3)
+    info = json.loads((output_dir / "training_info.json").read_text())["averaging"]
+    assert info == {"checkpoints": ["checkpoint-4"], "kept": "unaveraged", "reason": "fewer than 2 checkpoints"}
+    assert "too few to average" in caplog.text
+    assert all(torch.equal(a, b) for a, b in zip(saved_weights(output_dir).values(),
+                                                 saved_weights(output_dir / "checkpoint-4").values()))

@@ -36,19 +36,28 @@ def run_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
     return sorted(found, key=lambda path: int(path.name.removeprefix("checkpoint-")))
 
 
-def last_complete(run_dir: str | os.PathLike, count: int) -> list[Path]:
-    """The `count` newest complete checkpoints of a run (incomplete ones skipped with a warning naming them)."""
-    if count < 1:
-        raise ValueError(f"--last must be >= 1, got {count}.")
+def newest_complete(run_dir: str | os.PathLike, count: int) -> list[Path]:
+    """Up to `count` of the newest complete checkpoints of a run, oldest first (incomplete ones skipped with a
+    warning naming them)."""
     chosen = []
     for path in reversed(run_checkpoints(run_dir)):
+        if len(chosen) == count:
+            break
         problems = checkpoint_problems(path)
         if problems:
             logger.warning(f"Skipping the incomplete checkpoint {path}: {'; '.join(problems)}")
             continue
         chosen.append(path)
-        if len(chosen) == count:
-            return chosen[::-1]
+    return chosen[::-1]
+
+
+def last_complete(run_dir: str | os.PathLike, count: int) -> list[Path]:
+    """The `count` newest complete checkpoints of a run (incomplete ones skipped with a warning naming them)."""
+    if count < 1:
+        raise ValueError(f"--last must be >= 1, got {count}.")
+    chosen = newest_complete(run_dir, count)[::-1]
+    if len(chosen) == count:
+        return chosen[::-1]
     raise ValueError(f"--last {count}: {run_dir} holds only {len(chosen)} complete checkpoint(s)"
                      + (f" ({', '.join(path.name for path in chosen[::-1])})" if chosen else "")
                      + "; keep more with --save_total_limit, or average fewer.")
@@ -126,4 +135,5 @@ def average_checkpoints(checkpoints: list[str | os.PathLike], output_dir: str | 
     return output
 
 
-__all__ = ["average_checkpoints", "average_weights", "check_compatible", "last_complete", "run_checkpoints"]
+__all__ = ["average_checkpoints", "average_weights", "check_compatible", "last_complete", "newest_complete",
+           "run_checkpoints"]

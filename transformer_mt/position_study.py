@@ -39,7 +39,7 @@ RECIPE = {key: value for key, value in MAIN_JOB.items()
           if key not in ("max_train_minutes", "eval_strategy", "eval_steps", "save_strategy", "save_steps",
                          "save_total_limit", "do_eval", "do_predict", "predict_with_generate", "report_to",
                          "tokenizer_vocab_size", "max_eval_samples", "generation_num_beams", "num_beams",
-                         "early_stopping_patience")}
+                         "early_stopping_patience", "average_last", "max_tokens_per_batch")}
 RECIPE.update(do_train=True, save_strategy="no", report_to="none", data_seed=0, disable_tqdm=True)
 TABLE_SIZE = 1024  # learned positions: rows for every evaluated input; those past the training lengths stay untrained
 BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 1000))  # test-split source lengths, in tokens

@@ -75,6 +75,11 @@ def run_main_job(data_args, setup_args, model_args, training_args) -> dict:
         if os.path.isfile(path):
             with open(path, encoding="utf-8") as f:
                 results.update(json.load(f))
+    info_path = os.path.join(output_dir, "training_info.json")
+    info = {}
+    if os.path.isfile(info_path):
+        with open(info_path, encoding="utf-8") as f:
+            info = json.load(f)
     summary = {
         "position_embedding_type": position_type,
         "test_bleu": round(results["test_bleu"], 2),
@@ -86,6 +91,8 @@ def run_main_job(data_args, setup_args, model_args, training_args) -> dict:
         "wall_minutes": round(minutes, 1),
         "matmul_gflops": round(matmul_gflops(), 1),
         "seed": training_args.seed,
+        "training_pairs": info.get("training_pairs"),
+        "averaging": info.get("averaging"),
         "examples": dict(zip(EXAMPLES, translate(model, tokenizer, EXAMPLES))),
     }
     with open(os.path.join(output_dir, "summary.json"), "w", encoding="utf-8") as f:

@@ -42,6 +42,7 @@ from transformers import (
 )
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
+from .averaging import average_weights, newest_complete
 from .batching import TokenBatchSampler, padded
 from .checkpoints import check_output_dir, check_tokenizer_matches, resolve_checkpoint
 from .configuration import TransformerMTConfig
@@ -179,6 +180,12 @@ class SetupArguments:
                                         "--predict_with_generate, else the loss) has not improved for N evaluations, "
                                         "and end with the best checkpoint (turns on --load_best_model_at_end)."}
     )
+    average_last: int | None = field(
+        default=None, metadata={"help": "At the end of training, average the last N complete checkpoints (keep them "
+                                        "with --save_total_limit) and keep the average when it validates at least "
+                                        "as well as the model the run ends with (its best checkpoint with "
+                                        "--early_stopping_patience); training_info.json says which was kept."}
+    )
     probe_steps: int | None = field(
         default=None, metadata={"help": "Every N steps, measure on 64 validation pairs whether the decoder reads its "
                                         "source (loss gain over a shuffled source, cross-attention entropy, gradient "
@@ -197,7 +204,7 @@ class SetupArguments:
             raise ValueError(f"--bpe_dropout applies to BPE tokenizers, not --tokenizer_type {self.tokenizer_type}.")
         if self.max_train_minutes is not None and not self.max_train_minutes > 0:
             raise ValueError(f"--max_train_minutes must be > 0, got {self.max_train_minutes}.")
-        for name in ("num_beams", "early_stopping_patience", "probe_steps"):
+        for name in ("num_beams", "early_stopping_patience", "probe_steps", "average_last"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name} must be >= 1, got {value}.")
@@ -492,10 +499,47 @@ def configure_best_checkpoint(setup: SetupArguments, training_args) -> list[Trai
     return [EarlyStoppingCallback(early_stopping_patience=setup.early_stopping_patience)]
 
 
-def check_splits(datasets, data_args: DataArguments, training_args) -> None:
+def average_at_end(trainer, count: int) -> dict:
+    """Average the run's last `count` complete checkpoints into the trainer's model when the average validates at
+    least as well as the model the run ended with; otherwise leave that model. Returns what was compared."""
+    args = trainer.args
+    metric = "eval_" + (args.metric_for_best_model or "loss").removeprefix("eval_")
+    greater = args.greater_is_better if args.greater_is_better is not None else not metric.endswith("loss")
+    checkpoints = newest_complete(args.output_dir, count)
+    if len(checkpoints) < 2:
+        logger.warning(f"--average_last {count}: the run saved {len(checkpoints)} complete checkpoint(s), too few "
+                       "to average; the model is the run's own.")
+        return {"checkpoints": [path.name for path in checkpoints], "kept": "unaveraged",
+                "reason": "fewer than 2 checkpoints"}
+    ended = trainer.state.best_metric if args.load_best_model_at_end else None
+    if ended is None:
+        ended = trainer.evaluate(metric_key_prefix="eval")[metric]
+    model = trainer.model
+    kept = {key: tensor.clone() for key, tensor in model.state_dict().items()}
+    load_weights(model, average_weights(checkpoints))
+    averaged = trainer.evaluate(metric_key_prefix="eval")[metric]
+    better = averaged >= ended if greater else averaged <= ended
+    if not better:
+        model.load_state_dict(kept)
+    return {"checkpoints": [path.name for path in checkpoints], "metric": metric, "averaged": averaged,
+            "unaveraged": ended, "kept": "averaged" if better else "unaveraged"}
+
+
+def load_weights(model, weights: dict) -> None:
+    """Load saved weights (tied tables stored once, as transformers saves them) into `model`, all of them."""
+    result = model.load_state_dict(weights, strict=False)
+    missing = set(result.missing_keys) - set(model.all_tied_weights_keys)
+    if missing or result.unexpected_keys:
+        raise ValueError(f"the weights do not fit the model: missing {sorted(missing)[:5]}, unexpected "
+                         f"{sorted(result.unexpected_keys)[:5]}")
+    model.tie_weights()
+
+
+def check_splits(datasets, data_args: DataArguments, training_args, setup: SetupArguments) -> None:
     """Every split the run is asked to use exists in the data."""
-    needs = {"train": training_args.do_train, "validation": training_args.do_eval, "test": training_args.do_predict}
-    flags = {"train": "--do_train", "validation": "--do_eval", "test": "--do_predict"}
+    needs = {"train": training_args.do_train, "validation": training_args.do_eval or bool(setup.average_last),
+             "test": training_args.do_predict}
+    flags = {"train": "--do_train", "validation": "--do_eval (or --average_last)", "test": "--do_predict"}
     for split, needed in needs.items():
         if needed and split not in datasets:
             raise ValueError(f"{flags[split]} needs a {split} split, but {data_args.data} has only: "
@@ -593,7 +637,8 @@ class BPEDropoutCollator:
         return self.collator([{key: values[i] for key, values in encoded.items()} for i in range(len(features))])
 
 
-def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments, data_report: dict) -> None:
+def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments, data_report: dict,
+                        averaging: dict | None = None) -> None:
     """training_info.json beside the model: what the model card says about the data and the recipe."""
     card = dataset_card_data(data_args.data)
     licenses = (data_args.data_license.split(",") if data_args.data_license else card.get("license")) or []
@@ -614,6 +659,7 @@ def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments
                    "warmup_steps": args.warmup_steps, "label_smoothing": args.label_smoothing_factor,
                    "batch": batch, "processes": args.world_size},
         "training_pairs": data_report,
+        "averaging": averaging,
     }
     with open(os.path.join(args.output_dir, "training_info.json"), "w", encoding="utf-8") as f:
         json.dump(info, f, indent=2, ensure_ascii=False)
@@ -673,7 +719,7 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     set_seed(training_args.seed)
     datasets = load_parallel_data(data_args.data, data_args.source_lang, data_args.target_lang,
                                   config_name=data_args.dataset_config_name)
-    check_splits(datasets, data_args, training_args)
+    check_splits(datasets, data_args, training_args, setup)
     datasets = limit_samples(datasets, data_args)
 
     tokenizer = build_tokenizer(setup, datasets, data_args, training_args, checkpoint)
@@ -748,9 +794,10 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
         result = trainer.train(resume_from_checkpoint=checkpoint)
         result.metrics["train_target_tokens_per_second"] = round(
             trainer.target_tokens_trained() / result.metrics["train_runtime"], 1)
+        averaging = average_at_end(trainer, setup.average_last) if setup.average_last else None
         trainer.save_model()  # model, tokenizer, generation config into output_dir
         if trainer.is_world_process_zero():
-            write_training_info(trainer, data_args, setup, data_report)
+            write_training_info(trainer, data_args, setup, data_report, averaging)
         trainer.log_metrics("train", result.metrics)
         trainer.save_metrics("train", result.metrics)
         trainer.save_state()
