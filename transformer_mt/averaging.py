@@ -15,7 +15,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 
-from .checkpoints import check_output_dir, checkpoint_problems
+# The listing lives with the other checkpoint checks; imported here too for `averaging.last_complete` and training.
+from .checkpoints import check_output_dir, checkpoint_problems, last_complete, newest_complete, run_checkpoints
 
 
 logger = logging.getLogger(__name__)
@@ -24,43 +25,6 @@ logger = logging.getLogger(__name__)
 TRAINER_FILES = {"optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "scaler.pt"}
 # Config fields that may differ between checkpoints of one run (a resumed run may change its regularisation).
 MAY_DIFFER = {"transformers_version", "dropout", "attention_dropout", "activation_dropout"}
-
-
-def run_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
-    """The run's `checkpoint-N` directories, oldest first."""
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise FileNotFoundError(f"{str(run_dir)!r} is not a directory (expected a training run's output_dir).")
-    found = [path for path in run_dir.iterdir()
-             if path.name.startswith("checkpoint-") and path.name.removeprefix("checkpoint-").isdigit()]
-    return sorted(found, key=lambda path: int(path.name.removeprefix("checkpoint-")))
-
-
-def newest_complete(run_dir: str | os.PathLike, count: int) -> list[Path]:
-    """Up to `count` of the newest complete checkpoints of a run, oldest first (incomplete ones skipped with a
-    warning naming them)."""
-    chosen = []
-    for path in reversed(run_checkpoints(run_dir)):
-        if len(chosen) == count:
-            break
-        problems = checkpoint_problems(path)
-        if problems:
-            logger.warning(f"Skipping the incomplete checkpoint {path}: {'; '.join(problems)}")
-            continue
-        chosen.append(path)
-    return chosen[::-1]
-
-
-def last_complete(run_dir: str | os.PathLike, count: int) -> list[Path]:
-    """The `count` newest complete checkpoints of a run (incomplete ones skipped with a warning naming them)."""
-    if count < 1:
-        raise ValueError(f"--last must be >= 1, got {count}.")
-    chosen = newest_complete(run_dir, count)[::-1]
-    if len(chosen) == count:
-        return chosen[::-1]
-    raise ValueError(f"--last {count}: {run_dir} holds only {len(chosen)} complete checkpoint(s)"
-                     + (f" ({', '.join(path.name for path in chosen[::-1])})" if chosen else "")
-                     + "; keep more with --save_total_limit, or average fewer.")
 
 
 def _model_config(checkpoint: Path) -> dict:

@@ -1,9 +1,11 @@
-"""Checkpoint directories: what training, the bridges and the Hub push read and write alike."""
+"""Checkpoint directories: what training, the bridges and the Hub push read and write alike, and a run's
+`checkpoint-N` directories listed once (newest complete, for resuming and averaging)."""
 
 import json
 import logging
 import os
 import shutil
+from pathlib import Path
 
 
 logger = logging.getLogger(__name__)
@@ -109,6 +111,48 @@ def checkpoint_problems(checkpoint: str | os.PathLike) -> list[str]:
     return [problem for problem in problems if problem]
 
 
+def run_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
+    """The run's `checkpoint-N` directories, oldest first."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise FileNotFoundError(f"{str(run_dir)!r} is not a directory (expected a training run's output_dir).")
+    found = [path for path in run_dir.iterdir()
+             if path.name.startswith("checkpoint-") and path.name.removeprefix("checkpoint-").isdigit()]
+    return sorted(found, key=lambda path: int(path.name.removeprefix("checkpoint-")))
+
+
+def newest_complete(run_dir: str | os.PathLike, count: int) -> list[Path]:
+    """Up to `count` of the newest complete checkpoints of a run, oldest first (incomplete ones skipped with a
+    warning naming them)."""
+    chosen = []
+    for path in reversed(run_checkpoints(run_dir)):
+        if len(chosen) == count:
+            break
+        problems = checkpoint_problems(path)
+        if problems:
+            logger.warning(f"Skipping the incomplete checkpoint {path}: {'; '.join(problems)}")
+            continue
+        chosen.append(path)
+    return chosen[::-1]
+
+
+def last_complete(run_dir: str | os.PathLike, count: int) -> list[Path]:
+    """The `count` newest complete checkpoints of a run (incomplete ones skipped with a warning naming them)."""
+    if count < 1:
+        raise ValueError(f"--last must be >= 1, got {count}.")
+    chosen = newest_complete(run_dir, count)[::-1]
+    if len(chosen) == count:
+        return chosen[::-1]
+    raise ValueError(f"--last {count}: {run_dir} holds only {len(chosen)} complete checkpoint(s)"
+                     + (f" ({', '.join(path.name for path in chosen[::-1])})" if chosen else "")
+                     + "; keep more with --save_total_limit, or average fewer.")
+
+
+def has_complete_checkpoint(run_dir: str | os.PathLike) -> bool:
+    """Whether a run directory holds a complete checkpoint to resume from (silent: resuming warns about the rest)."""
+    return os.path.isdir(run_dir) and any(not checkpoint_problems(path) for path in run_checkpoints(run_dir))
+
+
 def resolve_checkpoint(resume_from_checkpoint: str, output_dir: str) -> str:
     """The checkpoint directory to resume from: the newest complete one in `output_dir` for "last" (incomplete
     ones are skipped with a warning), or the given one, which must be complete."""
@@ -117,18 +161,10 @@ def resolve_checkpoint(resume_from_checkpoint: str, output_dir: str) -> str:
         if problems:
             raise ValueError(f"cannot resume from {resume_from_checkpoint}: " + "; ".join(problems))
         return resume_from_checkpoint
-    candidates = sorted(
-        (name for name in (os.listdir(output_dir) if os.path.isdir(output_dir) else [])
-         if name.startswith("checkpoint-")
-         and name.removeprefix("checkpoint-").isdigit()),
-        key=lambda name: int(name.removeprefix("checkpoint-")), reverse=True,
-    )
-    for name in candidates:
-        path = os.path.join(output_dir, name)
-        problems = checkpoint_problems(path)
-        if not problems:
-            return path
-        logger.warning(f"Skipping the incomplete checkpoint {path}: {'; '.join(problems)}")
+    candidates = run_checkpoints(output_dir) if os.path.isdir(output_dir) else []
+    newest = newest_complete(output_dir, 1) if candidates else []
+    if newest:
+        return os.path.join(output_dir, newest[0].name)
     raise FileNotFoundError(f"--resume_from_checkpoint {resume_from_checkpoint}: {output_dir!r} holds no complete "
                             f"checkpoint-* directory" + (f" ({len(candidates)} incomplete)" if candidates else ""))
 
