@@ -4,7 +4,7 @@
     python scripts/recipe_search.py --candidates baseline --seeds 3 4 --position_types sinusoidal learned
     python scripts/recipe_search.py --quick                         # a tiny model and a few steps: checks the pipeline
 
-Writes one JSON per run into --results_dir (the README's table is made from docs/recipe_search/) and prints the
+Writes one JSON per run into --results_dir (docs/results.md tabulates docs/results/recipe_search/) and prints the
 candidate x seed table. Runs already in --results_dir are skipped; a run killed mid-way resumes from its newest
 checkpoint in --output_dir. See `transformer_mt.recipe_search`.
 """
@@ -20,7 +20,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default="data/en-de")
     parser.add_argument("--output_dir", default="runs/recipe-search")
-    parser.add_argument("--results_dir", default="docs/recipe_search")
+    parser.add_argument("--results_dir", default="docs/results/recipe_search")
     parser.add_argument("--candidates", nargs="+", choices=sorted(CANDIDATES), default=list(CANDIDATES))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--position_types", nargs="+", choices=["sinusoidal", "learned"], default=["sinusoidal"])

@@ -68,14 +68,14 @@ def test_a_study_keeps_one_result_per_run_and_never_trains_a_scored_run_again(tm
 
 
 def test_the_readme_tables_are_the_shipped_studys_own():
-    """README's position-study tables are markdown_summary and markdown_seeds of docs/position_study.json (the runs
-    the figure shows), which holds every run in docs/position_study/."""
-    results = json.loads((REPO / "docs" / "position_study.json").read_text(encoding="utf-8"))
+    """The position-study tables are markdown_summary and markdown_seeds of docs/results/position_study.json (the runs
+    the figure shows), which holds every run in docs/results/position_study/."""
+    results = json.loads((REPO / "docs" / "results" / "position_study.json").read_text(encoding="utf-8"))
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     rows = position_study.markdown_summary(results).splitlines()[2:] + \
         position_study.markdown_seeds(results).splitlines()[2:]
     assert len(rows) == len(results["sets"]) + 4 and all(row in readme for row in rows)
-    shipped = [json.loads(path.read_text()) for path in (REPO / "docs" / "position_study").glob("*.json")]
+    shipped = [json.loads(path.read_text()) for path in (REPO / "docs" / "results" / "position_study").glob("*.json")]
     assert sorted(map(json.dumps, results["runs"])) == sorted(map(json.dumps, shipped))
     assert results["recipe"]["max_steps"] == 2000
     assert [run["position_embedding_type"] for run in results["runs"]][0] == "sinusoidal"

@@ -89,11 +89,12 @@ def test_translate_commands_run_as_written(readme_dir, capsys, monkeypatch):
 
 
 def test_the_main_job_table_is_the_shipped_runs():
-    """README's main-job rows are recipes.results_table of docs/main_job/, the summaries the runs wrote."""
+    """README's main-job rows are recipes.results_table of docs/results/main_job/, the summaries the runs wrote."""
     import json
 
     from transformer_mt.recipes import results_table
 
-    summaries = [json.loads(path.read_text(encoding="utf-8")) for path in (REPO / "docs" / "main_job").glob("*.json")]
+    runs = (REPO / "docs" / "results" / "main_job").glob("*.json")
+    summaries = [json.loads(path.read_text(encoding="utf-8")) for path in runs]
     assert len(summaries) >= 3
     assert results_table(summaries) in README

@@ -46,7 +46,7 @@ def test_a_run_cut_short_resumes_from_its_checkpoint_and_probes_each_step_once(t
 
 
 def test_the_readme_table_is_the_shipped_search():
-    """The README's candidate x seed table is markdown_table of docs/recipe_search/, the runs the figure shows."""
-    results = [json.loads(path.read_text()) for path in sorted((REPO / "docs" / "recipe_search").glob("*.json"))]
+    """The candidate x seed table of docs/results.md is markdown_table of docs/results/recipe_search/."""
+    results = [json.loads(path.read_text()) for path in sorted((REPO / "docs/results/recipe_search").glob("*.json"))]
     assert {result["candidate"] for result in results} >= {"baseline", "init-0.05"}
     assert recipe_search.markdown_table(results) in (REPO / "README.md").read_text(encoding="utf-8")
