@@ -33,13 +33,7 @@ from transformers.utils.output_capturing import OutputRecorder, capture_outputs
 from ..configuration.configuration_transformer_mt import TransformerMTConfig
 from .embeddings import TokenEmbedding, TransformerMTEmbeddings
 from .input_checks import IGNORE_INDEX, check_inputs, check_labels, positions_needed
-from .positional_embeddings import (
-    AlibiPositionBias,
-    RotaryPositionEmbedding,
-    SinusoidalPositionalEmbedding,
-    alibi_slopes,
-    rotate,
-)
+from .positional_embeddings import PositionStrategy, rotate
 
 
 def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
@@ -67,24 +61,6 @@ def seq2seq_loss(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch=
     if isinstance(num_items_in_batch, torch.Tensor):
         num_items_in_batch = num_items_in_batch.to(total.device)
     return total / num_items_in_batch
-
-
-def add_position_bias(mask: torch.Tensor | None, bias: torch.Tensor, causal: bool, dtype: torch.dtype) -> torch.Tensor:
-    """An additive (B, H, T, S) mask: masking_utils' mask (bool, additive, or None where sdpa needs none) plus a
-    position bias. A None causal mask means the queries are the last T keys and sdpa would have masked the later
-    keys itself (`is_causal`): that is done here instead."""
-    minimum = torch.finfo(dtype).min
-    bias = bias.to(dtype)
-    if mask is None:
-        if causal:
-            query_length, key_length = bias.shape[-2:]
-            later = torch.ones(query_length, key_length, dtype=torch.bool, device=bias.device).tril(
-                key_length - query_length).logical_not()
-            bias = bias.masked_fill(later, minimum)
-        return bias
-    if mask.dtype == torch.bool:
-        return bias.masked_fill(~mask, minimum)
-    return (mask.to(dtype) + bias).clamp(min=minimum)
 
 
 def eager_attention_forward(
@@ -311,12 +287,8 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
 
     def _init_weights(self, module):
         super()._init_weights(module)
-        if isinstance(module, SinusoidalPositionalEmbedding):
-            init.copy_(module.sinusoids, module.build_table(module.sinusoids.size(0), dtype=module.sinusoids.dtype))
-        elif isinstance(module, AlibiPositionBias):
-            init.copy_(module.slopes, alibi_slopes(module.slopes.numel()))
-        elif isinstance(module, RotaryPositionEmbedding):
-            init.copy_(module.inv_freq, module.build_inv_freq())
+        if isinstance(module, PositionStrategy):  # each strategy refills the buffers it derives from the config
+            module.reset_buffers()
         elif isinstance(module, TransformerMTForConditionalGeneration) and module.config.use_final_logits_bias:
             init.zeros_(module.final_logits_bias)
         elif isinstance(module, TokenEmbedding) and self.config.scale_embedding:
@@ -468,9 +440,7 @@ class _TransformerMTStack(TransformerMTPreTrainedModel):
         else:
             offset = position_ids[..., :1] - past_length  # (B, 1) or (1,)
             key_positions = torch.arange(key_length, device=position_ids.device) + offset
-        bias = positions.attention_bias(position_ids, key_positions, causal=causal)
-        if bias is not None:
-            mask = add_position_bias(mask, bias, causal, dtype)
+        mask = positions.self_attention_mask(mask, position_ids, key_positions, causal=causal, dtype=dtype)
         return mask, positions.rotation(position_ids)
 
     def final_norm(self, hidden_states: torch.Tensor) -> torch.Tensor:

@@ -1,28 +1,36 @@
 """Positions: one module per strategy, chosen once by `build_position_embedding(config, num_heads)`.
 
-Every strategy answers the same three questions, so that nothing else asks which one it is:
+Every strategy is a `PositionStrategy`, which names everything the model, exporters and tools may ask of one, so
+that nothing else asks which one it is:
 
-- `forward(position_ids) -> (..., T, d_model)`: the vectors the embedding block adds to the token embeddings;
-  absolute strategies only (`absolute` is True): the paper's sinusoids and BERT's learned table;
-- `attention_bias(query_positions, key_positions, causal) -> (B or 1, H, T, S)`: what self-attention adds to its
-  scores (ALiBi, Press et al. 2022), or None;
-- `rotation(position_ids) -> (cos, sin)`: the angles self-attention rotates queries and keys by (rotary, Su et
-  al. 2021), or None.
+- `absolute`: True when the strategy adds vectors to the token embeddings (the paper's sinusoids, BERT's learned
+  table), False when it acts in self-attention instead (ALiBi, Press et al. 2022; rotary, Su et al. 2021);
+- `max_positions`: how many positions it has (learned: the table's rows), or None for any length;
+- `reserve(num_positions)`: called first with a Python int, before any kernel runs and without reading device
+  tensors: the sinusoid extends its table there and learned positions reject lengths they have no row for;
+- `forward(position_ids) -> (..., T, d_model)`: the vectors the embedding block adds, or None (relative);
+- `table(num_positions) -> (num_positions, d_model)`: the vectors of positions 0..num_positions-1 whole, for
+  exporters and plots, or None (relative);
+- `self_attention_mask(mask, query_positions, key_positions, causal, dtype)`: self-attention's mask with the
+  strategy's score term added (ALiBi's bias), or the mask unchanged;
+- `rotation(position_ids) -> (cos, sin)`: the angles self-attention rotates queries and keys by (rotary), or None;
+- `reset_buffers()`: refill the buffers derived from the config (`_init_weights` calls it: from_pretrained
+  restores non-persistent buffers uninitialised).
 
 Cross-attention gets no position term from any strategy. Callers compute `position_ids` (offset by the cache
-length when decoding) in one place and call `reserve(num_positions)` first, with a Python int: the sinusoid
-extends its table there and learned positions reject lengths they have no row for, before any kernel runs and
-without reading device tensors. `table(num_positions)` gives the vectors of absolute positions 0..num_positions-1
-to whoever needs them whole (exporters, plots).
+length when decoding) in one place.
 """
 
+import abc
 import math
 
 import torch
 from torch import nn
+from transformers import initialization as init
 
 
 SINUSOID_PRECOMPUTED = 1024  # rows of the sinusoid table built with the model
+ROTARY_BASE = 10000.0  # rotary's wavelength base, as in Su et al. 2021 and transformers' default RoPE
 
 
 def sinusoid_table(num_positions: int, dim: int, layout: str = "interleaved", dtype=torch.float32, device=None):
@@ -41,13 +49,45 @@ def sinusoid_table(num_positions: int, dim: int, layout: str = "interleaved", dt
     return table.to(dtype)
 
 
-class AbsolutePositions(nn.Module):
+class PositionStrategy(nn.Module, abc.ABC):
+    """The position protocol: every member the model, exporters and tools use (the module docstring says each)."""
+
+    absolute: bool
+    max_positions: int | None
+
+    @abc.abstractmethod
+    def reserve(self, num_positions: int) -> None:
+        """Make positions 0..num_positions-1 readable, or raise a ValueError naming the limit."""
+
+    @abc.abstractmethod
+    def forward(self, position_ids: torch.LongTensor) -> torch.Tensor | None:
+        """(T,) or (B, T) positions -> (T or B, T, d_model) vectors to add to the embeddings; None if relative."""
+
+    @abc.abstractmethod
+    def table(self, num_positions: int) -> torch.Tensor | None:
+        """(num_positions, d_model): the vectors of positions 0..num_positions-1; None if relative."""
+
+    @abc.abstractmethod
+    def self_attention_mask(self, mask: torch.Tensor | None, query_positions: torch.Tensor,
+                            key_positions: torch.Tensor, causal: bool, dtype: torch.dtype) -> torch.Tensor | None:
+        """Self-attention's mask (masking_utils', or None) with this strategy's score term added, or unchanged."""
+
+    @abc.abstractmethod
+    def rotation(self, position_ids: torch.LongTensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """(cos, sin), each (B or 1, 1, T, head_dim): how self-attention rotates queries and keys; or None."""
+
+    @abc.abstractmethod
+    def reset_buffers(self) -> None:
+        """Refill the buffers computed from the config (none: nothing to do)."""
+
+
+class AbsolutePositions(PositionStrategy):
     """What absolute strategies share: they add vectors to the embeddings and nothing to attention."""
 
     absolute = True
 
-    def attention_bias(self, query_positions, key_positions, causal: bool) -> None:
-        return None
+    def self_attention_mask(self, mask, query_positions, key_positions, causal: bool, dtype) -> torch.Tensor | None:
+        return mask
 
     def rotation(self, position_ids) -> None:
         return None
@@ -62,12 +102,14 @@ class SinusoidalPositionalEmbedding(AbsolutePositions):
         super().__init__()
         self.embedding_dim = embedding_dim
         self.layout = layout
-        # Not persistent: derived from the config, so checkpoints stay free of it. PreTrainedModel._init_weights
-        # refills it after from_pretrained (which restores non-persistent buffers uninitialised).
+        # Not persistent: derived from the config, so checkpoints stay free of it (reset_buffers refills it).
         self.register_buffer("sinusoids", self.build_table(num_positions), persistent=False)
 
     def build_table(self, num_positions: int, device=None, dtype=torch.float32) -> torch.Tensor:
         return sinusoid_table(num_positions, self.embedding_dim, self.layout, dtype=dtype, device=device)
+
+    def reset_buffers(self) -> None:
+        init.copy_(self.sinusoids, self.build_table(self.sinusoids.size(0), dtype=self.sinusoids.dtype))
 
     def reserve(self, num_positions: int) -> None:
         if num_positions > self.sinusoids.size(0):
@@ -89,6 +131,9 @@ class LearnedPositionalEmbedding(nn.Embedding, AbsolutePositions):
         super().__init__(num_positions, embedding_dim)
         self.max_positions = num_positions
 
+    def reset_buffers(self) -> None:
+        pass  # a parameter only, which the model's initialisation draws like every embedding table
+
     def reserve(self, num_positions: int) -> None:
         if num_positions > self.max_positions:
             raise ValueError(
@@ -103,6 +148,28 @@ class LearnedPositionalEmbedding(nn.Embedding, AbsolutePositions):
         return self.weight[:num_positions]
 
 
+class RelativePositions(PositionStrategy):
+    """What relative strategies share: nothing added to the embeddings, no table and no length limit."""
+
+    absolute = False
+    max_positions = None
+
+    def forward(self, position_ids: torch.LongTensor) -> None:
+        return None
+
+    def table(self, num_positions: int) -> None:
+        return None
+
+    def reserve(self, num_positions: int) -> None:
+        pass
+
+    def self_attention_mask(self, mask, query_positions, key_positions, causal: bool, dtype) -> torch.Tensor | None:
+        return mask
+
+    def rotation(self, position_ids) -> tuple[torch.Tensor, torch.Tensor] | None:
+        return None
+
+
 def alibi_slopes(num_heads: int) -> torch.Tensor:
     """ALiBi's per-head slopes: the geometric sequence 2^(-8/n), 2^(-16/n), ... for n a power of two; otherwise
     those of the power of two below, then every other slope of the one above (Press et al. 2022, appendix)."""
@@ -112,33 +179,17 @@ def alibi_slopes(num_heads: int) -> torch.Tensor:
     return torch.tensor(slopes, dtype=torch.float32)
 
 
-class RelativePositions(nn.Module):
-    """What relative strategies share: nothing added to the embeddings, no table and no length limit."""
-
-    absolute = False
-    max_positions = None
-
-    def forward(self, position_ids: torch.LongTensor) -> None:
-        return None
-
-    def reserve(self, num_positions: int) -> None:
-        pass
-
-    def attention_bias(self, query_positions, key_positions, causal: bool) -> torch.Tensor | None:
-        return None
-
-    def rotation(self, position_ids) -> tuple[torch.Tensor, torch.Tensor] | None:
-        return None
-
-
 class AlibiPositionBias(RelativePositions):
     """ALiBi: self-attention scores get -slope_h x (query position - key position), a fixed slope per head;
     symmetric (the distance's absolute value) in the encoder, causal in the decoder."""
 
     def __init__(self, num_heads: int):
         super().__init__()
-        # Not persistent, like the sinusoids: derived from the config and refilled by _init_weights.
+        # Not persistent, like the sinusoids: derived from the config and refilled by reset_buffers.
         self.register_buffer("slopes", alibi_slopes(num_heads), persistent=False)
+
+    def reset_buffers(self) -> None:
+        init.copy_(self.slopes, alibi_slopes(self.slopes.numel()))
 
     def attention_bias(self, query_positions, key_positions, causal: bool) -> torch.Tensor:
         # positions: (T,) / (S,) or (B, T) / (B, S) -> distance (1 or B, 1, T, S)
@@ -148,12 +199,29 @@ class AlibiPositionBias(RelativePositions):
             distance = distance.abs()  # future keys of a causal query are masked; their sign does not matter
         return -self.slopes[None, :, None, None] * distance[:, None].to(self.slopes.dtype)
 
+    def self_attention_mask(self, mask, query_positions, key_positions, causal: bool, dtype) -> torch.Tensor:
+        """An additive (B or 1, H, T, S) mask: masking_utils' mask (bool, additive, or None where sdpa needs none)
+        plus the bias. A None causal mask means the queries are the last T keys and sdpa would have masked the
+        later keys itself (`is_causal`): that is done here instead."""
+        minimum = torch.finfo(dtype).min
+        bias = self.attention_bias(query_positions, key_positions, causal).to(dtype)
+        if mask is None:
+            if causal:
+                query_length, key_length = bias.shape[-2:]
+                later = torch.ones(query_length, key_length, dtype=torch.bool, device=bias.device).tril(
+                    key_length - query_length).logical_not()
+                bias = bias.masked_fill(later, minimum)
+            return bias
+        if mask.dtype == torch.bool:
+            return bias.masked_fill(~mask, minimum)
+        return (mask.to(dtype) + bias).clamp(min=minimum)
+
 
 class RotaryPositionEmbedding(RelativePositions):
     """Rotary positions: each pair of query/key dimensions (i, i + D/2) rotated by position x base^(-2i/D), so
     that their dot product depends only on the distance (GPT-NeoX's half-split layout, as in transformers)."""
 
-    base = 10000.0
+    base = ROTARY_BASE
 
     def __init__(self, head_dim: int):
         super().__init__()
@@ -163,6 +231,9 @@ class RotaryPositionEmbedding(RelativePositions):
     def build_inv_freq(self, device=None) -> torch.Tensor:
         exponents = torch.arange(0, self.head_dim, 2, dtype=torch.float64, device=device) / self.head_dim
         return (self.base ** -exponents).float()
+
+    def reset_buffers(self) -> None:
+        init.copy_(self.inv_freq, self.build_inv_freq())
 
     def rotation(self, position_ids) -> tuple[torch.Tensor, torch.Tensor]:
         angles = position_ids[..., None].float() * self.inv_freq  # (B or 1, T, D/2)
@@ -177,7 +248,7 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
     return (x * cos + torch.cat((-second, first), dim=-1) * sin).to(x.dtype)
 
 
-def build_position_embedding(config, num_heads: int) -> nn.Module:
+def build_position_embedding(config, num_heads: int) -> PositionStrategy:
     """The position strategy named by `config.position_embedding_type`, for a stack of `num_heads` heads."""
     if config.position_embedding_type == "learned":
         return LearnedPositionalEmbedding(config.max_position_embeddings, config.d_model)

@@ -6,6 +6,7 @@ import torch
 from transformer_mt.modeling.positional_embeddings import (
     AlibiPositionBias,
     LearnedPositionalEmbedding,
+    PositionStrategy,
     RotaryPositionEmbedding,
     SinusoidalPositionalEmbedding,
     alibi_slopes,
@@ -14,7 +15,7 @@ from transformer_mt.modeling.positional_embeddings import (
     sinusoid_table,
 )
 
-from .utils import ABSOLUTE_POSITION_TYPES, tiny_config
+from .utils import ABSOLUTE_POSITION_TYPES, POSITION_TYPES, RELATIVE_POSITION_TYPES, tiny_config
 
 
 def paper_formula(pos: int, dim: int, d_model: int) -> float:
@@ -70,11 +71,32 @@ def test_factory_picks_the_configured_strategy():
     assert isinstance(alibi, AlibiPositionBias) and alibi.slopes.shape == (4,)
     rotary = build_position_embedding(tiny_config(position_embedding_type="rotary"), 4)
     assert isinstance(rotary, RotaryPositionEmbedding) and rotary.head_dim == 8
-    for strategy in (alibi, rotary):
-        assert not strategy.absolute and strategy.max_positions is None and strategy(torch.arange(3)) is None
-    for strategy in (learned, concatenated):
-        assert strategy.absolute and strategy.attention_bias(torch.arange(3), torch.arange(3), True) is None
-        assert strategy.rotation(torch.arange(3)) is None
+
+
+@pytest.mark.parametrize("position_type", POSITION_TYPES)
+def test_every_strategy_keeps_the_protocol(position_type):
+    strategy = build_position_embedding(tiny_config(position_embedding_type=position_type), 4)
+    assert isinstance(strategy, PositionStrategy)
+    positions, mask = torch.arange(3), torch.zeros(1, 1, 3, 3)
+    strategy.reserve(3)
+    if strategy.absolute:  # vectors for the embeddings; nothing for attention
+        assert strategy(positions).shape == (3, 32) and strategy.table(3).shape == (3, 32)
+        assert strategy.self_attention_mask(mask, positions, positions, causal=True, dtype=torch.float32) is mask
+        assert strategy.rotation(positions) is None
+    else:  # nothing for the embeddings, no table, no length limit; a term in self-attention
+        assert strategy(positions) is None and strategy.table(3) is None and strategy.max_positions is None
+
+
+@pytest.mark.parametrize("position_type", POSITION_TYPES)
+def test_reset_buffers_refills_what_the_strategy_derives_from_the_config(position_type):
+    strategy = build_position_embedding(tiny_config(position_embedding_type=position_type), 4)
+    expected = {name: buffer.clone() for name, buffer in strategy.named_buffers()}
+    assert bool(expected) != (position_type == "learned")  # learned positions are a parameter, nothing derived
+    for buffer in strategy.buffers():
+        buffer.zero_()  # what from_pretrained leaves in a non-persistent buffer: anything
+    strategy.reset_buffers()
+    for name, buffer in strategy.named_buffers():
+        torch.testing.assert_close(buffer, expected[name], rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("position_type", ABSOLUTE_POSITION_TYPES)
@@ -130,3 +152,31 @@ def test_rotary_scores_depend_only_on_the_distance():
     assert cos.shape == (1, 1, 1, 8)
     assert cos[0, 0, 0, 1].item() == pytest.approx(math.cos(3 * 10000 ** (-2 / 8)), abs=1e-6)
     assert cos[0, 0, 0, 5].item() == pytest.approx(cos[0, 0, 0, 1].item())
+
+
+@pytest.mark.parametrize("position_type", RELATIVE_POSITION_TYPES)
+def test_relative_strategies_act_in_self_attention_only(position_type):
+    strategy = build_position_embedding(tiny_config(position_embedding_type=position_type), 4)
+    positions = torch.arange(3)
+    biased = strategy.self_attention_mask(None, positions, positions, causal=False, dtype=torch.float32)
+    assert (biased is not None) == (position_type == "alibi")
+    assert (strategy.rotation(positions) is not None) == (position_type == "rotary")
+
+
+def test_alibi_adds_its_bias_to_every_kind_of_mask():
+    module, minimum = AlibiPositionBias(2), torch.finfo(torch.float32).min
+    queries, keys = torch.arange(3), torch.arange(3)
+    bias = module.attention_bias(queries, keys, causal=True)  # (1, 2, 3, 3)
+    allowed = torch.ones(3, 3, dtype=torch.bool).tril()
+    # No mask (sdpa's is_causal case): the later keys are masked here.
+    merged = module.self_attention_mask(None, queries, keys, causal=True, dtype=torch.float32)
+    torch.testing.assert_close(merged, bias.masked_fill(~allowed, minimum), rtol=0, atol=0)
+    # A bool mask (True: attend) and an additive one give the same mask.
+    from_bool = module.self_attention_mask(allowed[None, None], queries, keys, causal=True, dtype=torch.float32)
+    additive = torch.zeros(1, 1, 3, 3).masked_fill(~allowed, minimum)
+    from_additive = module.self_attention_mask(additive, queries, keys, causal=True, dtype=torch.float32)
+    torch.testing.assert_close(from_bool, merged, rtol=0, atol=0)
+    torch.testing.assert_close(from_additive, merged, rtol=0, atol=0)  # clamped: no -inf from min + bias
+    # The encoder's bidirectional case: no mask stays a bias over every key.
+    symmetric = module.self_attention_mask(None, queries, keys, causal=False, dtype=torch.float32)
+    torch.testing.assert_close(symmetric, module.attention_bias(queries, keys, causal=False), rtol=0, atol=0)
