@@ -19,7 +19,7 @@ from .pipelines import TranslationPipeline, register_translation_pipeline, trans
 from .tokenization import TransformerMTTokenizerFast, train_tokenizer
 
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 AutoConfig.register(TransformerMTConfig.model_type, TransformerMTConfig, exist_ok=True)
 AutoModel.register(TransformerMTConfig, TransformerMTModel, exist_ok=True)
