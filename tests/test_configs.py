@@ -29,7 +29,7 @@ def launch_args(name: str):
 def test_the_configs_are_the_ones_the_readme_names():
     assert sorted(path.name for path in CONFIGS.glob("*.yaml")) == [
         "ddp.yaml", "fsdp.yaml", "multi_node.yaml", "single_gpu_bf16.yaml"]
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "scaling.md").read_text()
     for path in CONFIGS.glob("*.yaml"):
         assert f"configs/accelerate/{path.name}" in readme
 

@@ -71,7 +71,7 @@ def test_the_readme_tables_are_the_shipped_studys_own():
     """The position-study tables are markdown_summary and markdown_seeds of docs/results/position_study.json (the runs
     the figure shows), which holds every run in docs/results/position_study/."""
     results = json.loads((REPO / "docs" / "results" / "position_study.json").read_text(encoding="utf-8"))
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
     rows = position_study.markdown_summary(results).splitlines()[2:] + \
         position_study.markdown_seeds(results).splitlines()[2:]
     assert len(rows) == len(results["sets"]) + 4 and all(row in readme for row in rows)

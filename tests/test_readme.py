@@ -1,5 +1,8 @@
-"""The README runs as written: every Python example, and every `python scripts/...` command's options."""
+"""The README and every docs page run as written: every Python example and the outputs it shows, every
+`python scripts/...` command's options, the translate commands, every link, and the main-job table; the README
+stays a front page."""
 
+import ast
 import importlib
 import io
 import re
@@ -10,15 +13,27 @@ import pytest
 from .utils import DATA, REPO, save_tiny
 
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
-PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
-COMMANDS = [line for block in re.findall(r"```bash\n(.*?)```", README, flags=re.S)
-            for line in block.replace("\\\n", " ").splitlines() if "scripts/" in line and not line.startswith("#")]
+MAX_README_LINES = 250  # a front page (what, install, quick start, results, the index); the rest is in docs/*.md
+PAGES = {path.relative_to(REPO).as_posix(): path.read_text(encoding="utf-8")
+         for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]}
+README = PAGES["README.md"]
+
+
+def fenced(language: str) -> list[tuple[str, str]]:
+    """(page, code) of every fenced block in this language: the README's first, then each docs page's."""
+    return [(page, block) for page, text in PAGES.items()
+            for block in re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)]
+
+
+PYTHON_BLOCKS = fenced("python")
+COMMANDS = list(dict.fromkeys(  # each command line once, in page order
+    line for _, block in fenced("bash") for line in block.replace("\\\n", " ").splitlines()
+    if "scripts/" in line and not line.startswith("#")))
 
 
 @pytest.fixture
 def readme_dir(tmp_path, monkeypatch):
-    """A working directory holding what the README's examples refer to: data/en-de, the shipped model and
+    """A working directory holding what the examples refer to: data/en-de, the shipped model and
     runs/main-sinusoidal."""
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "en-de").symlink_to(DATA)
@@ -28,28 +43,46 @@ def readme_dir(tmp_path, monkeypatch):
     return tmp_path
 
 
+def shown_outputs(block: str) -> list[tuple[str, object]]:
+    """(expression, value) for every expression line followed by a comment line holding a Python literal: the
+    output the example shows."""
+    lines = block.splitlines()
+    shown = []
+    for line, comment in zip(lines, lines[1:]):
+        if not comment.startswith("# "):
+            continue
+        try:
+            ast.parse(line, mode="eval")
+            value = ast.literal_eval(comment[2:])
+        except (SyntaxError, ValueError):
+            continue
+        shown.append((line, value))
+    return shown
+
+
 def test_every_python_example_runs(readme_dir):
-    assert len(PYTHON_BLOCKS) >= 3
-    for number, block in enumerate(PYTHON_BLOCKS):
+    assert len(PYTHON_BLOCKS) >= 6
+    assert PYTHON_BLOCKS[0][0] == "README.md" and shown_outputs(PYTHON_BLOCKS[0][1])  # the quick start shows one
+    for number, (page, block) in enumerate(PYTHON_BLOCKS):
         namespace = {}
-        exec(compile(block, f"README.md python block {number}", "exec"), namespace)
-        if number == 0:  # the quick start: the shipped model translates
-            assert namespace["translator"](["Close the window."])[0]["translation_text"].startswith("Schließen")
-        if number == 1:  # a model of your own
-            assert (readme_dir / "my-model" / "model.safetensors").exists()
-            assert namespace["ids"].shape[0] == 1 and namespace["loss"].ndim == 0
-    assert (readme_dir / "runs" / "from-python" / "model.safetensors").exists()
+        exec(compile(block, f"{page} python block {number}", "exec"), namespace)
+        for expression, value in shown_outputs(block):  # the quick start: the shipped model, sentence by sentence
+            assert eval(expression, namespace) == value, f"{page}: {expression}"
+        if "loss" in namespace:
+            assert namespace["loss"].ndim == 0, page
+    assert (readme_dir / "my-model" / "model.safetensors").exists()  # a model of your own
+    assert (readme_dir / "runs" / "from-python" / "model.safetensors").exists()  # training from Python
 
 
 def script_command(line: str) -> tuple[str, list[str]]:
-    """(script name, arguments) of a README command line; `[...]` marks optional arguments, `...` elided ones."""
+    """(script name, arguments) of a command line; `[...]` marks optional arguments, `...` elided ones."""
     script, arguments = re.search(r"scripts/(\w+)\.py(.*)", line).groups()
     arguments = arguments.split("|")[0].replace("[", " ").replace("]", " ")
     return script, [a for a in shlex.split(arguments.split("#")[0]) if a != "..."]
 
 
 def test_every_command_uses_existing_scripts_and_options(capsys):
-    assert len(COMMANDS) >= 10
+    assert len(COMMANDS) >= 30
     helps = {}
     for line in COMMANDS:
         script, arguments = script_command(line)
@@ -66,7 +99,7 @@ def test_every_command_uses_existing_scripts_and_options(capsys):
 def test_translate_commands_run_as_written(readme_dir, capsys, monkeypatch):
     translate = importlib.import_module("transformer_mt.scripts.translate")
     lines = [line for line in COMMANDS if "scripts/translate.py" in line]
-    assert len(lines) >= 2
+    assert len(lines) >= 5
     for line in lines:
         _, arguments = script_command(line)
         if line.startswith("echo") or "--interactive" in arguments:
@@ -82,14 +115,45 @@ def test_translate_commands_run_as_written(readme_dir, capsys, monkeypatch):
             assert output.read_text(encoding="utf-8").count("\n") == 3, line
             continue
         translate.main(arguments)
-        sentences = [a for a in arguments if " " in a] or ["(stdin)"]
-        per_sentence = int(arguments[arguments.index("--num_return_sequences") + 1]) \
-            if "--num_return_sequences" in arguments else 1  # n-best: that many TSV rows a sentence
-        assert len(capsys.readouterr().out.splitlines()) == len(sentences) * per_sentence, line
+        texts = [a for a in arguments if " " in a] or ["(stdin)"]  # one output line a text, however many sentences
+        per_text = int(arguments[arguments.index("--num_return_sequences") + 1]) \
+            if "--num_return_sequences" in arguments else 1  # n-best: that many TSV rows a text
+        assert len(capsys.readouterr().out.splitlines()) == len(texts) * per_text, line
+
+
+def anchors(text: str) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as hyphens."""
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)  # a comment in a code block is no heading
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+            for heading in re.findall(r"^#+ (.*)$", prose, flags=re.M)}
+
+
+def test_every_link_and_named_path_leads_somewhere():
+    for page, text in PAGES.items():
+        folder = (REPO / page).parent
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if target.startswith(("http://", "https://")):
+                continue
+            path, _, anchor = target.partition("#")
+            linked = (folder / path).resolve() if path else REPO / page
+            assert linked.exists(), f"{page}: {target}"
+            if anchor and linked.suffix == ".md":
+                assert anchor in anchors(linked.read_text(encoding="utf-8")), f"{page}: {target}"
+        for path in re.findall(r"`(docs/[^`\s*]*)`", text):  # result files and folders the pages name
+            assert (REPO / path).exists(), f"{page}: {path}"
+
+
+def test_the_readme_is_a_front_page_with_an_index_of_the_docs():
+    assert len(README.splitlines()) <= MAX_README_LINES
+    assert len(PAGES) >= 6
+    for page in PAGES:
+        if page != "README.md":
+            assert f"]({page})" in README, f"{page} is not in the README's index"
 
 
 def test_the_main_job_table_is_the_shipped_runs():
-    """README's main-job rows are recipes.results_table of docs/results/main_job/, the summaries the runs wrote."""
+    """docs/results.md's main-job rows are recipes.results_table of docs/results/main_job/, the summaries the runs
+    wrote."""
     import json
 
     from transformer_mt.recipes import results_table
@@ -97,4 +161,4 @@ def test_the_main_job_table_is_the_shipped_runs():
     runs = (REPO / "docs" / "results" / "main_job").glob("*.json")
     summaries = [json.loads(path.read_text(encoding="utf-8")) for path in runs]
     assert len(summaries) >= 3
-    assert results_table(summaries) in README
+    assert results_table(summaries) in PAGES["docs/results.md"]
