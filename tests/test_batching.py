@@ -78,6 +78,7 @@ def test_training_with_token_batches_uses_them(tmp_path):
     assert sum(len(batch["input_ids"]) for batch in budget_batches) == 200
 
 
+@pytest.mark.slow
 def test_two_processes_deal_token_batches_between_them(tmp_path):
     """One process of a 2-process group takes half the epoch's batches: 3 steps are twice the epoch fraction."""
     flags = ["--do_train", "--max_steps", "3", "--save_strategy", "no", "--max_tokens_per_batch", "256"]

@@ -28,6 +28,7 @@ def test_ratios_and_table():
     assert table.splitlines()[0].startswith("| task | engine | tokens/s (best)") and "| 1.83 |" in table
 
 
+@pytest.mark.slow
 def test_a_tiny_comparison_with_marian_runs_end_to_end():
     results = benchmark.compare_with_marian(str(DATA), presets=("tiny",), tasks=("greedy b1", "beam-4 b32"),
                                             repeats=2, threads=1, new_tokens=4, train_steps=2, compiled=False)
@@ -45,6 +46,7 @@ def test_a_tiny_comparison_with_marian_runs_end_to_end():
     assert "**generate(), tiny preset**" in report and "**training, tiny preset**" in report
 
 
+@pytest.mark.slow
 def test_the_ctranslate2_comparison_runs_each_engine_apart(tmp_path):
     save_tiny(tmp_path / "model")
     results = benchmark.compare_with_ctranslate2(str(tmp_path / "model"), SENTENCES, batch_size=2, max_new_tokens=5,
@@ -55,6 +57,7 @@ def test_the_ctranslate2_comparison_runs_each_engine_apart(tmp_path):
     assert "| greedy | CTranslate2 int8 |" in benchmark.ctranslate2_report(results)
 
 
+@pytest.mark.slow
 def test_sentence_and_token_batches_are_compared_by_real_target_tokens():
     results = benchmark.compare_batching(str(DATA), max_tokens=(256, 512), repeats=1, threads=1, train_steps=2,
                                          preset="tiny")
@@ -67,6 +70,7 @@ def test_sentence_and_token_batches_are_compared_by_real_target_tokens():
     assert "| training step | <= 512 padded tokens |" in benchmark.batching_report(results)
 
 
+@pytest.mark.slow
 def test_the_position_types_are_compared_at_one_size():
     results = benchmark.compare_positions(str(DATA), preset="tiny", repeats=1, threads=1, new_tokens=3,
                                           batch_size=2, train_steps=2)

@@ -13,6 +13,7 @@ from transformer_mt.scripts import gpu_check as command
 from .utils import DATA
 
 
+@pytest.mark.slow
 def test_the_dry_run_runs_every_check_and_writes_the_json(tmp_path, capsys):
     command.main(["--dry_run", "--device", "cpu", "--data", str(DATA), "--output_dir", str(tmp_path)])
     results = json.loads((tmp_path / "gpu_check.json").read_text())

@@ -12,6 +12,7 @@ from .utils import DATA, REPO, SOURCE_PACKAGES, import_violations
 
 # Every command in scripts/ is a console script transformer-mt-<name> (pyproject.toml, [project.scripts]).
 COMMANDS = [path.stem.replace("_", "-") for path in sorted((REPO / "scripts").glob("*.py")) if path.stem != "__init__"]
+pytestmark = pytest.mark.slow  # builds and installs a wheel, runs every command and a main job in subprocesses
 
 
 @pytest.fixture(scope="module")

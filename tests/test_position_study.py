@@ -15,6 +15,7 @@ def test_joined_inputs_join_sources_and_references_alike():
     assert sources == ["a b", "c d"] and references == ["A B", "C D"]
 
 
+@pytest.mark.slow
 def test_the_quick_study_writes_finite_numbers_and_a_figure(tmp_path):
     # Two types keep it quick; every type runs through the quick command below and the model tests.
     results = position_study.run_study(str(DATA), str(tmp_path / "study"), seeds=(0, 1), steps=8, quick=True,
@@ -39,6 +40,7 @@ def test_the_quick_study_writes_finite_numbers_and_a_figure(tmp_path):
     assert "| test, all pairs | " in table
 
 
+@pytest.mark.slow
 def test_a_study_keeps_one_result_per_run_and_never_trains_a_scored_run_again(tmp_path, monkeypatch):
     output, results_dir = tmp_path / "study", tmp_path / "results"
     first = position_study.run_study(str(DATA), str(output), seeds=(0,), steps=4, quick=True, joined_variant=False,
@@ -82,6 +84,7 @@ def test_the_readme_tables_are_the_shipped_studys_own():
     assert {run["position_embedding_type"] for run in shipped} == {"sinusoidal", "learned", "alibi", "rotary"}
 
 
+@pytest.mark.slow
 def test_the_quick_command_is_quick(tmp_path, capsys):
     from transformer_mt.scripts.position_study import main
 

@@ -60,6 +60,7 @@ def shown_outputs(block: str) -> list[tuple[str, object]]:
     return shown
 
 
+@pytest.mark.slow
 def test_every_python_example_runs(readme_dir):
     assert len(PYTHON_BLOCKS) >= 6
     assert PYTHON_BLOCKS[0][0] == "README.md" and shown_outputs(PYTHON_BLOCKS[0][1])  # the quick start shows one

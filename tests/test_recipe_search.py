@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from transformer_mt import recipe_search
 from transformer_mt.diagnostics import read_probe
 from transformer_mt.scripts.recipe_search import main as search_main
@@ -9,6 +11,7 @@ from transformer_mt.scripts.recipe_search import main as search_main
 from .utils import DATA, REPO
 
 
+@pytest.mark.slow
 def test_a_quick_search_writes_a_result_per_run_and_skips_finished_runs(tmp_path, capsys):
     argv = ["--data", str(DATA), "--output_dir", str(tmp_path / "out"), "--results_dir", str(tmp_path / "results"),
             "--candidates", "baseline", "init-0.05", "--seeds", "0", "--steps", "6", "--quick",
@@ -33,6 +36,7 @@ def test_a_quick_search_writes_a_result_per_run_and_skips_finished_runs(tmp_path
     assert {path.name: path.stat().st_mtime_ns for path in (tmp_path / "results").glob("*.json")} == before
 
 
+@pytest.mark.slow
 def test_a_run_cut_short_resumes_from_its_checkpoint_and_probes_each_step_once(tmp_path):
     tokenizer = recipe_search.shared_tokenizer(str(DATA), tmp_path, 400, max_train_samples=400)
     run_dir = tmp_path / "run"

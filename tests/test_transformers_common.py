@@ -78,7 +78,7 @@ def common_tests_package() -> str:
     return package
 
 
-pytestmark = pytest.mark.network  # the first run downloads the sdist; `-m "not network"` leaves the module out
+pytestmark = [pytest.mark.network, pytest.mark.slow]  # network: the first run downloads the sdist
 common = importlib.import_module(f"{common_tests_package()}.test_modeling_common")
 
 # Several common tests select models by class name from transformers' own tables, which third-party registration
