@@ -1,10 +1,13 @@
 """Configuration of the encoder-decoder Transformer ("Attention Is All You Need") with BERT-style embeddings."""
 
 import copy
+import functools
 from typing import Literal, get_args
 
+from huggingface_hub.dataclasses import as_validated_field, strict
+from huggingface_hub.errors import StrictDataclassClassValidationError, StrictDataclassFieldValidationError
 from transformers import PreTrainedConfig
-from transformers.activations import ACT2FN
+from transformers.utils.type_validators import activation_fn_key, interval, positive_int_field
 
 
 # Absolute positions add a vector to each token embedding; relative ones act in self-attention only (ALiBi adds a
@@ -14,10 +17,49 @@ PositionEmbeddingType = Literal["sinusoidal", "learned", "alibi", "rotary"]
 # all cosines second, the layout Marian/Opus-MT checkpoints were trained with.
 SinusoidalLayout = Literal["interleaved", "concatenated"]
 POSITION_EMBEDDING_TYPES = get_args(PositionEmbeddingType)
+# A learned table of this many rows is allocated; past ~1M rows that is gigabytes, never what was meant.
 MAX_POSITIONS = 2**20
 SINUSOIDAL_LAYOUTS = get_args(SinusoidalLayout)
 
+dropout_rate = interval(min=0.0, max=1.0, exclude_max=True)  # 1 would drop everything
+positive_number = interval(min=0.0, exclude_min=True)
 
+
+@as_validated_field
+def language_code(value: str | None):
+    if value is not None and not value.strip():
+        raise ValueError(f"Value must be a language code (a non-empty string) or None, got {value!r}.")
+
+
+def _value_errors(cls):
+    """A `@strict` config that raises ValueError for a value its checks refuse, at construction and assignment.
+
+    huggingface_hub reports a refused value as a StrictDataclassError, which is no ValueError; callers of a config
+    treat ValueError as a bad value (the commands print it as one line). The message stays the check's own: a
+    field's names the field, a rule's (`validate_*`) names the fields it relates.
+    """
+    strict_init, strict_setattr = cls.__init__, cls.__setattr__
+
+    @functools.wraps(strict_init)
+    def __init__(self, *args, **kwargs):
+        try:
+            strict_init(self, *args, **kwargs)
+        except StrictDataclassClassValidationError as error:
+            raise ValueError(str(error.__cause__)) from error
+
+    @functools.wraps(strict_setattr)
+    def __setattr__(self, name, value):
+        try:
+            strict_setattr(self, name, value)
+        except StrictDataclassFieldValidationError as error:
+            raise ValueError(" ".join(str(error).split("\n    "))) from error
+
+    cls.__init__, cls.__setattr__ = __init__, __setattr__
+    return cls
+
+
+@_value_errors
+@strict
 class TransformerMTConfig(PreTrainedConfig):
     r"""
     Configuration of a [`TransformerMTModel`] / [`TransformerMTForConditionalGeneration`].
@@ -45,33 +87,35 @@ class TransformerMTConfig(PreTrainedConfig):
         "initializer_range": "init_std",
     }
 
-    vocab_size: int = 37000  # the paper's shared English-German BPE vocabulary
+    # Types are checked from the annotations and ranges by the fields' validators (huggingface_hub's @strict, as
+    # in transformers' own configs); the rules that relate fields are the validate_* methods below.
+    vocab_size: int = positive_int_field(default=37000)  # the paper's shared English-German BPE vocabulary
     # Separate source and target vocabularies (some Marian/Opus-MT checkpoints): the decoder and the output
     # projection then have `decoder_vocab_size` rows. None means the same as `vocab_size`.
     share_encoder_decoder_embeddings: bool = True
-    decoder_vocab_size: int | None = None
-    d_model: int = 512
-    encoder_layers: int = 6
-    decoder_layers: int = 6
-    encoder_attention_heads: int = 8
-    decoder_attention_heads: int = 8
-    encoder_ffn_dim: int = 2048
-    decoder_ffn_dim: int = 2048
-    activation_function: str = "relu"
-    dropout: float = 0.1  # residual and embedding dropout (P_drop in the paper)
-    attention_dropout: float = 0.0
-    activation_dropout: float = 0.0
+    decoder_vocab_size: int | None = positive_int_field(default=None)
+    d_model: int = positive_int_field(default=512)
+    encoder_layers: int = positive_int_field(default=6)
+    decoder_layers: int = positive_int_field(default=6)
+    encoder_attention_heads: int = positive_int_field(default=8)
+    decoder_attention_heads: int = positive_int_field(default=8)
+    encoder_ffn_dim: int = positive_int_field(default=2048)
+    decoder_ffn_dim: int = positive_int_field(default=2048)
+    activation_function: str = activation_fn_key(default="relu")
+    dropout: float = dropout_rate(default=0.1)  # residual and embedding dropout (P_drop in the paper)
+    attention_dropout: float = dropout_rate(default=0.0)
+    activation_dropout: float = dropout_rate(default=0.0)
     # Learned positions: the table size and a hard limit. Sinusoids: only the size precomputed at start; they
     # extend to any length on demand.
-    max_position_embeddings: int = 512
+    max_position_embeddings: int = interval(min=1, max=MAX_POSITIONS)(default=512)
     position_embedding_type: PositionEmbeddingType = "sinusoidal"
     sinusoidal_layout: SinusoidalLayout = "interleaved"
-    type_vocab_size: int = 2  # BERT's segments A/B; 0 removes the segment table
+    type_vocab_size: int = interval(min=0)(default=2)  # BERT's segments A/B; 0 removes the segment table
     scale_embedding: bool = True  # the paper multiplies token embeddings by sqrt(d_model)
     layernorm_embedding: bool = False  # BERT's LayerNorm after token + segment + position
     normalize_before: bool = False  # pre-LN; the paper (and BERT) normalise after the residual (post-LN)
-    layer_norm_eps: float = 1e-5
-    init_std: float = 0.02
+    layer_norm_eps: float = positive_number(default=1e-5)
+    init_std: float = positive_number(default=0.02)
     use_cache: bool = True
     tie_word_embeddings: bool = True
     use_final_logits_bias: bool = False  # a fixed bias on the logits, as Marian/BART checkpoints carry
@@ -86,13 +130,12 @@ class TransformerMTConfig(PreTrainedConfig):
     tokenizer_fingerprint: str | None = None
     # The languages of the text (codes such as "en", "de"): translation splits its input into sentences by the
     # source language's rules. None means unknown (older checkpoints); translation then needs it passed.
-    source_lang: str | None = None
-    target_lang: str | None = None
+    source_lang: str | None = language_code(default=None)
+    target_lang: str | None = language_code(default=None)
 
     def __post_init__(self, **kwargs):
         if self.decoder_vocab_size is None:
             self.decoder_vocab_size = self.vocab_size
-        self._validate()
         super().__post_init__(**kwargs)
 
     def get_text_config(self, decoder=None, encoder=None) -> PreTrainedConfig:
@@ -108,29 +151,10 @@ class TransformerMTConfig(PreTrainedConfig):
             return as_encoder_decoder.get_text_config(decoder=True)
         return super().get_text_config(decoder=decoder, encoder=encoder)
 
-    def _validate(self):
-        """Raise ValueError naming the field, its value and what is allowed."""
-        for name in ("vocab_size", "decoder_vocab_size", "d_model", "encoder_layers", "decoder_layers",
-                     "encoder_attention_heads", "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim"):
-            _check_int(name, getattr(self, name), minimum=1)
-        # A learned table of this many rows is allocated; past ~1M rows that is gigabytes, never what was meant.
-        _check_int("max_position_embeddings", self.max_position_embeddings, minimum=1, maximum=MAX_POSITIONS)
-        _check_int("type_vocab_size", self.type_vocab_size, minimum=0)
-        for name in ("dropout", "attention_dropout", "activation_dropout"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-                raise ValueError(f"`{name}` must be a probability in [0, 1), got {value!r}.")
-        for name in ("init_std", "layer_norm_eps"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"`{name}` must be a positive number, got {value!r}.")
-        for name in ("source_lang", "target_lang"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, str) or not value.strip()):
-                raise ValueError(f"`{name}` must be a language code (a non-empty string) or None, got {value!r}.")
-        _check_choice("position_embedding_type", self.position_embedding_type, POSITION_EMBEDDING_TYPES)
-        _check_choice("sinusoidal_layout", self.sinusoidal_layout, SINUSOIDAL_LAYOUTS)
-        _check_choice("activation_function", self.activation_function, tuple(sorted(ACT2FN)))
+    def validate_architecture(self):
+        """Part of `@strict` validation: the rules that relate fields. Each ValueError names the fields, their values
+        and what is allowed."""
+        super().validate_architecture()
         for side in ("encoder", "decoder"):
             heads = getattr(self, f"{side}_attention_heads")
             if self.d_model % heads:
@@ -156,26 +180,17 @@ class TransformerMTConfig(PreTrainedConfig):
                 f"`decoder_vocab_size` ({self.decoder_vocab_size}) must equal `vocab_size` ({self.vocab_size}) when "
                 "`share_encoder_decoder_embeddings` is True; set it to False for separate vocabularies."
             )
-        # Special ids must name a row of every table they are looked up in (or generation could never stop).
+
+    def validate_token_ids(self):
+        """Part of `@strict` validation: special ids must name a row of every table they are looked up in (or
+        generation could never stop). transformers only warns; a wrong id here is an error."""
         largest = min(self.vocab_size, self.decoder_vocab_size) - 1
         for name in ("pad_token_id", "bos_token_id", "decoder_start_token_id", "eos_token_id", "forced_eos_token_id"):
             value = getattr(self, name)
-            for one in value if isinstance(value, (list, tuple)) else [value]:
-                if one is not None:
-                    _check_int(name, one, minimum=0, maximum=largest)
-
-
-def _check_int(name, value, minimum, maximum=None):
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (
-        maximum is not None and value > maximum
-    ):
-        allowed = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
-        raise ValueError(f"`{name}` must be an integer {allowed}, got {value!r}.")
-
-
-def _check_choice(name, value, allowed):
-    if value not in allowed:
-        raise ValueError(f"`{name}` must be one of {', '.join(map(repr, allowed))}; got {value!r}.")
+            for one in value if isinstance(value, list) else [value]:
+                if one is not None and not 0 <= one <= largest:
+                    raise ValueError(f"`{name}` must be an integer in [0, {largest}], got {one}.")
+        super().validate_token_ids()
 
 
 __all__ = ["POSITION_EMBEDDING_TYPES", "SINUSOIDAL_LAYOUTS", "TransformerMTConfig"]

@@ -18,7 +18,7 @@ import torch
 
 from transformer_mt.benchmarks import (
     GENERATION_TASKS,
-    PRESETS,
+    MODEL_SIZES,
     batching_report,
     compare_batching,
     compare_positions,
@@ -33,7 +33,7 @@ from transformer_mt.cli import command
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default="data/en-de", help="Parallel data: training pairs and test sources.")
-    parser.add_argument("--presets", nargs="+", choices=list(PRESETS), default=["main-job", "base"])
+    parser.add_argument("--presets", nargs="+", choices=list(MODEL_SIZES), default=["main-job", "base"])
     parser.add_argument("--tasks", nargs="+", choices=list(GENERATION_TASKS), default=list(GENERATION_TASKS))
     parser.add_argument("--repeats", type=int, default=4, help="Timed runs per engine (interleaved).")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())

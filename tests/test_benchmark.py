@@ -13,13 +13,13 @@ def test_engines_alternate_a_b_b_a():
 
 
 def test_best_is_the_highest_throughput_and_worst_the_lowest():
-    assert benchmark.summarise([10.0, 12.0, 11.0]) == {"best": 12.0, "median": 11.0, "worst": 10.0,
+    assert benchmark.sample_stats([10.0, 12.0, 11.0]) == {"best": 12.0, "median": 11.0, "worst": 10.0,
                                                        "samples": [10.0, 12.0, 11.0]}
 
 
 def test_ratios_and_table():
-    results = {"task": {"base": benchmark.summarise([10.0, 12.0, 11.0]),
-                        "fast": benchmark.summarise([20.0, 18.0, 22.0])}}
+    results = {"task": {"base": benchmark.sample_stats([10.0, 12.0, 11.0]),
+                        "fast": benchmark.sample_stats([20.0, 18.0, 22.0])}}
     rows = benchmark.ratio_rows(results, "base", "tokens/s")
     fast = next(row for row in rows if row["engine"] == "fast")
     assert fast["x baseline (best)"] == pytest.approx(22 / 12)

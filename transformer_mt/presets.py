@@ -64,13 +64,9 @@ MAIN_JOB = dict(
     seed=0,
 )
 
-
-# The same job on a CUDA GPU (chosen by `main_job_recipe`; not yet measured, see README): the paper's base model,
-# bf16 autocast (sdpa attention is the default everywhere), a batch that fills a large GPU, the paper's
-# learning-rate schedule, an 8k vocabulary.
-MAIN_JOB_GPU = dict(
-    MAIN_JOB,
-    tokenizer_vocab_size=8000,
+# The paper's base model size (Vaswani et al. 2017, Table 3), written once: the GPU job, transformer-base (and so
+# transformer-big) and the benchmarks' "base" size take it from here.
+BASE_SIZE = dict(
     d_model=512,
     encoder_layers=6,
     decoder_layers=6,
@@ -78,6 +74,15 @@ MAIN_JOB_GPU = dict(
     decoder_attention_heads=8,
     encoder_ffn_dim=2048,
     decoder_ffn_dim=2048,
+)
+
+# The same job on a CUDA GPU (chosen by `main_job_recipe`; not yet measured, see README): the paper's base model,
+# bf16 autocast (sdpa attention is the default everywhere), a batch that fills a large GPU, the paper's
+# learning-rate schedule, an 8k vocabulary.
+MAIN_JOB_GPU = dict(
+    MAIN_JOB,
+    tokenizer_vocab_size=8000,
+    **BASE_SIZE,
     max_tokens_per_batch=None,  # 256-pair batches
     per_device_train_batch_size=256,
     per_device_eval_batch_size=256,
@@ -86,7 +91,6 @@ MAIN_JOB_GPU = dict(
     bf16=True,
     dataloader_num_workers=2,
 )
-
 
 
 # The paper's base model: 6+6 post-LN layers, d_model 512, 8 heads, FFN 2048, dropout 0.1, label smoothing 0.1,
@@ -101,17 +105,11 @@ TRANSFORMER_BASE = dict(
     predict_with_generate=True,
     position_embedding_type="sinusoidal",
     tokenizer_vocab_size=37000,
-    d_model=512,
-    encoder_layers=6,
-    decoder_layers=6,
-    encoder_attention_heads=8,
-    decoder_attention_heads=8,
-    encoder_ffn_dim=2048,
-    decoder_ffn_dim=2048,
+    **BASE_SIZE,
     normalize_before=False,
     dropout=0.1,
     label_smoothing_factor=0.1,
-    learning_rate=512**-0.5 * 4000**-0.5,
+    learning_rate=BASE_SIZE["d_model"]**-0.5 * 4000**-0.5,
     lr_scheduler_type="inverse_sqrt",
     warmup_steps=4000,
     adam_beta1=0.9,
@@ -168,4 +166,4 @@ PRESETS = {
     "tiny": TINY,
 }
 
-__all__ = ["MAIN_JOB", "MAIN_JOB_GPU", "PRESETS", "TINY", "TRANSFORMER_BASE", "TRANSFORMER_BIG"]
+__all__ = ["BASE_SIZE", "MAIN_JOB", "MAIN_JOB_GPU", "PRESETS", "TINY", "TRANSFORMER_BASE", "TRANSFORMER_BIG"]

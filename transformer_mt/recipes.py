@@ -12,6 +12,7 @@ import time
 
 import torch
 
+from .machine import matmul_gflops
 from .pipelines import translate
 from .plots import plot_cross_attention, plot_losses, plot_position_table
 from .presets import MAIN_JOB, MAIN_JOB_GPU
@@ -26,6 +27,7 @@ EXAMPLES = [
     "Select the cells that you want to sort.",
 ]
 
+
 def main_job_recipe(cuda: bool | None = None) -> dict:
     """MAIN_JOB_GPU where a CUDA GPU with bf16 is present, else MAIN_JOB (CPU: nothing changes)."""
     if cuda is None:
@@ -35,22 +37,6 @@ def main_job_recipe(cuda: bool | None = None) -> dict:
 
 def _step_of(checkpoint: str | None) -> int | None:
     return int(checkpoint.rsplit("-", 1)[1]) if checkpoint else None
-
-
-def matmul_gflops(size: int = 2048, threads: int = 2, repeats: int = 5) -> float:
-    """fp32 GFLOP/s of a size x size matmul on `threads` threads: the machine's figure, stated beside wall times
-    (machines of one kind here differ 3x)."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        a, b = torch.randn(size, size), torch.randn(size, size)
-        a @ b
-        start = time.perf_counter()
-        for _ in range(repeats):
-            a @ b
-        return 2 * size**3 * repeats / (time.perf_counter() - start) / 1e9
-    finally:
-        torch.set_num_threads(previous)
 
 
 def run_main_job(data_args, setup_args, model_args, training_args) -> dict:

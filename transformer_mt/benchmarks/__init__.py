@@ -4,13 +4,16 @@ module is one comparison. scripts/benchmark.py and scripts/benchmark_ctranslate2
 
 from .batching import batching_report, compare_batching
 from .ctranslate2 import compare_with_ctranslate2, ctranslate2_report
-from .harness import interleaved_order, markdown_table, ratio_rows, run_worker, summarise
-from .marian import GENERATION_TASKS, MARIAN, OURS, PRESETS, compare_with_marian, model_pair, report
+from .harness import interleaved_order, markdown_table, ratio_rows, run_worker, sample_stats
+from .marian import GENERATION_TASKS, MARIAN, MODEL_SIZES, OURS, compare_with_marian, model_pair, report
 from .positions import compare_positions, positions_report
 
 
+# gpu_check.py's name for MODEL_SIZES, until it imports that (presets.PRESETS are training presets, not sizes).
+PRESETS = MODEL_SIZES
+
 __all__ = [
-    "GENERATION_TASKS", "MARIAN", "OURS", "PRESETS", "batching_report", "compare_batching", "compare_positions",
-    "compare_with_ctranslate2", "compare_with_marian", "ctranslate2_report", "interleaved_order", "markdown_table",
-    "model_pair", "positions_report", "ratio_rows", "report", "run_worker", "summarise",
+    "GENERATION_TASKS", "MARIAN", "MODEL_SIZES", "OURS", "PRESETS", "batching_report", "compare_batching",
+    "compare_positions", "compare_with_ctranslate2", "compare_with_marian", "ctranslate2_report", "interleaved_order",
+    "markdown_table", "model_pair", "positions_report", "ratio_rows", "report", "run_worker", "sample_stats",
 ]

@@ -5,10 +5,17 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from transformers import Seq2SeqTrainingArguments
-
-from ..recipes import MAIN_JOB
-from .harness import StepTimer, interleaved_order, markdown_table, prepare_data, ratio_rows, run_worker, summarise
+from ..presets import MAIN_JOB
+from .harness import (
+    StepTimer,
+    interleaved_order,
+    markdown_table,
+    prepare_data,
+    ratio_rows,
+    run_worker,
+    sample_stats,
+    training_arguments,
+)
 from .marian import OURS, load_engine, save_model_pairs
 
 
@@ -36,13 +43,8 @@ def batching_worker(spec: dict) -> dict:
 
     data = json.loads(Path(spec["data"]).read_text())
     model = load_engine(data["workdir"], spec["preset"], OURS).train()
-    recipe = {key: MAIN_JOB[key] for key in ("learning_rate", "lr_scheduler_type", "warmup_steps", "adam_beta2",
-                                             "weight_decay", "label_smoothing_factor", "max_grad_norm",
-                                             "per_device_train_batch_size", "train_sampling_strategy", "seed")}
     with tempfile.TemporaryDirectory() as output_dir:
-        args = Seq2SeqTrainingArguments(output_dir=output_dir, max_steps=spec["warmup"] + spec["steps"],
-                                        report_to="none", save_strategy="no", logging_strategy="no",
-                                        disable_tqdm=True, use_cpu=True, **recipe)
+        args = training_arguments(output_dir, spec["warmup"] + spec["steps"], length_grouped=True)
         from datasets import Dataset
 
         tokenizer = AutoTokenizer.from_pretrained(data["tokenizer"])
@@ -73,7 +75,7 @@ def compare_batching(data_dir: str, max_tokens=(2048, 4096), repeats: int = 3, t
                 "data": str(data), "preset": preset, "max_tokens": engines[engine], "warmup": 3,
                 "steps": train_steps}, threads))
     return {"threads": threads, "preset": preset, "batching": {
-        engine: {**summarise([run["tokens_per_second"] for run in runs]),
+        engine: {**sample_stats([run["tokens_per_second"] for run in runs]),
                  "target tokens per step": statistics.mean(run["target tokens per step"] for run in runs)}
         for engine, runs in samples.items()}}
 

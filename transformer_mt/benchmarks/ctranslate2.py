@@ -5,7 +5,7 @@ import time
 
 import torch
 
-from .harness import interleaved_order, markdown_table, ratio_rows, run_worker, summarise
+from .harness import interleaved_order, markdown_table, ratio_rows, run_worker, sample_stats
 
 
 def ctranslate2_worker(spec: dict) -> dict:
@@ -64,7 +64,7 @@ def compare_with_ctranslate2(model_dir: str, sentences: list[str], batch_size: i
             search = "greedy" if num_beams == 1 else f"beam {num_beams}"
             results["search"][search] = {
                 ("generate()" if engine == "generate()" else f"CTranslate2 {engine}"): {
-                    **summarise([run["tokens_per_second"] for run in engine_runs]),
+                    **sample_stats([run["tokens_per_second"] for run in engine_runs]),
                     "outputs equal to generate()":
                         f"{sum(a == b for a, b in zip(engine_runs[0]['outputs'], reference))}"
                                                    f"/{len(reference)}",

@@ -26,9 +26,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import torch
-from transformers import TrainerCallback
+from transformers import Seq2SeqTrainingArguments, TrainerCallback
 
-from ..recipes import MAIN_JOB
+from ..presets import MAIN_JOB
 
 
 def interleaved_order(engines: list[str], repeats: int) -> list[str]:
@@ -39,7 +39,7 @@ def interleaved_order(engines: list[str], repeats: int) -> list[str]:
     return order
 
 
-def summarise(samples: list[float]) -> dict:
+def sample_stats(samples: list[float]) -> dict:
     """Throughputs over repeats: the best (highest), the median and the worst (lowest), with the samples."""
     return {"best": max(samples), "median": statistics.median(samples), "worst": min(samples), "samples": samples}
 
@@ -103,20 +103,22 @@ def markdown_table(rows: list[dict]) -> str:
 
 
 
-def prepare_data(workdir: Path, data_dir: str, num_train: int, num_sources: int) -> Path:
+def prepare_data(workdir: Path, data_dir: str, num_train: int, num_sources: int, source_lang: str = "en",
+                 target_lang: str = "de") -> Path:
     """Tokenize shipped pairs once (a tokenizer of the main job's size) into `workdir/data.json`, for the workers:
     training pairs, test sources, and where the tokenizer and the models are kept."""
     from ..data import load_parallel_data
     from ..tokenization import train_tokenizer
 
-    splits = load_parallel_data(data_dir)
+    splits = load_parallel_data(data_dir, source_lang, target_lang)
     train = splits["train"].select(range(min(num_train, len(splits["train"]))))
-    tokenizer = train_tokenizer(list(train["en"]) + list(train["de"]), vocab_size=MAIN_JOB["tokenizer_vocab_size"])
+    sources, targets = list(train[source_lang]), list(train[target_lang])
+    tokenizer = train_tokenizer(sources + targets, vocab_size=MAIN_JOB["tokenizer_vocab_size"])
     limit = MAIN_JOB["max_source_length"]
     pairs = [{"input_ids": source, "labels": target} for source, target in zip(
-        tokenizer(list(train["en"]), max_length=limit, truncation=True)["input_ids"],
-        tokenizer(text_target=list(train["de"]), max_length=limit, truncation=True)["input_ids"])]
-    sources = tokenizer(list(splits["test"]["en"][:num_sources]))["input_ids"]
+        tokenizer(sources, max_length=limit, truncation=True)["input_ids"],
+        tokenizer(text_target=targets, max_length=limit, truncation=True)["input_ids"])]
+    sources = tokenizer(list(splits["test"][source_lang][:num_sources]))["input_ids"]
     tokenizer.save_pretrained(workdir / "tokenizer")
     path = workdir / "data.json"
     path.write_text(json.dumps({"pairs": pairs, "sources": sources, "pad_token_id": tokenizer.pad_token_id,
@@ -131,6 +133,23 @@ def source_batch(sources: list[list[int]], batch_size: int, pad_token_id: int) -
     input_ids = torch.tensor([row + [pad_token_id] * (width - len(row)) for row in rows])
     lengths = torch.tensor([len(row) for row in rows])
     return {"input_ids": input_ids, "attention_mask": (torch.arange(width) < lengths[:, None]).long()}
+
+
+def training_arguments(output_dir: str, steps: int, length_grouped: bool = False) -> Seq2SeqTrainingArguments:
+    """The main job's optimizer, schedule and batch size for `steps` CPU steps that log and save nothing; batches in
+    seeded random order, or grouped by length as the main job draws them."""
+    keys = ("learning_rate", "lr_scheduler_type", "warmup_steps", "adam_beta2", "weight_decay",
+            "label_smoothing_factor", "max_grad_norm", "per_device_train_batch_size", "seed")
+    recipe = {key: MAIN_JOB[key] for key in keys + (("train_sampling_strategy",) if length_grouped else ())}
+    return Seq2SeqTrainingArguments(output_dir=output_dir, max_steps=steps, report_to="none", save_strategy="no",
+                                    logging_strategy="no", disable_tqdm=True, use_cpu=True, **recipe)
+
+
+def batch_target_tokens_per_second(timer: "StepTimer", pairs: list[dict]) -> float:
+    """Target tokens per second of timed step, for batches of the main job's size drawn from `pairs`: their mean
+    target length times the batch size (engines that see the same batches compare as their step times)."""
+    tokens_per_step = MAIN_JOB["per_device_train_batch_size"] * statistics.mean(len(pair["labels"]) for pair in pairs)
+    return tokens_per_step * len(timer.seconds) / sum(timer.seconds)
 
 
 class StepTimer(TrainerCallback):

@@ -3,53 +3,61 @@ Seq2SeqTrainer steps, side by side (see `harness` for how the numbers are taken)
 
 import json
 import resource
-import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import torch
-from transformers import MarianConfig, MarianMTModel, Seq2SeqTrainer, Seq2SeqTrainingArguments
+from transformers import MarianConfig, MarianMTModel, Seq2SeqTrainer
 
 from ..bridges.marian import convert_marian_model
 from ..generation import compile_config
-from ..presets import MAIN_JOB, TINY
+from ..presets import MAIN_JOB, TINY, TRANSFORMER_BASE
 from .harness import (
     StepTimer,
+    batch_target_tokens_per_second,
     interleaved_order,
     markdown_table,
     prepare_data,
     ratio_rows,
     run_worker,
+    sample_stats,
     source_batch,
-    summarise,
+    training_arguments,
 )
 
 
-# Model sizes: the main job's recipe, and the paper's base model (with its 37k shared vocabulary).
-PRESETS = {
-    "main-job": dict(d_model=MAIN_JOB["d_model"], layers=MAIN_JOB["encoder_layers"],
-                     heads=MAIN_JOB["encoder_attention_heads"], ffn=MAIN_JOB["encoder_ffn_dim"],
-                     vocab=MAIN_JOB["tokenizer_vocab_size"]),
-    "base": dict(d_model=512, layers=6, heads=8, ffn=2048, vocab=37000),
-    "tiny": dict(d_model=TINY["d_model"], layers=TINY["encoder_layers"], heads=TINY["encoder_attention_heads"],
-                 ffn=TINY["encoder_ffn_dim"], vocab=MAIN_JOB["tokenizer_vocab_size"]),  # presets.TINY's size
+def model_size(preset: dict, vocab: int | None = None) -> dict:
+    """A preset's model size (the encoder's, which every preset shares with its decoder) and vocabulary."""
+    return dict(d_model=preset["d_model"], layers=preset["encoder_layers"], heads=preset["encoder_attention_heads"],
+                ffn=preset["encoder_ffn_dim"], vocab=vocab or preset["tokenizer_vocab_size"])
+
+
+# The benchmarked model sizes, from the presets: the main job's, the paper's base model (with its 37k shared
+# vocabulary) and presets.TINY's (with the main job's vocabulary: `prepare_data` trains a tokenizer of that size).
+MODEL_SIZES = {
+    "main-job": model_size(MAIN_JOB),
+    "base": model_size(TRANSFORMER_BASE),
+    "tiny": model_size(TINY, vocab=MAIN_JOB["tokenizer_vocab_size"]),
 }
 GENERATION_TASKS = {"greedy b1": (1, 1), "greedy b32": (32, 1), "beam-4 b32": (32, 4)}
 MARIAN, OURS = "MarianMT", "TransformerMT"
 
 
+def config_fields(preset: str) -> dict:
+    """The config fields (MarianConfig's and TransformerMTConfig's alike) of a benchmarked model size."""
+    size = MODEL_SIZES[preset]
+    return dict(vocab_size=size["vocab"], d_model=size["d_model"], encoder_layers=size["layers"],
+                decoder_layers=size["layers"], encoder_attention_heads=size["heads"],
+                decoder_attention_heads=size["heads"], encoder_ffn_dim=size["ffn"], decoder_ffn_dim=size["ffn"])
+
+
 def model_pair(preset: str, seed: int = 0) -> tuple[MarianMTModel, torch.nn.Module]:
     """A MarianMTModel of the preset's size at random (seeded) weights, and the TransformerMT model converted from it
     with the package's own converter: the same function, to the last logit."""
-    size = PRESETS[preset]
     torch.manual_seed(seed)
-    config = MarianConfig(
-        vocab_size=size["vocab"], d_model=size["d_model"], encoder_layers=size["layers"],
-        decoder_layers=size["layers"], encoder_attention_heads=size["heads"], decoder_attention_heads=size["heads"],
-        encoder_ffn_dim=size["ffn"], decoder_ffn_dim=size["ffn"], max_position_embeddings=512, dropout=0.1,
-        pad_token_id=0, decoder_start_token_id=1, eos_token_id=2, forced_eos_token_id=None,
-    )
+    config = MarianConfig(**config_fields(preset), max_position_embeddings=512, dropout=0.1, pad_token_id=0,
+                          decoder_start_token_id=1, eos_token_id=2, forced_eos_token_id=None)
     marian = MarianMTModel(config)
     return marian, convert_marian_model(marian)
 
@@ -98,7 +106,7 @@ def generation_worker(spec: dict) -> dict:
             model.generate(**batch, **kwargs)
             seconds[name].append(time.perf_counter() - start)
     tokens = batch_size * spec["new_tokens"]
-    return {name: summarise([tokens / s for s in samples]) for name, samples in seconds.items()}
+    return {name: sample_stats([tokens / s for s in samples]) for name, samples in seconds.items()}
 
 
 
@@ -111,11 +119,7 @@ def _trainer(engine: str, model, data: dict, output_dir: str, steps: int, callba
 
     from ..training import TransformerMTTrainer
 
-    recipe = {key: MAIN_JOB[key] for key in ("learning_rate", "lr_scheduler_type", "warmup_steps", "adam_beta2",
-                                             "weight_decay", "label_smoothing_factor", "max_grad_norm",
-                                             "per_device_train_batch_size", "seed")}
-    args = Seq2SeqTrainingArguments(output_dir=output_dir, max_steps=steps, report_to="none", save_strategy="no",
-                                    logging_strategy="no", disable_tqdm=True, use_cpu=True, **recipe)
+    args = training_arguments(output_dir, steps)
     tokenizer = AutoTokenizer.from_pretrained(data["tokenizer"])
     collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, pad_to_multiple_of=8)
     trainer_class = TransformerMTTrainer if engine == OURS else Seq2SeqTrainer
@@ -134,9 +138,7 @@ def training_worker(spec: dict) -> dict:
     timer = StepTimer(spec["warmup"])
     with tempfile.TemporaryDirectory() as output_dir:
         _trainer(spec["engine"], model.train(), data, output_dir, spec["warmup"] + spec["steps"], [timer]).train()
-    tokens_per_step = MAIN_JOB["per_device_train_batch_size"] * statistics.mean(
-        len(pair["labels"]) for pair in data["pairs"])
-    return {"tokens_per_second": tokens_per_step * len(timer.seconds) / sum(timer.seconds),
+    return {"tokens_per_second": batch_target_tokens_per_second(timer, data["pairs"]),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -180,7 +182,7 @@ def compare_with_marian(data_dir: str, presets=("main-job", "base"), tasks=tuple
                 samples[engine].append(run_worker(training_worker, {
                     "data": str(data), "preset": preset, "engine": engine, "warmup": 3, "steps": steps}, threads))
             results["training"][preset] = {
-                engine: {**summarise([s["tokens_per_second"] for s in runs]),
+                engine: {**sample_stats([s["tokens_per_second"] for s in runs]),
                          "peak RSS MB (max)": max(s["peak_rss_mb"] for s in runs)}
                 for engine, runs in samples.items()
             }

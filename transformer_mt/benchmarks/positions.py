@@ -1,25 +1,24 @@
 """The position types against each other at one size: generate() and training throughput."""
 
 import json
-import statistics
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 
-from ..recipes import MAIN_JOB
 from .harness import (
     StepTimer,
+    batch_target_tokens_per_second,
     interleaved_order,
     markdown_table,
     prepare_data,
     ratio_rows,
     run_worker,
+    sample_stats,
     source_batch,
-    summarise,
 )
-from .marian import OURS, PRESETS, _trainer
+from .marian import OURS, _trainer, config_fields
 
 
 def position_models(workdir: Path, preset: str, position_types, seed: int = 0) -> None:
@@ -27,15 +26,10 @@ def position_models(workdir: Path, preset: str, position_types, seed: int = 0) -
     from ..configuration import TransformerMTConfig
     from ..modeling import TransformerMTForConditionalGeneration
 
-    size = PRESETS[preset]
     for position_type in position_types:
         torch.manual_seed(seed)
-        config = TransformerMTConfig(
-            vocab_size=size["vocab"], d_model=size["d_model"], encoder_layers=size["layers"],
-            decoder_layers=size["layers"], encoder_attention_heads=size["heads"],
-            decoder_attention_heads=size["heads"], encoder_ffn_dim=size["ffn"], decoder_ffn_dim=size["ffn"],
-            normalize_before=True,
-            position_embedding_type=position_type)
+        config = TransformerMTConfig(**config_fields(preset), normalize_before=True,
+                                     position_embedding_type=position_type)
         TransformerMTForConditionalGeneration(config).save_pretrained(workdir / preset / f"positions-{position_type}")
 
 
@@ -58,7 +52,7 @@ def positions_generation_worker(spec: dict) -> dict:
             models[name].generate(**batch, **settings)
             seconds[name].append(time.perf_counter() - start)
     tokens = spec["batch_size"] * spec["new_tokens"]
-    return {name: summarise([tokens / s for s in samples]) for name, samples in seconds.items()}
+    return {name: sample_stats([tokens / s for s in samples]) for name, samples in seconds.items()}
 
 
 def positions_training_worker(spec: dict) -> dict:
@@ -71,9 +65,7 @@ def positions_training_worker(spec: dict) -> dict:
     timer = StepTimer(spec["warmup"])
     with tempfile.TemporaryDirectory() as output_dir:
         _trainer(OURS, model, data, output_dir, spec["warmup"] + spec["steps"], [timer]).train()
-    tokens_per_step = MAIN_JOB["per_device_train_batch_size"] * statistics.mean(
-        len(pair["labels"]) for pair in data["pairs"])
-    return {"tokens_per_second": tokens_per_step * len(timer.seconds) / sum(timer.seconds)}
+    return {"tokens_per_second": batch_target_tokens_per_second(timer, data["pairs"])}
 
 
 def compare_positions(data_dir: str, position_types=("sinusoidal", "learned", "alibi", "rotary"),
@@ -92,7 +84,7 @@ def compare_positions(data_dir: str, position_types=("sinusoidal", "learned", "a
                 "data": str(data), "preset": preset, "position_type": name, "warmup": 3, "steps": train_steps},
                 threads)["tokens_per_second"])
     return {"threads": threads, "preset": preset, "generation": generation,
-            "training": {name: summarise(values) for name, values in samples.items()}}
+            "training": {name: sample_stats(values) for name, values in samples.items()}}
 
 
 def positions_report(results: dict) -> str:
