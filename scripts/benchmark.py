@@ -7,8 +7,8 @@
 
 Runs TransformerMT and MarianMTModel (converted with the package's own Marian bridge, so the weights are the same)
 interleaved A/B/B/A with warm-up and repeats, checks that they produce the same tokens and the same loss, and
-prints markdown tables of tokens/s (min and median) and ratios to MarianMT as its users run it (eager, dynamic
-cache, transformers' Seq2SeqTrainer). Run it on a quiet machine: see `transformer_mt.benchmark`.
+prints markdown tables of tokens/s (best and median) and ratios to MarianMT as its users run it (eager, dynamic
+cache, transformers' Seq2SeqTrainer). Run it on a quiet machine: see `transformer_mt.benchmarks.harness`.
 """
 
 import argparse

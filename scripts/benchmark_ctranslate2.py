@@ -3,7 +3,7 @@
     python scripts/benchmark_ctranslate2.py runs/main-sinusoidal [--data data/en-de] [--num_sentences 200]
 
 Each engine decodes in a process of its own (CTranslate2 slows torch in the same process), interleaved over
-repeats; tokens/s (min and median) and ratios to generate() (see `transformer_mt.benchmark`).
+repeats; tokens/s (best and median) and ratios to generate() (see `transformer_mt.benchmarks.harness`).
 """
 
 import argparse

@@ -106,8 +106,8 @@ def save_tiny(directory: Path, position_type: str = "sinusoidal", **overrides):
     return model, tokenizer
 
 
-# The arrows of DESIGN.md: scripts -> transformer_mt -> modeling -> configuration; tokenization stands apart. The
-# setuptools folder mapping hides them from tools, so `import_violations` reads every import and checks it.
+# The arrows of docs/development.md's Layout: scripts -> transformer_mt -> modeling -> configuration; tokenization
+# stands apart. The setuptools folder mapping hides them from tools, so `import_violations` reads every import.
 SOURCE_PACKAGES = {
     "transformer_mt": "transformer_mt",
     "modeling": "transformer_mt.modeling",

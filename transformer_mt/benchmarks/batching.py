@@ -20,7 +20,7 @@ from .marian import OURS, load_engine, save_model_pairs
 
 
 class TargetTokenTimer(StepTimer):
-    """_StepTimer that also records the real (non-pad) target tokens of every timed step."""
+    """StepTimer that also records the real (non-pad) target tokens of every timed step."""
 
     def __init__(self, warmup: int, tokens_seen):
         super().__init__(warmup)

@@ -1,6 +1,5 @@
-"""The benchmark harness: how every number of `transformer_mt.benchmarks` is taken.
-
-How every number here is taken, so that ratios mean something on a small shared machine:
+"""The benchmark harness: how every number of `transformer_mt.benchmarks` is taken, so that ratios mean something
+on a small shared machine:
 
 * Engines that disturb each other never share a process: each training run and each CTranslate2 run is a
   subprocess of its own (CTranslate2 slows torch's small ops ~3.5x in the same process). TransformerMT and
@@ -71,7 +70,7 @@ def _environment(**variables):
 
 
 def ratio_rows(results: dict, baseline: str, unit: str) -> list[dict]:
-    """One row per (task, engine): min/median throughput and the ratios to the baseline engine of the same task."""
+    """One row per (task, engine): best/median throughput and the ratios to the baseline engine of the same task."""
     rows = []
     for task, engines in results.items():
         base = engines[baseline]

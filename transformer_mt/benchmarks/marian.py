@@ -63,7 +63,7 @@ def model_pair(preset: str, seed: int = 0) -> tuple[MarianMTModel, torch.nn.Modu
 
 
 def load_engine(workdir: str, preset: str, engine: str):
-    """One model of a pair saved by `prepare_data` (loading only it keeps a worker's peak RSS its own)."""
+    """One model of a pair saved by `save_model_pairs` (loading only it keeps a worker's peak RSS its own)."""
     from transformers import AutoModelForSeq2SeqLM
 
     return AutoModelForSeq2SeqLM.from_pretrained(Path(workdir) / preset / engine)
