@@ -150,11 +150,15 @@ NOT_APPLICABLE = {
     "deepspeed (not a dependency)": [
         "test_resize_embeddings_untied_with_deepspeed", "test_resize_tokens_embeddings_with_deepspeed",
     ],
-    "features this architecture does not have (RoPE, experts, sliding windows, grouped matmuls, sub-configs, a "
-    "tensor-parallel plan, a decoder-only head in all_model_classes, resizable positions)": [
+    "transformers' RoPE variants (rope_parameters' linear, dynamic and yarn scaling, partial rotation, vision axial "
+    "RoPE): position_embedding_type='rotary' is plain RoPE over the whole head, base 10000, without scaling": [
         "test_model_rope_scaling_frequencies", "test_model_rope_scaling_from_config_0_linear",
         "test_model_rope_scaling_from_config_1_dynamic", "test_model_rope_scaling_from_config_2_yarn",
-        "test_model_rope_with_partial_rotation", "test_vision_axial_rope", "test_moe_models_record_router_logits",
+        "test_model_rope_with_partial_rotation", "test_vision_axial_rope",
+    ],
+    "features this architecture does not have (experts, sliding windows, grouped matmuls, sub-configs, a "
+    "tensor-parallel plan, a decoder-only head in all_model_classes, resizable positions)": [
+        "test_moe_models_record_router_logits",
         "test_output_router_logits_from_config", "test_sliding_window_mask", "test_tp_plan_matches_params",
         "test_eager_matches_batched_and_grouped_inference_0_fp16",
         "test_eager_matches_batched_and_grouped_inference_1_fp32",
@@ -186,6 +190,34 @@ class TransformerMTCommonTest(common.ModelTesterMixin, unittest.TestCase):
     def setUp(self):
         torch.manual_seed(0)
         self.model_tester = TransformerMTModelTester(self, position_embedding_type=self.position_embedding_type)
+
+    def test_custom_4d_attention_mask(self):
+        """Targets that share a prefix, packed into one row with a 4-D decoder mask and decoder_position_ids, give
+        the logits they give one per row (the form transformers' T5 tests give this check).
+
+        transformers' form calls `forward(input_ids, position_ids=..., attention_mask=<4-D>)` with no decoder
+        inputs, which needs BART's convention of decoding the source shifted right (its denoising objective). A
+        translation model's decoder reads the target, so that call is refused with a named error; nor can the
+        encoder share a prefix between packed sequences: attending both ways, the prefix depends on every ending.
+        """
+        config, inputs = self.model_tester.prepare_config_and_inputs_for_common()
+        model = TransformerMTForConditionalGeneration(config).to(torch.float32).eval()
+        source = inputs["input_ids"][:1]
+        targets = torch.tensor([[10, 11, 12, 13], [10, 11, 12, 14], [10, 11, 12, 15]])
+        packed = torch.cat([targets[0, :-1], targets[:, -1]])[None]  # (1, 6): the prefix once, then the 3 endings
+        packed_positions = torch.tensor([[0, 1, 2, 3, 3, 3]])
+        allowed = torch.tensor([[1, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 0, 0],
+                                [1, 1, 1, 0, 1, 0], [1, 1, 1, 0, 0, 1]], dtype=torch.bool)  # no ending sees another
+        mask = torch.zeros(1, 1, 6, 6).masked_fill(~allowed, torch.finfo(torch.float32).min)
+        with torch.no_grad():
+            one_per_row = model(input_ids=source.expand(3, -1), decoder_input_ids=targets,
+                                decoder_position_ids=torch.arange(4).expand(3, -1)).logits
+            packed_logits = model(input_ids=source, decoder_input_ids=packed, decoder_attention_mask=mask,
+                                  decoder_position_ids=packed_positions).logits
+            with self.assertRaisesRegex(ValueError, "Pass exactly one of `decoder_input_ids` and "):
+                model(packed, attention_mask=mask, position_ids=packed_positions)
+        torch.testing.assert_close(packed_logits[0, -3:].softmax(-1), one_per_row[:, -1].softmax(-1), rtol=1e-3,
+                                   atol=1e-4)
 
 
 for _reason, _names in NOT_APPLICABLE.items():
