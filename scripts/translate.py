@@ -29,8 +29,8 @@ from transformers import set_seed
 
 from transformer_mt.checkpoints import load_translator
 from transformer_mt.cli import command
-from transformer_mt.pipelines import process_state, read_lines, translate_stream
-from transformer_mt.translation import decoding_options, parse_args
+from transformer_mt.translate_command import decoding_options, parse_args
+from transformer_mt.translation import process_state, read_lines, translate_stream
 
 
 @command

@@ -1,13 +1,13 @@
-"""scripts/translate.py on files: streamed, batched by length, in input order, the same bytes on 1 or 2 processes."""
+"""The stream (transformer_mt.translation.translate_stream) and scripts/translate.py on files, with a model that
+copies its input: streamed, batched by length, in input order, the same bytes on 1 or 2 processes."""
 
 import subprocess
 import sys
 
 import pytest
 
-from transformer_mt import translate
-from transformer_mt.pipelines import length_batches, translate_stream
 from transformer_mt.scripts import translate as translate_command
+from transformer_mt.translation import translate, translate_nbest, translate_stream
 
 from .utils import SCRIPTS, SENTENCES, command_env, overfit, save_tiny
 
@@ -31,13 +31,6 @@ def model_dir(tmp_path_factory):
     model.generation_config.num_beams = 1
     model.generation_config.save_pretrained(path)
     return path
-
-
-def test_length_batches_sort_by_length_and_cover_every_index():
-    lengths = [5, 1, 4, 1, 3, 9, 2]
-    batches = length_batches(lengths, 3)
-    assert batches == [[1, 3, 6], [4, 2, 0], [5]]
-    assert sorted(i for batch in batches for i in batch) == list(range(len(lengths)))
 
 
 def test_the_stream_keeps_line_order_and_equals_translate(model_dir):
@@ -101,7 +94,6 @@ def test_an_existing_output_is_never_replaced(tmp_path, capsys, model_dir):
 
 def test_the_stream_translates_sentences_and_joins_them_per_line(model_dir, monkeypatch):
     from transformer_mt.checkpoints import load_translator
-    from transformer_mt.pipelines import translate_nbest
 
     model, tokenizer = load_translator(model_dir)
     lines = ["Click the Save button.  Close the dialog.", "", "Close the dialog.", "   "]

@@ -15,8 +15,9 @@ from .modeling import (
     TransformerMTModel,
     TransformerMTPreTrainedModel,
 )
-from .pipelines import TranslationPipeline, register_translation_pipeline, translate
+from .pipelines import TranslationPipeline, register_translation_pipeline
 from .tokenization import TransformerMTTokenizerFast, train_tokenizer
+from .translation import translate
 
 
 __version__ = "0.3.0"

@@ -1,26 +1,34 @@
-"""Translating text: `pipeline("translation")` for seq2seq models, and `translate()` for lists of texts.
+"""`pipeline("translation")`: transformers' Pipeline interface over the batch API of `transformer_mt.translation`.
 
 transformers 5 removed the "translation" task (it points users to chat models). A translation model package
 needs it, so `import transformer_mt` registers this small pipeline under that name: text in, `generate()`, text out,
-with the model's generation config (beam size, length) unless the call overrides it.
-
-Every entry splits each text into sentences (`transformer_mt.sentences`), translates all the sentences in
-length-sorted batches (`translate_sentences`, the one function that runs the model), and joins each text's
-translations back with the source's separators; `split_sentences=False` translates each text as one sequence.
+with the model's generation config (beam size, length) unless the call overrides it. Each text is split into
+sentences as `translate()` splits them, unless `split_sentences=False`.
 """
 
-import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 
-import torch
 from transformers import AutoModelForSeq2SeqLM, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS
 
-from . import sentences
 from .checkpoints import check_tokenizer_matches
-
-
-logger = logging.getLogger(__name__)
+from .translation import (
+    LENGTH_FACTOR,
+    LENGTH_MARGIN,
+    Hypotheses,
+    hypothesis_scores,
+    join_hypotheses,
+    length_batches,
+    length_budget,
+    length_settings,
+    process_state,
+    read_lines,
+    split_texts,
+    translate,
+    translate_nbest,
+    translate_sentences,
+    translate_stream,
+)
 
 
 class TranslationPipeline(Pipeline):
@@ -102,248 +110,10 @@ def register_translation_pipeline() -> None:
     PIPELINE_REGISTRY.register_pipeline("translation", TranslationPipeline, pt_model=AutoModelForSeq2SeqLM)
 
 
-# Unless told otherwise, a translation may run to twice its input plus ten tokens: German is rarely more than 1.3x
-# English in these tokens, so only a looping model reaches it (and translate() then names it in a warning).
-LENGTH_FACTOR, LENGTH_MARGIN = 2, 10
-
-
-def length_budget(model, input_length: int) -> int:
-    """New tokens a translation of an `input_length`-token input may take: relative to the input, within the
-    generation config's `max_length` and within a learned position table (the decoder start token takes one)."""
-    bounds = [LENGTH_FACTOR * input_length + LENGTH_MARGIN]
-    if model.generation_config.max_length is not None:
-        bounds.append(model.generation_config.max_length - 1)
-    decoder = model.get_decoder()  # the translation's positions are the decoder's
-    positions = getattr(getattr(getattr(decoder, "embeddings", None), "embed_positions", None), "max_positions", None)
-    if positions is not None:
-        bounds.append(positions - 1)
-    return max(1, min(bounds))
-
-
-def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
-    """Indices into `lengths`, sorted by length and cut into batches of `batch_size`: little padding per batch."""
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-
-
-def length_settings(new_tokens: int) -> dict:
-    """generate() keywords for at most `new_tokens` new tokens of an encoder-decoder model: max_length (the decoder
-    start token + new tokens), not max_new_tokens, which next to a saved max_length makes transformers warn on
-    every call."""
-    return {"max_length": new_tokens + 1}
-
-
-Hypotheses = list[tuple[str, float | None]]  # one text's or sentence's translations, best first: (text, score)
-
-
-def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
-              max_new_tokens: int | None = None, numbers: list[int] | None = None,
-              check_tokenizer: bool = True, split_sentences: bool = True, source_lang: str | None = None,
-              **generate_kwargs) -> list[str]:
-    """Translate `texts` (the order of `texts` is kept); a blank text gives "" without a model call.
-
-    Each text is split into sentences, every sentence of every text is translated in batches of similar length,
-    and each text's translations are joined with the whitespace that separated its sentences. The segmenter's
-    language is `source_lang`, else the model config's `source_lang` (a ValueError names what to pass when neither
-    is known); `split_sentences=False` translates each text as one sequence.
-
-    The beam size defaults to the model's generation config; `generate_kwargs` are generate()'s decoding controls
-    (`length_penalty`, `no_repeat_ngram_size`, `do_sample`, `top_k`, `top_p`, `temperature`, ...). The length of
-    each translation is bounded relative to its batch's longest input (`length_budget`) unless `max_new_tokens`
-    is given; one that reaches the bound without ending is named in a warning. A sentence longer than the
-    tokenizer's `model_max_length` (training sets it to `max_position_embeddings`) is cut there, with a warning.
-    Warnings name texts by `numbers` (default 1, 2, ...) and sentences by place ("Text 3, sentence 2"). A tokenizer
-    that is not the model's own is warned about, as the loader and the pipeline do (`check_tokenizer`: callers that
-    translate batch after batch check once themselves).
-    """
-    return [hypotheses[0][0] if hypotheses else "" for hypotheses in translate_nbest(
-        model, tokenizer, texts, num_beams=num_beams, batch_size=batch_size, max_new_tokens=max_new_tokens,
-        numbers=numbers, check_tokenizer=check_tokenizer, split_sentences=split_sentences, source_lang=source_lang,
-        **generate_kwargs)]
-
-
-def translate_nbest(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
-                    max_new_tokens: int | None = None, numbers: list[int] | None = None,
-                    check_tokenizer: bool = True, num_return_sequences: int = 1, scores: bool = False,
-                    split_sentences: bool = True, source_lang: str | None = None,
-                    **generate_kwargs) -> list[Hypotheses]:
-    """`translate`, with `num_return_sequences` hypotheses per text, best first, each `(text, score)` (none for a
-    blank text). Hypothesis k of a text joins the k-th hypothesis of each of its sentences, and its score (with
-    `scores`) is the sum of theirs. A sentence's score is what beam search ranks by: the hypothesis'
-    log-probability divided by its length to the power `length_penalty` (for greedy search and sampling: under
-    the decoding distribution)."""
-    if check_tokenizer:
-        check_tokenizer_matches(model.config, tokenizer, "translate()")
-    language = sentences.segmenter_language(model.config, source_lang) if split_sentences else None
-    flat, names, layout = split_texts(texts, language, numbers or range(1, len(texts) + 1))
-    hypotheses = translate_sentences(model, tokenizer, flat, names, num_beams=num_beams, batch_size=batch_size,
-                                     max_new_tokens=max_new_tokens, num_return_sequences=num_return_sequences,
-                                     scores=scores, **generate_kwargs)
-    return [join_hypotheses([hypotheses[i] for i in span], separators) for span, separators in layout]
-
-
-def split_texts(texts: list[str], language: str | None,
-                numbers: Iterable[int]) -> tuple[list[str], list[str], list[tuple[range, list[str]]]]:
-    """Every sentence of `texts` in one list, each one's name for warnings ("3, sentence 2"), and per text: where
-    its sentences lie in that list and the separators that join their translations. Without a `language`, each
-    text is one sentence named by its number alone; a blank text has none either way."""
-    flat, names, layout = [], [], []
-    for number, text in zip(numbers, texts):
-        if language is None:
-            pieces, separators = ([text] if text.strip() else []), []
-        else:
-            pieces, separators = sentences.split(text, language)
-        layout.append((range(len(flat), len(flat) + len(pieces)), separators))
-        flat += pieces
-        names += [f"{number}" if language is None else f"{number}, sentence {j}" for j in range(1, len(pieces) + 1)]
-    return flat, names, layout
-
-
-def join_hypotheses(sentence_hypotheses: list[Hypotheses], separators: list[str]) -> Hypotheses:
-    """One text's hypotheses from its sentences' (in order): the k-th joins each sentence's k-th with the source's
-    `separators`, and its score is the sum of theirs (None without scores). A text without sentences has none."""
-    if not sentence_hypotheses:
-        return []
-    joined = []
-    for k in range(len(sentence_hypotheses[0])):
-        texts, scores = zip(*(hypotheses[k] for hypotheses in sentence_hypotheses))
-        joined.append((sentences.join(list(texts), separators), None if None in scores else sum(scores)))
-    return joined
-
-
-def translate_sentences(model, tokenizer, texts: list[str], names: list[str] | None = None, *,
-                        num_beams: int | None = None, batch_size: int = 16, max_new_tokens: int | None = None,
-                        num_return_sequences: int = 1, scores: bool = False, **generate_kwargs) -> list[Hypotheses]:
-    """The sentence-level engine that every entry runs: `num_return_sequences` hypotheses for each of `texts`
-    (sentences, each one sequence), best first, from generate() in batches of similar length (`length_batches`).
-
-    Bounds and warnings as `translate` says; `names` label the sentences in warnings (default 1, 2, ...). Another
-    engine that takes sentences and gives back hypotheses can stand in for this function.
-    """
-    names = names or [str(number) for number in range(1, len(texts) + 1)]
-    limit = tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None  # else: "no limit"
-    lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
-    for index, length in enumerate(lengths):
-        if limit is not None and length > limit:
-            logger.warning(f"Text {names[index]} has {length} tokens; only its first {limit} are translated (the "
-                           "model's limit, tokenizer.model_max_length).")
-    translations = [None] * len(texts)
-    model.eval()
-    eos = model.generation_config.eos_token_id
-    for indices in length_batches(lengths, batch_size):
-        budget = max_new_tokens or length_budget(model, min(max(lengths[i] for i in indices), limit or 10**9))
-        batch = tokenizer([texts[i] for i in indices], return_tensors="pt", padding=True,
-                          truncation=limit is not None, max_length=limit).to(model.device)
-        settings = {**length_settings(budget), **({"num_beams": num_beams} if num_beams is not None else {}),
-                    **generate_kwargs, "num_return_sequences": num_return_sequences}
-        if scores:
-            settings.update(output_scores=True, return_dict_in_generate=True)
-        with torch.inference_mode():
-            output = model.generate(**batch, **settings)
-        ids = output.sequences if scores else output
-        eos_ids = torch.tensor(eos if isinstance(eos, list) else [eos] if eos is not None else [], device=ids.device)
-        row_scores = hypothesis_scores(model, output, eos_ids, settings.get("length_penalty")) if scores else None
-        decoded = tokenizer.batch_decode(ids, skip_special_tokens=True)
-        for position, index in enumerate(indices):
-            rows = range(position * num_return_sequences, (position + 1) * num_return_sequences)
-            translations[index] = [(decoded[row].strip(), row_scores[row] if scores else None) for row in rows]
-            first = ids[rows[0]]
-            if max_new_tokens is None and first.numel() > budget and len(eos_ids) and not torch.isin(first,
-                                                                                                  eos_ids).any():
-                logger.warning(f"Text {names[index]}: the translation reached the length bound ({budget} tokens) "
-                               "without ending; it may be cut (pass max_new_tokens to allow more).")
-    return translations
-
-
-def hypothesis_scores(model, output, eos_ids: torch.Tensor, length_penalty: float | None) -> list[float]:
-    """Each generated row's score as beam search ranks hypotheses: sum of token log-probabilities divided by the
-    length (tokens up to and including </s>) to the power `length_penalty` (the generation config's default)."""
-    if getattr(output, "sequences_scores", None) is not None:  # beam search computed them itself
-        return output.sequences_scores.tolist()
-    penalty = model.generation_config.length_penalty if length_penalty is None else length_penalty
-    log_probs = model.compute_transition_scores(output.sequences, output.scores, normalize_logits=True)  # (N, new)
-    generated = output.sequences[:, -log_probs.shape[1]:]
-    ended = torch.isin(generated, eos_ids).long()
-    counted = (ended.cumsum(-1) - ended) == 0  # up to and including the first </s>
-    total = log_probs.masked_fill(~counted, 0.0).sum(-1)
-    return (total / counted.sum(-1).clamp(min=1).float() ** penalty).tolist()
-
-
-def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[str], object], *,
-                     num_beams: int | None = None, batch_size: int = 16, max_new_tokens: int | None = None,
-                     chunk_size: int = 4096, progress: Callable[[int], object] | None = None,
-                     num_return_sequences: int = 1, scores: bool = False, split_sentences: bool = True,
-                     source_lang: str | None = None, **generate_kwargs) -> int:
-    """Translate a stream of lines into `write` (one call per line, in input order); returns the line count.
-
-    `write` gets the translation, or with `num_return_sequences` > 1 or `scores` the list of `(text, score)`
-    hypotheses (`translate_nbest`; a blank line gets an empty list). `split_sentences`, `source_lang` and
-    `generate_kwargs`: as for `translate`.
-
-    Reads `chunk_size` lines at a time, so memory does not grow with the input. Within a chunk, the lines'
-    sentences are batched by length (`length_batches`) and each line's translations joined; a blank line gives an
-    empty line. Under a distributed launch (`accelerate launch`, torchrun) every process reads the stream,
-    translates every num_processes-th batch of each chunk, and the main process joins and writes all of them: the
-    batches, so the output, are the same for any number of processes. `progress(n)` is called on the main process
-    after each chunk with its line count.
-    """
-    from accelerate.utils import gather_object
-
-    state = process_state()
-    check_tokenizer_matches(model.config, tokenizer, "translate_stream()")
-    language = sentences.segmenter_language(model.config, source_lang) if split_sentences else None
-    nbest = num_return_sequences > 1 or scores
-    total = 0
-    for chunk in _chunks(lines, chunk_size):
-        flat, names, layout = split_texts(chunk, language, range(total + 1, total + len(chunk) + 1))
-        lengths = [len(ids) for ids in tokenizer(flat)["input_ids"]] if flat else []
-        mine = {}
-        for batch in length_batches(lengths, batch_size)[state.process_index :: state.num_processes]:
-            outputs = translate_sentences(model, tokenizer, [flat[i] for i in batch], [names[i] for i in batch],
-                                          num_beams=num_beams, batch_size=len(batch), max_new_tokens=max_new_tokens,
-                                          num_return_sequences=num_return_sequences, scores=scores, **generate_kwargs)
-            mine.update(zip(batch, outputs))
-        if state.num_processes > 1:
-            mine = {index: hypotheses for part in gather_object([mine]) for index, hypotheses in part.items()}
-        if state.is_main_process:
-            for span, separators in layout:
-                hypotheses = join_hypotheses([mine[i] for i in span], separators)
-                write(hypotheses if nbest else hypotheses[0][0] if hypotheses else "")
-            if progress is not None:
-                progress(len(chunk))
-        total += len(chunk)
-    return total
-
-
-def process_state():
-    """accelerate's view of the processes started together (one, without a launcher). Without an accelerator they
-    form one gloo group on the CPU; accelerate would otherwise let each run alone."""
-    from accelerate import PartialState
-
-    return PartialState(cpu=not torch.accelerator.is_available())
-
-
-def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
-    chunk = []
-    for line in lines:
-        chunk.append(line)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
-def read_lines(stream: Iterable[bytes], name: str, problems: list[str] | None = None) -> Iterator[str]:
-    """The lines of a UTF-8 byte stream, without line ends. A line that is not UTF-8 is an error naming it; with a
-    `problems` list, the error message goes there instead and the line reads as empty (so line numbers hold)."""
-    for number, raw in enumerate(stream, 1):
-        try:
-            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-        except UnicodeDecodeError as error:
-            message = f"{name}, line {number}: not valid UTF-8 ({error.reason} at byte {error.start})"
-            if problems is None:
-                raise ValueError(message) from None
-            problems.append(message)
-            line = ""
-        yield line.rstrip("\r\n")
+# The batch API's names, importable from here as they were before it moved to transformer_mt.translation.
+__all__ = [
+    "TranslationPipeline", "register_translation_pipeline",
+    "LENGTH_FACTOR", "LENGTH_MARGIN", "Hypotheses", "hypothesis_scores", "join_hypotheses", "length_batches",
+    "length_budget", "length_settings", "process_state", "read_lines", "split_texts", "translate", "translate_nbest",
+    "translate_sentences", "translate_stream",
+]

@@ -1,0 +1,42 @@
+"""The translate command's options (transformer_mt.translate_command), and the command on the shipped model: a line
+of three sentences gives three translated sentences."""
+
+import pytest
+
+from transformer_mt import translation
+from transformer_mt.scripts import translate as translate_script
+from transformer_mt.translate_command import decoding_options, parse_args
+
+from .test_translation import SHIPPED, THREE
+
+
+def test_splitting_is_on_unless_turned_off_and_the_language_is_the_models_unless_given():
+    args = parse_args(["--model", "m", "text"])
+    assert (args.no_split_sentences, args.source_lang) == (False, None)
+    args = parse_args(["--model", "m", "--source_lang", "de", "text"])
+    assert (args.no_split_sentences, args.source_lang) == (False, "de")
+    assert parse_args(["--model", "m", "--no_split_sentences", "text"]).no_split_sentences
+    assert translate_script.parse_args is parse_args  # the command's parser is the library's
+    assert translation.parse_args is parse_args  # where it lived before it had a module of its own
+
+
+def test_decoding_options_are_the_flags_given():
+    from transformers import GenerationConfig
+
+    args = parse_args(["--model", "m", "--num_beams", "4", "--num_return_sequences", "3", "--length_penalty", "0.6"])
+    assert decoding_options(args, GenerationConfig()) == {"length_penalty": 0.6}
+    with pytest.raises(ValueError, match="--num_return_sequences 3 needs at least as many beams"):
+        decoding_options(parse_args(["--model", "m", "--num_return_sequences", "3"]), GenerationConfig())
+
+
+def test_a_line_of_three_sentences_gives_three_translated_sentences(capsys):
+    translate_script.main(["--model", str(SHIPPED), "--no_progress", THREE])
+    assert capsys.readouterr().out == ("Öffnen Sie das Menü Extras. Wählen Sie Optionen. Klicken Sie auf OK, um den "
+                                       "Dialog zu schließen.\n")
+    translate_script.main(["--model", str(SHIPPED), "--no_progress", "--no_split_sentences", THREE])
+    assert capsys.readouterr().out == 'Öffnen Sie das Menü Extras – Optionen…, um den Dialog "Klick" zu schließen.\n'
+    translate_script.main(["--model", str(SHIPPED), "--no_progress", "--num_beams", "2", "--scores",
+                            "Choose Options. Click OK to close the dialog."])
+    number, rank, score, text = capsys.readouterr().out.rstrip("\n").split("\t")
+    assert (number, rank, text) == ("1", "1", "Wählen Sie Optionen. Klicken Sie auf OK, um den Dialog zu schließen.")
+
