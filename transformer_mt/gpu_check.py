@@ -4,8 +4,8 @@
 - attention: sdpa equals eager (fp32 logits);
 - training throughput of the paper's base model in bf16, and its MFU: FLOPs per step from the config (every
   matrix product, attention scores included, x3 for the backward) against the GPU's bf16 peak;
-- generate() against MarianMTModel with the same weights (`benchmark.model_pair`), greedy and beam 4, batch 64;
-- a short main job on the GPU recipe (`recipes.MAIN_JOB_GPU`) with its BLEU.
+- generate() against MarianMTModel with the same weights (`benchmarks.model_pair`), greedy and beam 4, batch 64;
+- a short main job on the GPU recipe (`presets.MAIN_JOB_GPU`) with its BLEU.
 
 `dry_run` runs every check at the tests' tiny size on whatever device is given (the CPU in tests/test_gpu_check.py),
 so that the device's minutes are never spent on a typo. Results are one JSON-able dict.
@@ -131,7 +131,8 @@ def training_throughput(model, device, batch_size: int, length: int, steps: int)
 
 
 def generation_speed(marian, ours, device, batch_size: int, new_tokens: int, repeats: int) -> dict:
-    """generate() tokens/s of both models, interleaved, after a warm-up; their outputs must be the same tokens."""
+    """generate() tokens/s of both models, interleaved, after a warm-up, and whether both generated the same tokens
+    (`same_tokens`: scripts/gpu_check.py fails the run on it once every check has written its numbers)."""
     batch = _batch(ours.config, batch_size, 24, device)
     results = {}
     for task, (_, beams) in GENERATION_TASKS.items():
@@ -151,13 +152,11 @@ def generation_speed(marian, ours, device, batch_size: int, new_tokens: int, rep
                 _sync(device)
                 if repeat:  # the first round warms up
                     times[name].append(time.perf_counter() - start)
-        if not torch.equal(outputs["MarianMT"], outputs["TransformerMT"]):
-            raise AssertionError(f"TransformerMT generated other tokens than MarianMT with the same weights ({task})")
         tokens = batch_size * new_tokens
         speed = {name: {"worst_tokens_per_s": tokens / max(t), "best_tokens_per_s": tokens / min(t)}
                  for name, t in times.items()}
         results[task.replace("b32", f"b{batch_size}")] = {
-            **speed, "same_tokens": True,
+            **speed, "same_tokens": torch.equal(outputs["MarianMT"], outputs["TransformerMT"]),
             "ratio_best": speed["TransformerMT"]["best_tokens_per_s"] / speed["MarianMT"]["best_tokens_per_s"]}
     return results
 
