@@ -162,7 +162,7 @@ def test_train_says_when_a_split_is_missing(tmp_path, capsys, flag, split):
         if name != split:
             shutil.copy(DATA / f"{name}.tsv", data / f"{name}.tsv")
     fails_with(train.main, [*TINY, "--data", str(data), "--output_dir", str(tmp_path / "run"), flag,
-                            "--max_steps", "2"], capsys, f"{flag} needs a {split} split, but {data} has only")
+                            "--max_steps", "2"], capsys, flag, f"needs a {split} split, but {data} has only")
     assert not (tmp_path / "run").exists()
 
 
