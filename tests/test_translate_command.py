@@ -1,11 +1,12 @@
-"""The translate command's options (transformer_mt.translate_command), and the command on the shipped model: a line
-of three sentences gives three translated sentences."""
+"""The translate command's steps (transformer_mt.translate_command): its options, its output written whole or not at
+all as lines or n-best rows, and the command on the shipped model: a line of three sentences gives three translated
+sentences."""
 
 import pytest
 
 from transformer_mt import translation
 from transformer_mt.scripts import translate as translate_script
-from transformer_mt.translate_command import decoding_options, parse_args
+from transformer_mt.translate_command import atomic_output, decoding_options, line_writer, parse_args
 
 from .test_translation import SHIPPED, THREE
 
@@ -40,3 +41,30 @@ def test_a_line_of_three_sentences_gives_three_translated_sentences(capsys):
     number, rank, score, text = capsys.readouterr().out.rstrip("\n").split("\t")
     assert (number, rank, text) == ("1", "1", "Wählen Sie Optionen. Klicken Sie auf OK, um den Dialog zu schließen.")
 
+
+def test_the_output_is_written_whole_or_not_at_all(tmp_path):
+    path = str(tmp_path / "out.de")
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_output(path) as output:
+            output.write("half\n")
+            assert (tmp_path / "out.de.partial").exists() and not (tmp_path / "out.de").exists()
+            raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
+    with atomic_output(path) as output:
+        output.write("whole\n")
+    assert list(tmp_path.iterdir()) == [tmp_path / "out.de"] and (tmp_path / "out.de").read_text() == "whole\n"
+
+
+def test_nbest_rows_are_line_number_rank_score_translation(capsys):
+    import sys
+
+    write = line_writer(sys.stdout, nbest=True)
+    write([("Wählen Sie Optionen.", -0.25), ("Optionen wählen.", -0.5)])
+    write([])  # a blank line: no row
+    write([("Schließen.", -0.125)])
+    assert capsys.readouterr().out == ("1\t1\t-0.2500\tWählen Sie Optionen.\n1\t2\t-0.5000\tOptionen wählen.\n"
+                                       "3\t1\t-0.1250\tSchließen.\n")
+    write = line_writer(sys.stdout, nbest=False)
+    write("Wählen Sie Optionen.")
+    write("")
+    assert capsys.readouterr().out == "Wählen Sie Optionen.\n\n"

@@ -1,8 +1,21 @@
-"""The translate command's options (scripts/translate.py), checked, and the generate() controls they give. The
-translation API itself is `transformer_mt.translation`."""
+"""The translate command (scripts/translate.py) as named steps: its options, checked (`parse_args`), the generate()
+controls they give (`decoding_options`), its input (`input_lines`), its output written whole or not at all
+(`atomic_output`) as lines or n-best TSV rows (`line_writer`), and `run`, which does the whole command on
+`transformer_mt.translation`'s stream. Options a later engine or file format needs land here."""
 
 import argparse
+import contextlib
+import itertools
 import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import TextIO
+
+from tqdm.auto import tqdm
+from transformers import set_seed
+
+from .checkpoints import load_translator
+from .translation import Hypotheses, process_state, read_lines, translate_stream
 
 
 def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
@@ -71,4 +84,95 @@ def decoding_options(args, generation_config) -> dict:
     return options
 
 
-__all__ = ["decoding_options", "parse_args"]
+@contextlib.contextmanager
+def input_lines(args, problems: list[str]) -> Iterator[tuple[Iterable[str], str | None, int | None]]:
+    """The lines the command translates, the input's name for messages (None for texts given as arguments), and
+    their count when known (for the progress bar). A file or stdin is read as UTF-8 (`read_lines`): a line that is
+    not goes to `problems` and reads as empty."""
+    if args.text:
+        yield args.text, None, len(args.text)
+    elif args.input:
+        with open(args.input, "rb") as counted:
+            total = sum(1 for _ in counted)
+        with open(args.input, "rb") as stream:
+            yield read_lines(stream, args.input, problems), args.input, total
+    else:
+        yield read_lines(sys.stdin.buffer, "<stdin>", problems), "<stdin>", None
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | None) -> Iterator[TextIO]:
+    """stdout, or a new file at `path` written whole or not at all: written as `path`.partial, renamed to `path`
+    when the block ends, removed when it fails."""
+    if path is None:
+        yield sys.stdout
+        return
+    partial = path + ".partial"
+    try:
+        with open(partial, "w", encoding="utf-8") as output:
+            yield output
+    except BaseException:
+        os.remove(partial)
+        raise
+    os.replace(partial, path)
+
+
+def line_writer(output: TextIO, nbest: bool, flush: bool = False) -> Callable[[str | Hypotheses], None]:
+    """`translate_stream`'s `write` for the command: a line per translation, or with `nbest` a TSV row per
+    hypothesis (line number, rank, score, translation); `flush` after each, for a reader waiting on a pipe."""
+    numbers = itertools.count(1)
+
+    def write(translation):
+        number = next(numbers)
+        if nbest:
+            for rank, (text, score) in enumerate(translation, 1):
+                print(f"{number}\t{rank}\t{score:.4f}\t{text}", file=output, flush=flush)
+        else:
+            print(translation, file=output, flush=flush)
+
+    return write
+
+
+def report_unreadable(problems: list[str], name: str, is_main_process: bool) -> None:
+    """Fail (exit status 2) when lines could not be read: the main process names up to five of them."""
+    if not problems:
+        return
+    if not is_main_process:
+        raise SystemExit(2)  # the main process says why
+    shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+    raise ValueError(f"{len(problems)} line(s) of {name} could not be read and are empty in the output: {shown}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Translate what `args` (from `parse_args`) name, as scripts/translate.py documents; returns the line count.
+
+    Under a distributed launch every process translates its share of the batches and the main process writes.
+    """
+    state = process_state()
+    model, tokenizer = load_translator(args.model)
+    model.to(state.device)
+    options = decoding_options(args, model.generation_config)
+    if args.seed is not None:
+        set_seed(args.seed)
+    nbest = args.num_return_sequences > 1 or args.scores
+    interactive = args.interactive or (not args.text and not args.input and sys.stdin.isatty())
+    problems = []
+    with contextlib.ExitStack() as stack:
+        lines, name, total = stack.enter_context(input_lines(args, problems))
+        output = stack.enter_context(atomic_output(args.output if state.is_main_process else None))
+        progress = stack.enter_context(tqdm(total=total, unit="lines", disable=args.no_progress or interactive
+                                            or not state.is_main_process or None))
+        count = translate_stream(model, tokenizer, lines, line_writer(output, nbest, flush=interactive),
+                                 num_beams=args.num_beams, batch_size=args.batch_size,
+                                 max_new_tokens=args.max_new_tokens, chunk_size=1 if interactive else args.chunk_size,
+                                 progress=progress.update, num_return_sequences=args.num_return_sequences,
+                                 scores=nbest, split_sentences=not args.no_split_sentences,
+                                 source_lang=args.source_lang, **options)
+    if count == 0 and state.is_main_process:
+        print(f"warning: {name or 'the input'} held no lines: nothing was translated (give sentences as arguments, "
+              "--input FILE, or lines on stdin)", file=sys.stderr)
+    report_unreadable(problems, name, state.is_main_process)
+    return count
+
+
+__all__ = ["atomic_output", "decoding_options", "input_lines", "line_writer", "parse_args", "report_unreadable", "run"]
