@@ -16,7 +16,14 @@ import torch
 from safetensors.torch import load_file, save_file
 
 # The listing lives with the other checkpoint checks; imported here too for `averaging.last_complete` and training.
-from .checkpoints import check_output_dir, checkpoint_problems, last_complete, newest_complete, run_checkpoints
+from .checkpoints import (
+    RESUMABLE_FIELDS,
+    check_output_dir,
+    checkpoint_problems,
+    last_complete,
+    newest_complete,
+    run_checkpoints,
+)
 
 
 logger = logging.getLogger(__name__)
@@ -24,7 +31,7 @@ logger = logging.getLogger(__name__)
 # What a checkpoint holds for resuming training, not for the model: never copied into the averaged directory.
 TRAINER_FILES = {"optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "scaler.pt"}
 # Config fields that may differ between checkpoints of one run (a resumed run may change its regularisation).
-MAY_DIFFER = {"transformers_version", "dropout", "attention_dropout", "activation_dropout"}
+MAY_DIFFER = RESUMABLE_FIELDS | {"transformers_version"}
 
 
 def _model_config(checkpoint: Path) -> dict:

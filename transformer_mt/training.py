@@ -44,7 +44,7 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from .averaging import average_weights, newest_complete
 from .batching import TokenBatchSampler, padded
-from .checkpoints import check_output_dir, check_tokenizer_matches, resolve_checkpoint
+from .checkpoints import RESUMABLE_FIELDS, check_output_dir, check_tokenizer_matches, resolve_checkpoint
 from .configuration import TransformerMTConfig
 from .data import add_joined_pairs, dataset_card_data, load_parallel_data
 from .diagnostics import AlignmentProbe, probe_batch
@@ -215,8 +215,6 @@ class SetupArguments:
 # clashes with the trainer's flag).
 _NOT_FLAGS = {"vocab_size", "pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
               "forced_eos_token_id", "use_cache", "is_encoder_decoder", "is_decoder", "tokenizer_fingerprint"}
-# What a resumed run may set differently from its checkpoint: regularisation, not the model's shape or vocabulary.
-RESUMABLE_FIELDS = {"dropout", "attention_dropout", "activation_dropout"}
 _CONFIG_FIELDS = [
     f for f in dataclasses.fields(TransformerMTConfig)
     if f.name in TransformerMTConfig.__annotations__ and f.name not in _NOT_FLAGS
