@@ -1,0 +1,218 @@
+"""The command line of training: four argument groups (`DataArguments`, `SetupArguments`, `ModelArguments`, and
+transformers' `Seq2SeqTrainingArguments`), the parser that reads them, and the presets and recipes that set their
+defaults.
+
+`ModelArguments` has one flag per architecture field of `TransformerMTConfig` (None meaning the config's default,
+or the checkpoint's value when resuming).
+"""
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+
+import torch
+from transformers import HfArgumentParser, Seq2SeqTrainingArguments
+
+from ..batching import padded
+from ..configuration import TransformerMTConfig
+from ..presets import PRESETS
+from ..tokenization import TOKENIZER_TYPES
+from ..tokenization.tokenization_transformer_mt import MIN_VOCAB_SIZE
+
+
+PresetName = typing.Literal[tuple(PRESETS)]
+LongPairs = typing.Literal["drop", "truncate"]
+TokenizerType = typing.Literal[TOKENIZER_TYPES]
+DEFAULT_VOCAB_SIZE = 8000  # of a tokenizer trained for a new run
+PAD_TO_MULTIPLE_OF = 8  # batches are padded to a multiple of 8 tokens (tensor-core and vector friendly)
+
+
+@dataclass
+class DataArguments:
+    data: str | None = field(
+        default=None,
+        metadata={"help": "Required: a directory with train/validation/test .tsv/.csv/.jsonl files, or a Hub "
+                          "dataset name."},
+    )
+    source_lang: str = field(default="en", metadata={"help": "Source language column."})
+    target_lang: str = field(default="de", metadata={"help": "Target language column."})
+    max_source_length: int = field(default=128, metadata={"help": "Longest source, in tokens (see --long_pairs)."})
+    max_target_length: int = field(default=128, metadata={"help": "Longest target, in tokens (see --long_pairs)."})
+    long_pairs: LongPairs = field(
+        default="drop",
+        metadata={"help": "Training pairs longer than --max_source_length or --max_target_length: drop them (counted "
+                          "in training_info.json) or truncate them (a cut target then has no </s>). Validation and "
+                          "test pairs are never dropped, and are scored against their full reference text."},
+    )
+    joined_pairs_share: float | None = field(
+        default=None,
+        metadata={"help": "Add multi-sentence training pairs: this share of the training split's size (e.g. 0.25) "
+                          "of 2-3 consecutive pairs joined, sources and targets alike, within the maximum lengths; "
+                          "drawn from --data_seed (else --seed), so the same seed adds the same pairs."},
+    )
+    max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training pairs."})
+    max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N validation pairs."})
+    max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test pairs."})
+    dataset_config_name: str | None = field(
+        default=None, metadata={"help": "The Hub dataset's configuration, e.g. de-en for wmt14."}
+    )
+    data_license: str | None = field(
+        default=None, metadata={"help": "License(s) of the training data for the model card, comma-separated SPDX ids "
+                                        "(default: the data's dataset card, e.g. data/en-de/README.md)."}
+    )
+    data_attribution: str | None = field(
+        default=None, metadata={"help": "Attribution of the training data for the model card (default: the card's)."}
+    )
+    max_tokens_per_batch: int | None = field(
+        default=None,
+        metadata={"help": "Training batches of as many pairs as fit in N padded source + target tokens (fairseq's "
+                          "--max-tokens) instead of --per_device_train_batch_size pairs; per process, per "
+                          "accumulation step."},
+    )
+
+    def __post_init__(self):
+        for name in ("max_source_length", "max_target_length", "max_train_samples", "max_eval_samples",
+                     "max_predict_samples"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"--{name} must be >= 1, got {value}.")
+        if self.joined_pairs_share is not None and not 0 < self.joined_pairs_share <= 1:
+            raise ValueError(f"--joined_pairs_share must be in (0, 1], got {self.joined_pairs_share}.")
+        longest = (padded(self.max_source_length, PAD_TO_MULTIPLE_OF)
+                   + padded(self.max_target_length, PAD_TO_MULTIPLE_OF))
+        if self.max_tokens_per_batch is not None and self.max_tokens_per_batch < longest:
+            raise ValueError(f"--max_tokens_per_batch must hold the longest pair, {longest} padded tokens "
+                             f"(--max_source_length {self.max_source_length} + --max_target_length "
+                             f"{self.max_target_length}, padded to multiples of {PAD_TO_MULTIPLE_OF}); got "
+                             f"{self.max_tokens_per_batch}.")
+
+
+@dataclass
+class SetupArguments:
+    preset: PresetName | None = field(
+        default=None, metadata={"help": "Start from these defaults (transformer_mt.presets); any flag overrides them. "
+                                        "transformer-base and transformer-big are the paper's setups."}
+    )
+    model_name_or_path: str | None = field(
+        default=None, metadata={"help": "Fine-tune this saved model instead of training one from scratch."}
+    )
+    tokenizer_name_or_path: str | None = field(
+        default=None, metadata={"help": "Load this tokenizer; by default one is trained on the training data."}
+    )
+    tokenizer_vocab_size: int | None = field(
+        default=None,
+        metadata={"help": f"Vocabulary size of a newly trained tokenizer (default {DEFAULT_VOCAB_SIZE}); the source "
+                          "vocabulary's with --decoder_vocab_size."}
+    )
+    decoder_vocab_size: int | None = field(
+        default=None, metadata={"help": "Train separate source and target vocabularies (a second tokenizer saved "
+                                        "beside the first; the model's token tables are then not shared), the "
+                                        "target one of this size. Default: one joint vocabulary."}
+    )
+    tokenizer_type: TokenizerType | None = field(
+        default=None, metadata={"help": "Subword model of a newly trained tokenizer: bpe (byte-level BPE, the "
+                                        "default) or unigram (SentencePiece-style Unigram, Metaspace)."}
+    )
+    bpe_dropout: float | None = field(
+        default=None, metadata={"help": "BPE-dropout (Provilkov et al. 2020) while training: each training batch is "
+                                        "segmented anew, each merge skipped with this probability (e.g. 0.1). BPE "
+                                        "tokenizers only; validation, test and the saved tokenizer are unaffected. "
+                                        "tokenizers draws it from an unseeded generator: such runs are not "
+                                        "bit-reproducible."}
+    )
+    overwrite_output_dir: bool = field(
+        default=False, metadata={"help": "Train from scratch into an output directory that already holds a model."}
+    )
+    hub_overwrite: bool = field(
+        default=False, metadata={"help": "With --push_to_hub: replace the files of an existing Hub repo."}
+    )
+    max_train_minutes: float | None = field(
+        default=None, metadata={"help": "Stop training after this many minutes (then evaluate and save as usual)."}
+    )
+    num_beams: int | None = field(
+        default=None, metadata={"help": "Beams of the saved model's generation config and of the test split's "
+                                        "translations (default: --generation_num_beams, else 4). Evaluations during "
+                                        "training use --generation_num_beams (default: the same)."}
+    )
+    early_stopping_patience: int | None = field(
+        default=None, metadata={"help": "Stop when the validation metric (--metric_for_best_model; default BLEU with "
+                                        "--predict_with_generate, else the loss) has not improved for N evaluations, "
+                                        "and end with the best checkpoint (turns on --load_best_model_at_end)."}
+    )
+    average_last: int | None = field(
+        default=None, metadata={"help": "At the end of training, average the last N complete checkpoints (keep them "
+                                        "with --save_total_limit) and keep the average when it validates at least "
+                                        "as well as the model the run ends with (its best checkpoint with "
+                                        "--early_stopping_patience); training_info.json says which was kept."}
+    )
+    probe_steps: int | None = field(
+        default=None, metadata={"help": "Every N steps, measure on 64 validation pairs whether the decoder reads its "
+                                        "source (loss gain over a shuffled source, cross-attention entropy, gradient "
+                                        "norms per block) into output_dir/probe.jsonl (transformer_mt.diagnostics)."}
+    )
+
+    def __post_init__(self):
+        for name in ("tokenizer_vocab_size", "decoder_vocab_size"):
+            value = getattr(self, name)
+            if value is not None and value < MIN_VOCAB_SIZE:
+                raise ValueError(f"--{name} must be >= {MIN_VOCAB_SIZE} (4 special tokens, 256 bytes and a merge), "
+                                 f"got {value}.")
+        if self.bpe_dropout is not None and not 0 < self.bpe_dropout < 1:
+            raise ValueError(f"--bpe_dropout must be a probability in (0, 1), got {self.bpe_dropout}.")
+        if self.bpe_dropout is not None and self.tokenizer_type not in (None, "bpe"):
+            raise ValueError(f"--bpe_dropout applies to BPE tokenizers, not --tokenizer_type {self.tokenizer_type}.")
+        if self.max_train_minutes is not None and not self.max_train_minutes > 0:
+            raise ValueError(f"--max_train_minutes must be > 0, got {self.max_train_minutes}.")
+        for name in ("num_beams", "early_stopping_patience", "probe_steps", "average_last"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"--{name} must be >= 1, got {value}.")
+
+
+# Every architecture field TransformerMTConfig declares is a command-line flag. Not: `vocab_size` and the special
+# token ids (they come from the tokenizer), and `use_cache`/`is_encoder_decoder` (not choices; the former also
+# clashes with the trainer's flag).
+_NOT_FLAGS = {"vocab_size", "pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
+              "forced_eos_token_id", "use_cache", "is_encoder_decoder", "is_decoder", "tokenizer_fingerprint"}
+_CONFIG_FIELDS = [
+    f for f in dataclasses.fields(TransformerMTConfig)
+    if f.name in TransformerMTConfig.__annotations__ and f.name not in _NOT_FLAGS
+]
+ModelArguments = dataclasses.make_dataclass(
+    "ModelArguments",
+    [(f.name, f.type | None,
+      field(default=None, metadata={"help": f"TransformerMTConfig.{f.name} (default {f.default!r})"}))
+     for f in _CONFIG_FIELDS if f.type in (int, float, str, bool) or typing.get_origin(f.type) is typing.Literal],
+)
+
+
+def config_overrides(model_args) -> dict:
+    """The architecture flags given (None means: the config's default, or the checkpoint's value)."""
+    return {key: value for key, value in dataclasses.asdict(model_args).items() if value is not None}
+
+
+def argument_parser() -> HfArgumentParser:
+    """The command-line parser of the four argument groups (see `parse_args`)."""
+    parser = HfArgumentParser((DataArguments, SetupArguments, ModelArguments, Seq2SeqTrainingArguments))
+    # Processes started together (torchrun, `accelerate launch --multi_gpu`) form a CPU (gloo) group only with
+    # use_cpu; without it, on a machine with no accelerator, transformers lets each process train alone.
+    parser.set_defaults(use_cpu=not torch.accelerator.is_available())
+    # On a GPU that has it, bf16 autocast by default: on CPUs here bf16 matmuls are slower than fp32 (README, Speed).
+    parser.set_defaults(bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+    return parser
+
+
+def parse_args(argv=None, defaults: dict | None = None):
+    """(DataArguments, SetupArguments, ModelArguments, Seq2SeqTrainingArguments) from `argv` (default sys.argv).
+
+    `defaults` replaces the dataclass defaults of any field of the four groups (a recipe); `--preset NAME` in `argv`
+    replaces them again with a preset's (`transformer_mt.presets`); the flags in `argv` still win.
+    """
+    parser = argument_parser()
+    if defaults:
+        parser.set_defaults(**defaults)
+    preset = parser.parse_known_args(argv)[0].preset
+    if preset:
+        parser.set_defaults(**PRESETS[preset])
+    return parser.parse_args_into_dataclasses(args=argv)
+

@@ -1,0 +1,95 @@
+"""The data of a training run: the splits loaded, checked against what the run needs, limited, and tokenized once
+(long training pairs dropped or cut, joined pairs added)."""
+
+import logging
+
+from ..data import add_joined_pairs, load_parallel_data
+from .arguments import DataArguments, SetupArguments
+
+
+logger = logging.getLogger(__name__)
+
+
+def load_splits(data_args: DataArguments, training_args, setup: SetupArguments):
+    """The data's splits, each that the run uses present, each cut to its `max_*_samples`."""
+    datasets = load_parallel_data(data_args.data, data_args.source_lang, data_args.target_lang,
+                                  config_name=data_args.dataset_config_name)
+    check_splits(datasets, data_args, training_args, setup)
+    return limit_samples(datasets, data_args)
+
+
+def check_splits(datasets, data_args: DataArguments, training_args, setup: SetupArguments) -> None:
+    """Every split the run is asked to use exists in the data."""
+    needs = {"train": training_args.do_train, "validation": training_args.do_eval or bool(setup.average_last),
+             "test": training_args.do_predict}
+    flags = {"train": "--do_train", "validation": "--do_eval (or --average_last)", "test": "--do_predict"}
+    for split, needed in needs.items():
+        if needed and split not in datasets:
+            raise ValueError(f"{flags[split]} needs a {split} split, but {data_args.data} has only: "
+                             f"{', '.join(datasets)}.")
+
+
+def limit_samples(datasets, data_args: DataArguments):
+    """Keep the first `max_{train,eval,predict}_samples` pairs of each split (before the tokenizer sees them)."""
+    limits = {"train": data_args.max_train_samples, "validation": data_args.max_eval_samples,
+              "test": data_args.max_predict_samples}
+    for split, limit in limits.items():
+        if limit is not None and split in datasets:
+            datasets[split] = datasets[split].select(range(min(limit, len(datasets[split]))))
+    return datasets
+
+
+def encode_pairs(tokenizer, sources: list[str], targets: list[str], data_args: DataArguments) -> dict:
+    """Model inputs and labels of parallel text, cut to the run's maximum lengths, and `long`: whether each pair
+    was longer. A cut source keeps its final </s>; a cut target does not, so that a pair cut short never teaches
+    the model to end a translation where its sentence goes on."""
+    features = tokenizer(sources)
+    labels = tokenizer(text_target=targets)["input_ids"]
+    source_limit, target_limit = data_args.max_source_length, data_args.max_target_length
+    features["long"] = [len(ids) > source_limit or len(target) > target_limit
+                        for ids, target in zip(features["input_ids"], labels)]
+    for key in [key for key in features if key != "long"]:
+        features[key] = [values if len(values) <= source_limit else values[:source_limit - 1] + values[-1:]
+                         for values in features[key]]
+    features["labels"] = [ids[:target_limit] for ids in labels]
+    return features
+
+
+def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, keep_training_text: bool = False):
+    """Tokenize every split once; return the tokenized splits and what was done to the training split (`{"long_pairs":
+    dropped or truncated, "joined_pairs": added}`). `keep_training_text` keeps the training split's text beside its
+    ids (for BPE-dropout, which segments it anew in every batch; the ids give the samplers their lengths)."""
+    def tokenize(batch):
+        return encode_pairs(tokenizer, batch[data_args.source_lang], batch[data_args.target_lang], data_args)
+
+    def fits(sources, targets):
+        return [not long for long in encode_pairs(tokenizer, sources, targets, data_args)["long"]]
+
+    tokenized, report = {}, {}
+    with training_args.main_process_first(desc="tokenization"):
+        for split, dataset in datasets.items():
+            if split == "train" and data_args.joined_pairs_share:
+                seed = training_args.data_seed if training_args.data_seed is not None else training_args.seed
+                dataset, report["joined_pairs"] = add_joined_pairs(
+                    dataset, data_args.source_lang, data_args.target_lang, data_args.joined_pairs_share, seed, fits)
+            kept = (data_args.source_lang, data_args.target_lang) if keep_training_text and split == "train" else ()
+            tokenized[split] = dataset.map(
+                tokenize, batched=True, remove_columns=[name for name in dataset.column_names if name not in kept],
+                desc=f"Tokenizing {split}"
+            )
+            if split == "train":
+                long = sum(tokenized[split]["long"])
+                report["long_pairs"] = {"policy": data_args.long_pairs, "pairs": long,
+                                        "max_source_length": data_args.max_source_length,
+                                        "max_target_length": data_args.max_target_length}
+                if data_args.long_pairs == "drop" and long:
+                    tokenized[split] = tokenized[split].filter(lambda batch: [not x for x in batch["long"]],
+                                                               batched=True, desc="Dropping long pairs")
+                if long:
+                    done = "dropped" if data_args.long_pairs == "drop" else "truncated"
+                    logger.warning(f"{long} training pair(s) longer than --max_source_length "
+                                   f"{data_args.max_source_length} or --max_target_length "
+                                   f"{data_args.max_target_length} {done} (--long_pairs).")
+            tokenized[split] = tokenized[split].remove_columns("long")
+    return tokenized, report
+

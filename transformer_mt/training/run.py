@@ -1,0 +1,358 @@
+"""`run`: one training run, from its arguments to the model in `output_dir`, as a list of named steps; and those
+steps: the checks made before anything is written, the tokenizer, the model and its generation config, the
+collator and the callbacks, training, prediction (what the run leaves behind is in `outputs`)."""
+
+import atexit
+import copy
+import itertools
+import logging
+import os
+
+import torch
+from transformers import (
+    AutoConfig,
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    DataCollatorForSeq2Seq,
+    EarlyStoppingCallback,
+    GenerationConfig,
+    ProgressCallback,
+    Seq2SeqTrainingArguments,
+    TrainerCallback,
+    set_seed,
+)
+
+from ..checkpoints import RESUMABLE_FIELDS, check_output_dir, check_tokenizer_matches, resolve_checkpoint
+from ..configuration import TransformerMTConfig
+from ..diagnostics import AlignmentProbe, probe_batch
+from ..modeling import TransformerMTForConditionalGeneration
+from ..pipelines import length_settings
+from ..tokenization import target_side, tokenizer_fingerprint, tokenizer_type_of, train_tokenizer
+from .arguments import DEFAULT_VOCAB_SIZE, PAD_TO_MULTIPLE_OF, DataArguments, SetupArguments, config_overrides
+from .outputs import average_at_end, push_run, write_test_predictions, write_training_info
+from .preprocessing import load_splits, preprocess
+from .trainer import (
+    BPEDropoutCollator,
+    TimeBudgetCallback,
+    TimeBudgetProgressCallback,
+    TransformerMTTrainer,
+    TranslationMetrics,
+)
+
+
+logger = logging.getLogger(__name__)
+
+
+def run(data_args: DataArguments, setup: SetupArguments, model_args, training_args: Seq2SeqTrainingArguments):
+    """Train, evaluate, predict and push as the arguments ask; return the `Seq2SeqTrainer`.
+
+    Everything is checked before anything is written: the output directory, the data and its splits, the
+    checkpoint to resume from and the flags against it, the architecture flags. The caller's arguments are not
+    changed: the run fills in its defaults (beams, lengths, the best-checkpoint settings) on a copy.
+    """
+    training_args = copy.copy(training_args)
+    checkpoint = check_run(data_args, setup, model_args, training_args)
+    set_seed(training_args.seed)
+    datasets = load_splits(data_args, training_args, setup)
+
+    tokenizer = build_tokenizer(setup, datasets, data_args, training_args, checkpoint)
+    model = build_model(setup, model_args, tokenizer, checkpoint, data_args)
+    check_tokenizer_matches(model.config, tokenizer, checkpoint or setup.model_name_or_path or "the new model")
+    # Truncation (`truncation=True`) then stops where the model's position table does.
+    tokenizer.model_max_length = model.config.max_position_embeddings
+    model.generation_config = generation_config_for(model, setup, training_args, checkpoint)
+    set_evaluation_decoding(training_args, model.generation_config, data_args)
+    tokenized, data_report = preprocess(datasets, tokenizer, data_args, training_args,
+                                        keep_training_text=bool(setup.bpe_dropout))
+
+    # --push_to_hub happens once, at the end, through our own push (remote code and model card included), so the
+    # Trainer must not push checkpoints on its own.
+    push, training_args.push_to_hub = training_args.push_to_hub, False
+    collator = build_collator(tokenizer, model, setup, data_args, training_args)
+    callbacks = build_callbacks(setup, training_args, tokenized, collator)
+    destroy_process_group_at_exit()
+    trainer = build_trainer(model, tokenizer, datasets, tokenized, collator, callbacks, data_args, setup,
+                            training_args)
+
+    if training_args.do_train:
+        train(trainer, checkpoint, data_args, setup, data_report)
+    if training_args.do_eval:
+        evaluate(trainer)
+    if training_args.do_predict:
+        predict(trainer, tokenized["test"])
+    if push and trainer.is_world_process_zero():
+        push_run(training_args, setup)
+    return trainer
+
+
+def check_run(data_args: DataArguments, setup: SetupArguments, model_args, training_args) -> str | None:
+    """The checks made before anything is written: the launch, the data flag, the checkpoint to resume from and the
+    flags against it (or, for a new run, an output directory with nothing in it), the architecture flags. Returns
+    the checkpoint to resume from, if any."""
+    check_launch(training_args)
+    if not data_args.data:
+        raise ValueError("--data is required: a directory with train/validation/test .tsv/.csv/.jsonl files, or a "
+                         "Hub dataset name.")
+    checkpoint = None
+    if training_args.do_train and training_args.resume_from_checkpoint:
+        checkpoint = resolve_checkpoint(str(training_args.resume_from_checkpoint), training_args.output_dir)
+        check_resume_flags(checkpoint, setup, model_args)
+    elif training_args.do_train and training_args.process_index == 0:
+        # A new run never writes into a directory that holds anything (an earlier model above all) unless asked.
+        check_output_dir(training_args.output_dir, overwrite=setup.overwrite_output_dir,
+                         flag="--overwrite_output_dir true (or --resume_from_checkpoint last to continue the run "
+                              "there)")
+    if not (setup.model_name_or_path or checkpoint):
+        TransformerMTConfig(**config_overrides(model_args))  # a bad architecture flag fails here, not after training
+    return checkpoint
+
+
+def check_launch(training_args: Seq2SeqTrainingArguments) -> None:
+    """Warn about a launch that will not do what it says: accelerate runs FSDP on accelerators only (its
+    AcceleratorState turns FSDP on for multi-GPU/NPU/XPU... process groups, never for a CPU group), so an FSDP
+    config on a machine without one trains plain data parallel, every process holding the whole model."""
+    if os.environ.get("ACCELERATE_USE_FSDP", "false").lower() == "true" and training_args.use_cpu:
+        logger.warning("The launch asks for FSDP, but accelerate shards models on accelerators only: on the CPU "
+                       "these processes train as plain data parallel (DDP), each with the whole model.")
+
+
+def check_resume_flags(checkpoint: str, setup: SetupArguments, model_args) -> None:
+    """A resumed run continues the same model: a flag that would change its shape or vocabulary is refused."""
+    saved = AutoConfig.from_pretrained(checkpoint)
+    for key, value in config_overrides(model_args).items():
+        if key not in RESUMABLE_FIELDS and getattr(saved, key) != value:
+            raise ValueError(f"--{key} {value} differs from {checkpoint}'s {key}={getattr(saved, key)!r}; resuming "
+                             "continues that model: drop the flag, or start a new run.")
+    if setup.tokenizer_name_or_path:
+        raise ValueError(f"--tokenizer_name_or_path is not used when resuming: the run continues with {checkpoint}'s "
+                         "own tokenizer.")
+    if setup.tokenizer_vocab_size is not None and setup.tokenizer_vocab_size != saved.vocab_size:
+        raise ValueError(f"--tokenizer_vocab_size {setup.tokenizer_vocab_size} differs from {checkpoint}'s tokenizer "
+                         f"({saved.vocab_size} tokens); resuming keeps it: drop the flag, or start a new run.")
+    if setup.decoder_vocab_size is not None and (saved.share_encoder_decoder_embeddings
+                                                  or setup.decoder_vocab_size != saved.decoder_vocab_size):
+        kind = "shared" if saved.share_encoder_decoder_embeddings else "target"
+        raise ValueError(f"--decoder_vocab_size {setup.decoder_vocab_size} differs from {checkpoint}'s {kind} "
+                         f"vocabulary ({saved.decoder_vocab_size} tokens); resuming keeps it: drop the flag, or start "
+                         "a new run.")
+    if setup.tokenizer_type is not None:
+        saved_type = tokenizer_type_of(AutoTokenizer.from_pretrained(checkpoint))
+        if setup.tokenizer_type != saved_type:
+            raise ValueError(f"--tokenizer_type {setup.tokenizer_type} differs from {checkpoint}'s tokenizer "
+                             f"({saved_type}); resuming keeps it: drop the flag, or start a new run.")
+
+
+def build_tokenizer(setup: SetupArguments, datasets, data_args: DataArguments, training_args, checkpoint: str | None):
+    """The run's tokenizer: the checkpoint's when resuming, the one named, or one trained on the training split
+    (saved in output_dir/tokenizer): a joint vocabulary of both sides, or with --decoder_vocab_size one per side."""
+    if checkpoint or setup.tokenizer_name_or_path or setup.model_name_or_path:
+        tokenizer = AutoTokenizer.from_pretrained(
+            checkpoint or setup.tokenizer_name_or_path or setup.model_name_or_path)
+        for flag in ("tokenizer_type", "decoder_vocab_size"):
+            value = getattr(setup, flag)
+            if value is not None and not checkpoint:
+                raise ValueError(f"--{flag} {value} shapes a tokenizer to train, but this run loads one "
+                                 f"({tokenizer_type_of(tokenizer)}): drop the flag.")
+    else:
+        tokenizer = train_run_tokenizer(setup, datasets, data_args, training_args)
+    if setup.bpe_dropout and tokenizer_type_of(tokenizer) != "bpe":
+        raise ValueError(f"--bpe_dropout applies to BPE tokenizers; this run's tokenizer is "
+                         f"{tokenizer_type_of(tokenizer)}.")
+    return tokenizer
+
+
+def train_run_tokenizer(setup: SetupArguments, datasets, data_args: DataArguments, training_args):
+    """A tokenizer trained on the training split and saved in output_dir/tokenizer."""
+    path = os.path.join(training_args.output_dir, "tokenizer")
+    # The main process trains and saves; the others wait (main_process_first) and load the same files.
+    with training_args.main_process_first(desc="tokenizer training"):
+        if training_args.process_index == 0:
+            train_split = datasets["train"]
+            sources, targets = train_split[data_args.source_lang], train_split[data_args.target_lang]
+            separate = setup.decoder_vocab_size is not None
+            tokenizer = train_tokenizer(
+                sources if separate else itertools.chain(sources, targets),
+                vocab_size=setup.tokenizer_vocab_size or DEFAULT_VOCAB_SIZE,
+                tokenizer_type=setup.tokenizer_type or "bpe", target_texts=targets if separate else None,
+                target_vocab_size=setup.decoder_vocab_size)
+            tokenizer.save_pretrained(path)
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(path)
+    return tokenizer
+
+
+def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | None, data_args: DataArguments):
+    """The model to train: the checkpoint's architecture when resuming (its weights are loaded by the Trainer), the
+    model named, or a new one sized by the tokenizer; the latter two record the data's languages."""
+    overrides = config_overrides(model_args)
+    if checkpoint:
+        config = AutoConfig.from_pretrained(checkpoint, **overrides)
+        return TransformerMTForConditionalGeneration(config)
+    # translation splits its input into sentences by the source language's rules
+    overrides.update(source_lang=data_args.source_lang, target_lang=data_args.target_lang)
+    if setup.model_name_or_path:
+        return AutoModelForSeq2SeqLM.from_pretrained(setup.model_name_or_path, **overrides)
+    target = target_side(tokenizer)
+    if target is not tokenizer:  # the vocabularies' real sizes (a small corpus may yield fewer tokens than asked)
+        overrides.update(decoder_vocab_size=len(target), share_encoder_decoder_embeddings=False)
+    config = TransformerMTConfig(
+        vocab_size=len(tokenizer),
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.bos_token_id,
+        tokenizer_fingerprint=tokenizer_fingerprint(tokenizer),
+        **overrides,
+    )
+    return TransformerMTForConditionalGeneration(config)
+
+
+def generation_config_for(model, setup: SetupArguments, training_args, checkpoint: str | None) -> GenerationConfig:
+    """How the saved model decodes: beam search (4 unless --num_beams or --generation_num_beams says otherwise),
+    up to its position table, so that a long input is never translated short (translate() bounds lengths relative
+    to the input instead). Fine-tuning keeps the checkpoint's generation config (an imported Opus-MT model's
+    forced_eos_token_id and bad_words_ids, a length penalty, ...) and changes only what this run sets."""
+    asked = setup.num_beams or training_args.generation_num_beams  # what this run sets, if anything
+    if setup.model_name_or_path and not checkpoint:
+        generation_config = copy.deepcopy(model.generation_config)
+        if asked:
+            generation_config.num_beams = asked
+        return generation_config
+    return GenerationConfig(
+        decoder_start_token_id=model.config.decoder_start_token_id,
+        bos_token_id=model.config.bos_token_id,
+        eos_token_id=model.config.eos_token_id,
+        pad_token_id=model.config.pad_token_id,
+        num_beams=asked or 4,
+        max_length=model.config.max_position_embeddings,  # counts the decoder start token
+    )
+
+
+def set_evaluation_decoding(training_args, generation_config: GenerationConfig, data_args: DataArguments) -> None:
+    """Evaluations decode as the saved model does (its beams, unless --generation_num_beams says otherwise), and stop
+    where their references were truncated."""
+    training_args.generation_num_beams = training_args.generation_num_beams or generation_config.num_beams
+    training_args.generation_max_length = (training_args.generation_max_length
+                                           or length_settings(data_args.max_target_length)["max_length"])
+
+
+def build_collator(tokenizer, model, setup: SetupArguments, data_args: DataArguments, training_args):
+    """Batches padded to a multiple of PAD_TO_MULTIPLE_OF; with --bpe_dropout, training batches segmented anew."""
+    collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100,
+                                      pad_to_multiple_of=PAD_TO_MULTIPLE_OF)
+    if setup.bpe_dropout:
+        collator = BPEDropoutCollator(collator, tokenizer, setup.bpe_dropout, data_args)
+        training_args.remove_unused_columns = False  # the collator needs the text; it returns only model inputs
+    return collator
+
+
+def build_callbacks(setup: SetupArguments, training_args, tokenized, collator):
+    """The run's callbacks: early stopping with the best checkpoint, the time budget, the alignment probe."""
+    callbacks = configure_best_checkpoint(setup, training_args)
+    if setup.max_train_minutes:
+        callbacks.append(TimeBudgetCallback(setup.max_train_minutes))
+    if setup.probe_steps and "validation" in tokenized:
+        callbacks.append(AlignmentProbe(probe_batch(tokenized["validation"], collator), every=setup.probe_steps))
+    return callbacks
+
+
+def configure_best_checkpoint(setup: SetupArguments, training_args) -> list[TrainerCallback]:
+    """With --early_stopping_patience: keep the best checkpoint by the validation metric, load it at the end, and
+    stop after that many evaluations without improvement. Returns the callbacks to add (none without it)."""
+    if not setup.early_stopping_patience:
+        return []
+    if training_args.eval_strategy == "no":
+        raise ValueError("--early_stopping_patience needs evaluations during training: set --eval_strategy steps "
+                         "(with --eval_steps) or epoch.")
+    if training_args.save_strategy != training_args.eval_strategy or (
+            training_args.eval_strategy == "steps" and training_args.save_steps % training_args.eval_steps):
+        raise ValueError(f"--early_stopping_patience keeps the best checkpoint, so checkpoints must be saved where "
+                         f"evaluations happen: --save_strategy {training_args.save_strategy} --save_steps "
+                         f"{training_args.save_steps} against --eval_strategy {training_args.eval_strategy} "
+                         f"--eval_steps {training_args.eval_steps} (save_steps must be a multiple of eval_steps).")
+    training_args.load_best_model_at_end = True
+    if training_args.metric_for_best_model is None:
+        training_args.metric_for_best_model = "bleu" if training_args.predict_with_generate else "loss"
+    if training_args.greater_is_better is None:
+        training_args.greater_is_better = not training_args.metric_for_best_model.endswith("loss")
+    return [EarlyStoppingCallback(early_stopping_patience=setup.early_stopping_patience)]
+
+
+def destroy_process_group_at_exit() -> None:
+    """Destroy the process group before the interpreter tears down its threads: left to exit, gloo can abort a
+    finished process ("terminate called without an active exception"), failing a run that succeeded."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        atexit.unregister(destroy_process_group)
+        atexit.register(destroy_process_group)
+
+
+def destroy_process_group() -> None:
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
+
+
+def build_trainer(model, tokenizer, datasets, tokenized, collator, callbacks, data_args: DataArguments,
+                  setup: SetupArguments, training_args) -> TransformerMTTrainer:
+    """The trainer: scored by BLEU and chrF against the raw references with --predict_with_generate, with the time
+    budget's progress bar under --max_train_minutes."""
+    trainer = TransformerMTTrainer(
+        model=model,
+        args=training_args,
+        train_dataset=tokenized.get("train"),
+        eval_dataset=tokenized.get("validation"),
+        data_collator=collator,
+        processing_class=tokenizer,
+        compute_metrics=TranslationMetrics(tokenizer, {split: list(dataset[data_args.target_lang]) for split, dataset
+                                                       in datasets.items() if split != "train"})
+        if training_args.predict_with_generate else None,
+        callbacks=callbacks,
+        max_tokens_per_batch=data_args.max_tokens_per_batch,
+    )
+    if setup.max_train_minutes and not training_args.disable_tqdm:
+        trainer.remove_callback(ProgressCallback)
+        trainer.add_callback(TimeBudgetProgressCallback(setup.max_train_minutes))
+    return trainer
+
+
+def train(trainer, checkpoint: str | None, data_args: DataArguments, setup: SetupArguments, data_report: dict):
+    """Train (resuming from `checkpoint`), average the last checkpoints if asked, and save the model, the metrics,
+    the trainer state and training_info.json."""
+    result = trainer.train(resume_from_checkpoint=checkpoint)
+    result.metrics["train_target_tokens_per_second"] = round(
+        trainer.target_tokens_trained() / result.metrics["train_runtime"], 1)
+    averaging = average_at_end(trainer, setup.average_last) if setup.average_last else None
+    trainer.save_model()  # model, tokenizer, generation config into output_dir
+    if trainer.is_world_process_zero():
+        write_training_info(trainer, data_args, setup, data_report, averaging)
+    trainer.log_metrics("train", result.metrics)
+    trainer.save_metrics("train", result.metrics)
+    trainer.save_state()
+
+
+
+
+
+
+
+
+
+def evaluate(trainer) -> None:
+    """Score the validation split; save the metrics."""
+    metrics = trainer.evaluate(metric_key_prefix="eval")
+    trainer.log_metrics("eval", metrics)
+    trainer.save_metrics("eval", metrics)
+
+def predict(trainer, test_split) -> None:
+    """Translate the test split with the saved model's beams; save its scores (with the metrics' signatures, as
+    papers report them) and, with --predict_with_generate, write its translations."""
+    if trainer.compute_metrics is not None:
+        trainer.compute_metrics.use("test")
+    prediction = trainer.predict(test_split, metric_key_prefix="test",
+                                 num_beams=trainer.model.generation_config.num_beams)
+    if trainer.compute_metrics is not None:  # how the scores were computed, as papers report them
+        signatures = trainer.compute_metrics.signatures
+        prediction.metrics.update({f"test_{key}": value for key, value in signatures.items()})
+    trainer.log_metrics("test", prediction.metrics)
+    trainer.save_metrics("test", prediction.metrics)
+    if trainer.is_world_process_zero() and trainer.args.predict_with_generate:
+        write_test_predictions(trainer, prediction.predictions)
