@@ -10,13 +10,11 @@ import json
 import os
 import time
 
-import torch
-
 from .machine import matmul_gflops
 from .pipelines import translate
 from .plots import plot_cross_attention, plot_losses, plot_position_table
 from .presets import MAIN_JOB, MAIN_JOB_GPU
-from .training import run
+from .training import bf16_by_default, run
 
 
 EXAMPLES = [
@@ -31,7 +29,7 @@ EXAMPLES = [
 def main_job_recipe(cuda: bool | None = None) -> dict:
     """MAIN_JOB_GPU where a CUDA GPU with bf16 is present, else MAIN_JOB (CPU: nothing changes)."""
     if cuda is None:
-        cuda = torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+        cuda = bf16_by_default()
     return MAIN_JOB_GPU if cuda else MAIN_JOB
 
 

@@ -22,6 +22,7 @@ from .arguments import (
     ModelArguments,
     SetupArguments,
     argument_parser,
+    bf16_by_default,
     config_overrides,
     parse_args,
 )
@@ -52,9 +53,9 @@ from .trainer import (
 __all__ = [
     "DEFAULT_VOCAB_SIZE", "PAD_TO_MULTIPLE_OF", "RESUMABLE_FIELDS", "BPEDropoutCollator", "DataArguments",
     "EpochSeededSampler", "ModelArguments", "SetupArguments", "TimeBudgetCallback", "TimeBudgetProgressCallback",
-    "TransformerMTTrainer", "TranslationMetrics", "argument_parser", "average_at_end", "build_callbacks",
-    "build_collator", "build_model", "build_tokenizer", "check_launch", "check_resume_flags", "check_run",
-    "check_splits", "config_overrides", "configure_best_checkpoint", "encode_pairs", "generation_config_for",
-    "limit_samples", "load_splits", "load_weights", "parse_args", "preprocess", "run", "write_test_predictions",
-    "write_training_info",
+    "TransformerMTTrainer", "TranslationMetrics", "argument_parser", "average_at_end", "bf16_by_default",
+    "build_callbacks", "build_collator", "build_model", "build_tokenizer", "check_launch", "check_resume_flags",
+    "check_run", "check_splits", "config_overrides", "configure_best_checkpoint", "encode_pairs",
+    "generation_config_for", "limit_samples", "load_splits", "load_weights", "parse_args", "preprocess", "run",
+    "write_test_predictions", "write_training_info",
 ]

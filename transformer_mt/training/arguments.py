@@ -191,14 +191,19 @@ def config_overrides(model_args) -> dict:
     return {key: value for key, value in dataclasses.asdict(model_args).items() if value is not None}
 
 
+def bf16_by_default() -> bool:
+    """Whether training here defaults to bf16 autocast (and the main job to its GPU recipe): on a CUDA GPU that has
+    bf16; on CPUs here bf16 matmuls are slower than fp32 (README, Speed)."""
+    return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+
+
 def argument_parser() -> HfArgumentParser:
     """The command-line parser of the four argument groups (see `parse_args`)."""
     parser = HfArgumentParser((DataArguments, SetupArguments, ModelArguments, Seq2SeqTrainingArguments))
     # Processes started together (torchrun, `accelerate launch --multi_gpu`) form a CPU (gloo) group only with
     # use_cpu; without it, on a machine with no accelerator, transformers lets each process train alone.
     parser.set_defaults(use_cpu=not torch.accelerator.is_available())
-    # On a GPU that has it, bf16 autocast by default: on CPUs here bf16 matmuls are slower than fp32 (README, Speed).
-    parser.set_defaults(bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+    parser.set_defaults(bf16=bf16_by_default())
     return parser
 
 
