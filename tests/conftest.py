@@ -1,10 +1,33 @@
 """Fixtures shared by the tests; helpers are in tests/utils.py."""
 
+import shutil
+from pathlib import Path
+
 import pytest
 
-from .utils import POSITION_TYPES
+from transformer_mt.tokenization import tokenizer_fingerprint
+
+from .utils import POSITION_TYPES, save_tiny
 
 
 @pytest.fixture(params=POSITION_TYPES)
 def position_type(request) -> str:
     return request.param
+
+
+@pytest.fixture(scope="session")
+def saved_tiny_model(tmp_path_factory) -> Path:
+    """utils.save_tiny's untrained model and tokenizer, saved once per session (per worker under xdist) with the
+    tokenizer's fingerprint in the config, as training saves it. Read only: a test that changes it takes model_dir."""
+    path = tmp_path_factory.mktemp("saved_tiny_model") / "model"
+    model, tokenizer = save_tiny(path)
+    model.config.tokenizer_fingerprint = tokenizer_fingerprint(tokenizer)
+    model.config.save_pretrained(path)
+    return path
+
+
+@pytest.fixture
+def model_dir(saved_tiny_model, tmp_path) -> Path:
+    """A copy of saved_tiny_model in the test's own tmp_path/model, free to damage or edit."""
+    return Path(shutil.copytree(saved_tiny_model, tmp_path / "model"))
+

@@ -4,7 +4,7 @@ import pytest
 
 from transformer_mt import benchmarks as benchmark
 
-from .utils import DATA, SENTENCES, save_tiny
+from .utils import DATA, SENTENCES
 
 
 def test_engines_alternate_a_b_b_a():
@@ -47,9 +47,8 @@ def test_a_tiny_comparison_with_marian_runs_end_to_end():
 
 
 @pytest.mark.slow
-def test_the_ctranslate2_comparison_runs_each_engine_apart(tmp_path):
-    save_tiny(tmp_path / "model")
-    results = benchmark.compare_with_ctranslate2(str(tmp_path / "model"), SENTENCES, batch_size=2, max_new_tokens=5,
+def test_the_ctranslate2_comparison_runs_each_engine_apart(saved_tiny_model):
+    results = benchmark.compare_with_ctranslate2(str(saved_tiny_model), SENTENCES, batch_size=2, max_new_tokens=5,
                                                  threads=1, repeats=1, beam_sizes=(1,))
     greedy = results["search"]["greedy"]
     assert set(greedy) == {"generate()", "CTranslate2 float32", "CTranslate2 int8"}

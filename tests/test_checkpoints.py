@@ -2,22 +2,13 @@
 
 import logging
 
-import pytest
 from transformers import pipeline
 
 from transformer_mt import train_tokenizer
 from transformer_mt.checkpoints import checkpoint_problems, load_translator, safetensors_problem
 from transformer_mt.tokenization import tokenizer_fingerprint
 
-from .utils import SENTENCES, save_tiny
-
-
-@pytest.fixture
-def model_dir(tmp_path):
-    model, tokenizer = save_tiny(tmp_path / "model")
-    model.config.tokenizer_fingerprint = tokenizer_fingerprint(tokenizer)
-    model.config.save_pretrained(tmp_path / "model")
-    return tmp_path / "model"
+from .utils import SENTENCES
 
 
 def test_an_intact_weights_file_has_no_problem_and_damage_is_named(model_dir):

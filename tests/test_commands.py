@@ -24,12 +24,6 @@ def fails_with(main, argv, capsys, *fragments) -> str:
     return lines[0]
 
 
-@pytest.fixture
-def model_dir(tmp_path):
-    save_tiny(tmp_path / "model")
-    return tmp_path / "model"
-
-
 def stdin_bytes(monkeypatch, data: bytes):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
 

@@ -10,14 +10,7 @@ import pytest
 from transformer_mt.bridges.ctranslate2 import translate_options
 from transformer_mt.scripts import translate as translate_command
 
-from .utils import SCRIPTS, SENTENCES, command_env, save_tiny
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("decoding") / "model"
-    save_tiny(path)
-    return path
+from .utils import SCRIPTS, SENTENCES, command_env
 
 
 def run_translate(model_dir, capsys, *argv) -> str:

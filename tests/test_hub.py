@@ -128,13 +128,12 @@ def test_model_card_metadata_scores_and_snippet(tmp_path):
     assert tokenizer_config["auto_map"]["AutoTokenizer"][1] == "tokenization_transformer_mt.TransformerMTTokenizerFast"
 
 
-def test_directory_without_weights_is_refused_and_left_untouched(tmp_path):
-    save_tiny(tmp_path)
-    (tmp_path / "model.safetensors").unlink()
-    before = sorted(p.name for p in tmp_path.iterdir())
+def test_directory_without_weights_is_refused_and_left_untouched(model_dir):
+    (model_dir / "model.safetensors").unlink()
+    before = sorted(p.name for p in model_dir.iterdir())
     with pytest.raises(FileNotFoundError, match="holds no saved model"):
-        prepare_for_hub(str(tmp_path))
-    assert sorted(p.name for p in tmp_path.iterdir()) == before
+        prepare_for_hub(str(model_dir))
+    assert sorted(p.name for p in model_dir.iterdir()) == before
 
 
 def push(model_dir: Path, repo_id: str, env: dict, *flags: str) -> subprocess.CompletedProcess:
@@ -211,9 +210,7 @@ def test_second_push_needs_overwrite_then_the_next_load_sees_it(tmp_path):
     torch.testing.assert_close(torch.tensor(loaded["logits"]), logits, rtol=0, atol=1e-6)
 
 
-def test_bad_token_invalid_repo_and_missing_weights_are_clear_errors(tmp_path):
-    model_dir = tmp_path / "model"
-    save_tiny(model_dir)
+def test_bad_token_invalid_repo_and_missing_weights_are_clear_errors(tmp_path, model_dir):
     before = snapshot(model_dir)
     with local_hub(tmp_path / "hub") as hub:
         env = hub.subprocess_env(hf_home=hub.new_hf_home())
@@ -272,9 +269,7 @@ def test_only_the_models_files_are_uploaded_and_the_dry_run_lists_exactly_them(t
     assert not any(name.startswith(("wandb", "checkpoint-")) for name in uploaded)
 
 
-def test_a_link_out_of_the_directory_is_refused_before_anything_is_sent(tmp_path):
-    model_dir = tmp_path / "model"
-    save_tiny(model_dir)
+def test_a_link_out_of_the_directory_is_refused_before_anything_is_sent(tmp_path, model_dir):
     (tmp_path / "other-tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
     (model_dir / "tokenizer.json").unlink()
     (model_dir / "tokenizer.json").symlink_to(tmp_path / "other-tokenizer.json")
@@ -287,9 +282,7 @@ def test_a_link_out_of_the_directory_is_refused_before_anything_is_sent(tmp_path
                                      "never follows links out of the model directory (copy the file in instead).")
 
 
-def test_an_unreachable_hub_is_one_line(tmp_path):
-    model_dir = tmp_path / "model"
-    save_tiny(model_dir)
+def test_an_unreachable_hub_is_one_line(tmp_path, model_dir):
     env = dict(os.environ, HF_ENDPOINT="http://127.0.0.1:9", HF_TOKEN="token", HF_HOME=str(tmp_path / "home"))
     result = push(model_dir, "user/tiny", env)
     assert result.returncode == 2 and "Traceback" not in result.stderr
@@ -297,19 +290,18 @@ def test_an_unreachable_hub_is_one_line(tmp_path):
         len(result.stderr.strip().splitlines()) == 1
 
 
-def test_the_cards_license_and_languages_come_from_the_data_not_a_default(tmp_path):
-    save_tiny(tmp_path)
-    prepare_for_hub(str(tmp_path), "user/unknown")
-    unknown = ModelCard.load(tmp_path / "README.md").data.to_dict()
+def test_the_cards_license_and_languages_come_from_the_data_not_a_default(model_dir):
+    prepare_for_hub(str(model_dir), "user/unknown")
+    unknown = ModelCard.load(model_dir / "README.md").data.to_dict()
     assert "license" not in unknown and "language" not in unknown  # not known: not claimed
-    (tmp_path / "training_info.json").write_text(json.dumps(TRAINING_INFO))
-    prepare_for_hub(str(tmp_path), "user/known")
-    known = ModelCard.load(tmp_path / "README.md").data.to_dict()
+    (model_dir / "training_info.json").write_text(json.dumps(TRAINING_INFO))
+    prepare_for_hub(str(model_dir), "user/known")
+    known = ModelCard.load(model_dir / "README.md").data.to_dict()
     assert known["license"] == "other" and known["license_name"] == "mpl-2.0 AND cc-by-sa-3.0"
     assert known["language"] == ["en", "de"]
-    (tmp_path / "training_info.json").write_text(json.dumps(dict(TRAINING_INFO, data_licenses=["cc-by-4.0"])))
-    prepare_for_hub(str(tmp_path), "user/one")
-    assert ModelCard.load(tmp_path / "README.md").data.to_dict()["license"] == "cc-by-4.0"
+    (model_dir / "training_info.json").write_text(json.dumps(dict(TRAINING_INFO, data_licenses=["cc-by-4.0"])))
+    prepare_for_hub(str(model_dir), "user/one")
+    assert ModelCard.load(model_dir / "README.md").data.to_dict()["license"] == "cc-by-4.0"
 
 
 def test_training_records_what_the_card_needs(tmp_path):
