@@ -31,3 +31,13 @@ def model_dir(saved_tiny_model, tmp_path) -> Path:
     """A copy of saved_tiny_model in the test's own tmp_path/model, free to damage or edit."""
     return Path(shutil.copytree(saved_tiny_model, tmp_path / "model"))
 
+
+@pytest.fixture(scope="module")
+def local_hub_environment():
+    """What the local-Hub tests need whatever the caller's environment says: huggingface_hub online, for 127.0.0.1
+    only (see tests.hub.server.allow_loopback_only). Module scope, for the modules' module-scoped hubs."""
+    from .hub.server import allow_loopback_only
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        allow_loopback_only(monkeypatch)
+        yield

@@ -19,6 +19,9 @@ from .utils import SCRIPTS, SENTENCES, TINY, tiny_model
 from .utils import save_tiny as save_tiny_model
 
 
+# The local Hub's tests set their own environment: online for 127.0.0.1, whatever HF_HUB_OFFLINE says.
+pytestmark = pytest.mark.usefixtures("local_hub_environment")
+
 # Loads a model directory or Hub repo with trust_remote_code in a process where transformer_mt cannot be imported,
 # and writes its logits and greedy output for SENTENCES to a JSON file.
 LOAD_WITHOUT_PACKAGE = """

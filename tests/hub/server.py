@@ -43,8 +43,12 @@ HF_HUB_DISABLE_TELEMETRY); ``hub.unset_env`` names the ones to remove (HF_HUB_OF
 overrides...). ``hub.subprocess_env()`` is ``os.environ`` with both applied; ``hub.new_hf_home()`` makes a fresh,
 empty HF_HOME (pass it to ``subprocess_env``/``apply`` to be sure nothing is served from a cache).
 
-There is also a ``hub`` pytest fixture (module scope) to import into a test module, and
-``python -m tests.hub_server DIR`` runs the pair until Ctrl-C, for poking at it by hand.
+Offline mode (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``) would refuse even these loopback calls:
+``subprocess_env()`` leaves those variables out, and ``allow_loopback_only(monkeypatch)`` clears them for the
+calling process, where huggingface_hub has already read them into ``huggingface_hub.constants.HF_HUB_OFFLINE``,
+and refuses any connection that is not to a loopback address (tests/conftest.py's ``local_hub_environment``).
+
+``python -m tests.hub.server DIR`` runs the pair until Ctrl-C, for poking at it by hand.
 
 Requires ``olah`` (and so GitPython) and the ``git`` executable.
 """
@@ -76,10 +80,12 @@ DEFAULT_TOKEN = "hf_local_hub_test_token"
 DEFAULT_USER = "user"
 REPO_TYPES = ("models", "datasets", "spaces")
 
-# Variables that would make huggingface_hub / transformers ignore the local hub or HF_HOME.
+# What huggingface_hub reads as offline mode, once, at import: into huggingface_hub.constants.HF_HUB_OFFLINE, which
+# transformers asks too.
+OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+# Variables that would make huggingface_hub / transformers / datasets ignore the local hub or HF_HOME.
 UNSET_ENV = (
-    "HF_HUB_OFFLINE",
-    "TRANSFORMERS_OFFLINE",
+    *OFFLINE_ENV,
     "HF_DATASETS_OFFLINE",
     "HF_HUB_CACHE",
     "HUGGINGFACE_HUB_CACHE",
@@ -876,18 +882,30 @@ def local_hub(
             _stop_process(olah_proc)
 
 
-def _hub_fixture(tmp_path_factory):
-    with local_hub(tmp_path_factory.mktemp("hub")) as hub:
-        yield hub
+def allow_loopback_only(monkeypatch) -> None:
+    """Let this process's huggingface_hub (and transformers) reach a local hub whatever the environment says:
+    OFFLINE_ENV removed and huggingface_hub.constants.HF_HUB_OFFLINE, read from it at import, set to False; and let
+    no socket connect to anything but a loopback address, so that nothing else is reached. Undone by monkeypatch."""
+    import ipaddress
 
+    from huggingface_hub import constants
 
-# A module-scoped fixture to import into a test module: from tests.hub.server import hub
-try:
-    import pytest
+    for key in OFFLINE_ENV:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    connect = socket.socket.connect
 
-    hub = pytest.fixture(scope="module", name="hub")(_hub_fixture)
-except ImportError:  # pragma: no cover
-    pass
+    def loopback_connect(self, address):
+        if self.family in (socket.AF_INET, socket.AF_INET6) and address[0] != "localhost":
+            try:
+                loopback = ipaddress.ip_address(address[0].split("%")[0]).is_loopback
+            except ValueError:  # a host name: the tests use addresses
+                loopback = False
+            if not loopback:
+                raise ConnectionRefusedError(f"the local-Hub tests connect to loopback addresses only, not {address}")
+        return connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", loopback_connect)
 
 
 def main(argv: list[str] | None = None) -> None:  # pragma: no cover - manual use

@@ -1,4 +1,5 @@
-"""The local Hub of tests/hub_server.py: what huggingface_hub and transformers see through it, all offline."""
+"""The local Hub of tests/hub/server.py: what huggingface_hub and transformers see through it, on 127.0.0.1 only
+(under HF_HUB_OFFLINE=1 too: the module sets its own environment)."""
 
 import json
 import os
@@ -23,8 +24,11 @@ from huggingface_hub.errors import (
 from tests.hub.server import local_hub
 
 
+pytestmark = pytest.mark.usefixtures("local_hub_environment")
+
+
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory):
+def hub(local_hub_environment, tmp_path_factory):
     with local_hub(tmp_path_factory.mktemp("hub")) as running:
         yield running
 
@@ -184,6 +188,16 @@ def test_apply_in_process_then_load_in_fresh_process(hub, monkeypatch):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split() == ["bert", "24"]
+
+
+def test_the_module_is_online_for_loopback_addresses_only():
+    import socket
+
+    from huggingface_hub import constants
+
+    assert not constants.is_offline_mode() and "HF_HUB_OFFLINE" not in os.environ
+    with pytest.raises(ConnectionRefusedError, match="loopback addresses only"):
+        socket.create_connection(("192.0.2.1", 443), timeout=1)  # TEST-NET-1: refused before any packet is sent
 
 
 def test_olah_that_does_not_start_gives_a_clear_error(tmp_path, monkeypatch):
