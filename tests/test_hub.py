@@ -85,6 +85,7 @@ def test_remote_code_is_the_package_source_with_one_import_rewritten():
                 assert all(m.split(".")[0] not in {"transformer_mt", "configuration", "modeling"} for m in modules)
 
 
+@pytest.mark.slow
 def test_remote_code_loads_and_matches_with_the_package_hidden(tmp_path, position_type):
     model_dir = tmp_path / "model"
     model, tokenizer = save_tiny(model_dir, position_type)
@@ -148,6 +149,7 @@ def snapshot(directory: Path) -> dict:
     return {p.name: p.read_bytes() for p in directory.iterdir()}
 
 
+@pytest.mark.slow
 def test_push_then_load_with_the_package_hidden(tmp_path, position_type):
     model_dir = tmp_path / "model"
     model, tokenizer = save_tiny(model_dir, position_type, test_results={"test_bleu": 1.5, "test_chrf": 20.0})
@@ -166,6 +168,7 @@ def test_push_then_load_with_the_package_hidden(tmp_path, position_type):
     assert snapshot(model_dir) == before  # the push staged its additions elsewhere
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["unigram", "separate-vocabularies"])
 def test_other_tokenizers_push_and_load_with_the_package_hidden(tmp_path, kind):
     """A Unigram tokenizer, and separate source/target vocabularies (target_tokenizer.json), through the Hub."""
@@ -194,6 +197,7 @@ def test_other_tokenizers_push_and_load_with_the_package_hidden(tmp_path, kind):
     assert loaded["translations"] == translations and any(translations)
 
 
+@pytest.mark.slow
 def test_second_push_needs_overwrite_then_the_next_load_sees_it(tmp_path):
     first, second = tmp_path / "first", tmp_path / "second"
     save_tiny(first)
@@ -213,6 +217,7 @@ def test_second_push_needs_overwrite_then_the_next_load_sees_it(tmp_path):
     torch.testing.assert_close(torch.tensor(loaded["logits"]), logits, rtol=0, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_bad_token_invalid_repo_and_missing_weights_are_clear_errors(tmp_path, model_dir):
     before = snapshot(model_dir)
     with local_hub(tmp_path / "hub") as hub:
@@ -230,6 +235,7 @@ def test_bad_token_invalid_repo_and_missing_weights_are_clear_errors(tmp_path, m
     assert list((tmp_path / "empty").iterdir()) == []
 
 
+@pytest.mark.slow
 def test_training_script_push_to_hub(tmp_path, monkeypatch):
     with local_hub(tmp_path / "hub") as hub:
         hub.apply(monkeypatch, hf_home=hub.new_hf_home())
@@ -244,6 +250,7 @@ def test_training_script_push_to_hub(tmp_path, monkeypatch):
     assert [m["type"] for m in card.data.to_dict()["model-index"][0]["results"][0]["metrics"]] == ["bleu", "chrf"]
 
 
+@pytest.mark.slow
 def test_only_the_models_files_are_uploaded_and_the_dry_run_lists_exactly_them(tmp_path):
     model_dir = tmp_path / "model"
     save_tiny(model_dir, test_results={"test_bleu": 1.5, "test_chrf": 20.0})
@@ -272,6 +279,7 @@ def test_only_the_models_files_are_uploaded_and_the_dry_run_lists_exactly_them(t
     assert not any(name.startswith(("wandb", "checkpoint-")) for name in uploaded)
 
 
+@pytest.mark.slow
 def test_a_link_out_of_the_directory_is_refused_before_anything_is_sent(tmp_path, model_dir):
     (tmp_path / "other-tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
     (model_dir / "tokenizer.json").unlink()
@@ -285,6 +293,7 @@ def test_a_link_out_of_the_directory_is_refused_before_anything_is_sent(tmp_path
                                      "never follows links out of the model directory (copy the file in instead).")
 
 
+@pytest.mark.slow
 def test_an_unreachable_hub_is_one_line(tmp_path, model_dir):
     env = dict(os.environ, HF_ENDPOINT="http://127.0.0.1:9", HF_TOKEN="token", HF_HOME=str(tmp_path / "home"))
     result = push(model_dir, "user/tiny", env)

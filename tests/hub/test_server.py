@@ -156,6 +156,7 @@ def test_bad_token_is_401(hub, tmp_path, tiny_repo, token, monkeypatch):
     assert "x.txt" not in good.list_repo_files("user/tiny")
 
 
+@pytest.mark.slow
 def test_apply_in_process_then_load_in_fresh_process(hub, monkeypatch):
     """The two documented ways: hub.apply() for this process, hub.subprocess_env() for a fresh one."""
     transformers = pytest.importorskip("transformers")
