@@ -1,9 +1,20 @@
 """transformer-mt: the "Attention Is All You Need" encoder-decoder as a Hugging Face transformers model.
 
 Importing the package registers the config, the models, the tokenizer and the "translation" pipeline with
-transformers' Auto classes. The library around the model lives in modules named after what they do: `training`
-(Seq2SeqTrainer entry point), `data` (parallel text), `metrics` (BLEU/chrF), `hub` (sharing), `bridges` (Marian,
-BERT, CTranslate2), `recipes` (the main job), `plots`, `benchmark`; `cli` is what the commands in scripts/ share.
+transformers' Auto classes. The model is `configuration`, `modeling` and `tokenization`; the library around it lives
+in modules named after what they do:
+
+- training: `training` (the Seq2SeqTrainer entry point), `presets` (named training defaults), `data` (parallel
+  text), `batching` (token batches), `checkpoints` (checkpoint directories), `averaging` (checkpoint averaging),
+  `diagnostics` (the alignment probe), `recipes` (the main job), `plots`;
+- translating: `translation` (the batch API and the file stream), `sentences` (sentence splitting), `pipelines`
+  (`pipeline("translation")`), `generation` (compiled generation), `translate_command` (the translate command);
+- scoring: `metrics` (BLEU/chrF as an `evaluate` module), `evaluation` (sacreBLEU scores with their signatures);
+- studies and speed: `position_study`, `recipe_search`, `benchmarks` (against MarianMT and CTranslate2, batches,
+  positions), `gpu_check` (the device check), `machine` (the machine a number was measured on);
+- sharing: `hub` (remote code, model card, push), `bridges` (Marian, BERT, CTranslate2).
+
+`cli` is what the commands in scripts/ share.
 """
 
 from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
