@@ -120,6 +120,42 @@ def test_regularisation_may_change_when_resuming(run_with_checkpoints, tmp_path)
     assert trainer.state.global_step == 25 and trainer.model.config.dropout == 0.3
 
 
+@pytest.mark.parametrize("sizes", [["--tokenizer_vocab_size", "4000"],
+                                   ["--tokenizer_vocab_size", "4000", "--decoder_vocab_size", "3000"]],
+                         ids=["joint", "separate"])
+def test_a_corpus_that_yields_fewer_tokens_than_asked_resumes_with_the_runs_own_flags(tmp_path, capsys, sizes):
+    """Eight pairs yield far fewer tokens than asked; resuming compares the flags with what the run asked for."""
+    output_dir = tmp_path / "run"
+    flags = ["--do_train", "--max_train_samples", "8", "--save_steps", "2", *sizes]
+    first = train(output_dir, *flags, "--max_steps", "2")
+    assert len(first.processing_class) < 4000 and first.model.config.decoder_vocab_size < 3000
+
+    trainer = train(output_dir, *flags, "--max_steps", "4", "--resume_from_checkpoint", "last")
+    assert trainer.state.global_step == 4
+
+    with pytest.raises(SystemExit):  # a size the run did not ask for is still refused
+        train_main(["--data", str(DATA), "--output_dir", str(output_dir), *flags, "--tokenizer_vocab_size", "5000",
+                    "--max_steps", "6", "--resume_from_checkpoint", "last"])
+    assert "--tokenizer_vocab_size 5000 differs from" in capsys.readouterr().err
+
+
+def test_a_checkpoint_saved_before_the_vocabulary_request_was_recorded_resumes_and_records_it(run_with_checkpoints,
+                                                                                                tmp_path):
+    data, output_dir = fresh_copy(run_with_checkpoints, tmp_path)
+    state_file = output_dir / "checkpoint-20" / "trainer_state.json"
+    state = json.loads(state_file.read_text())
+    del state["stateful_callbacks"]["VocabularyRequest"]
+    state_file.write_text(json.dumps(state))
+
+    trainer = train(output_dir, "--data", data, "--do_train", "--max_steps", "30", "--save_steps", "10",
+                    "--resume_from_checkpoint", output_dir / "checkpoint-20")
+    assert trainer.state.global_step == 30
+    recorded = json.loads((output_dir / "checkpoint-30" / "trainer_state.json").read_text())["stateful_callbacks"]
+    # without a record, what the run has stands for what it asked for
+    assert recorded["VocabularyRequest"]["args"] == {"tokenizer_vocab_size": len(trainer.processing_class),
+                                                     "decoder_vocab_size": None}
+
+
 def damage(checkpoint, how: str) -> str:
     """Damage a checkpoint the way a kill during a save does; return the file now wrong."""
     if how == "no trainer state":

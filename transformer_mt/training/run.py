@@ -37,6 +37,7 @@ from .trainer import (
     TimeBudgetProgressCallback,
     TransformerMTTrainer,
     TranslationMetrics,
+    VocabularyRequest,
 )
 
 
@@ -69,7 +70,7 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     # Trainer must not push checkpoints on its own.
     push, training_args.push_to_hub = training_args.push_to_hub, False
     collator = build_collator(tokenizer, model, setup, data_args, training_args)
-    callbacks = build_callbacks(setup, training_args, tokenized, collator)
+    callbacks = build_callbacks(setup, training_args, tokenized, collator, checkpoint)
     destroy_process_group_at_exit()
     trainer = build_trainer(model, tokenizer, datasets, tokenized, collator, callbacks, data_args, setup,
                             training_args)
@@ -126,20 +127,36 @@ def check_resume_flags(checkpoint: str, setup: SetupArguments, model_args) -> No
     if setup.tokenizer_name_or_path:
         raise ValueError(f"--tokenizer_name_or_path is not used when resuming: the run continues with {checkpoint}'s "
                          "own tokenizer.")
-    if setup.tokenizer_vocab_size is not None and setup.tokenizer_vocab_size != saved.vocab_size:
+    # The sizes are compared with what the run asked for: a small corpus yields fewer tokens than asked.
+    asked = vocabulary_request(setup, checkpoint)
+    if setup.tokenizer_vocab_size is not None and setup.tokenizer_vocab_size != asked["tokenizer_vocab_size"]:
         raise ValueError(f"--tokenizer_vocab_size {setup.tokenizer_vocab_size} differs from {checkpoint}'s tokenizer "
-                         f"({saved.vocab_size} tokens); resuming keeps it: drop the flag, or start a new run.")
-    if setup.decoder_vocab_size is not None and (saved.share_encoder_decoder_embeddings
-                                                  or setup.decoder_vocab_size != saved.decoder_vocab_size):
+                         f"(asked for {asked['tokenizer_vocab_size']} tokens, has {saved.vocab_size}); resuming keeps "
+                         "it: drop the flag, or start a new run.")
+    if setup.decoder_vocab_size is not None and setup.decoder_vocab_size != asked["decoder_vocab_size"]:
         kind = "shared" if saved.share_encoder_decoder_embeddings else "target"
         raise ValueError(f"--decoder_vocab_size {setup.decoder_vocab_size} differs from {checkpoint}'s {kind} "
-                         f"vocabulary ({saved.decoder_vocab_size} tokens); resuming keeps it: drop the flag, or start "
-                         "a new run.")
+                         f"vocabulary (asked for {asked['decoder_vocab_size']} tokens, has "
+                         f"{saved.decoder_vocab_size}); resuming keeps it: drop the flag, or start a new run.")
     if setup.tokenizer_type is not None:
         saved_type = tokenizer_type_of(AutoTokenizer.from_pretrained(checkpoint))
         if setup.tokenizer_type != saved_type:
             raise ValueError(f"--tokenizer_type {setup.tokenizer_type} differs from {checkpoint}'s tokenizer "
                              f"({saved_type}); resuming keeps it: drop the flag, or start a new run.")
+
+
+def vocabulary_request(setup: SetupArguments, checkpoint: str | None) -> dict:
+    """The vocabulary sizes this run asks for: its flags for a new run; when resuming, what the checkpoint's run
+    asked for (`VocabularyRequest`), or for a checkpoint saved before that was recorded, the sizes it has."""
+    if not checkpoint:
+        return {"tokenizer_vocab_size": setup.tokenizer_vocab_size or DEFAULT_VOCAB_SIZE,
+                "decoder_vocab_size": setup.decoder_vocab_size}
+    recorded = VocabularyRequest.recorded(checkpoint)
+    if recorded is not None:
+        return recorded
+    saved = AutoConfig.from_pretrained(checkpoint)
+    return {"tokenizer_vocab_size": saved.vocab_size,
+            "decoder_vocab_size": None if saved.share_encoder_decoder_embeddings else saved.decoder_vocab_size}
 
 
 def build_tokenizer(setup: SetupArguments, datasets, data_args: DataArguments, training_args, checkpoint: str | None):
@@ -246,13 +263,15 @@ def build_collator(tokenizer, model, setup: SetupArguments, data_args: DataArgum
     return collator
 
 
-def build_callbacks(setup: SetupArguments, training_args, tokenized, collator):
-    """The run's callbacks: early stopping with the best checkpoint, the time budget, the alignment probe."""
+def build_callbacks(setup: SetupArguments, training_args, tokenized, collator, checkpoint: str | None):
+    """The run's callbacks: early stopping with the best checkpoint, the time budget, the alignment probe, and the
+    record of the vocabulary sizes asked for."""
     callbacks = configure_best_checkpoint(setup, training_args)
     if setup.max_train_minutes:
         callbacks.append(TimeBudgetCallback(setup.max_train_minutes))
     if setup.probe_steps and "validation" in tokenized:
         callbacks.append(AlignmentProbe(probe_batch(tokenized["validation"], collator), every=setup.probe_steps))
+    callbacks.append(VocabularyRequest(**vocabulary_request(setup, checkpoint)))
     return callbacks
 
 

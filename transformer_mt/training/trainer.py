@@ -1,8 +1,10 @@
 """The trainer and what it is built with: `TransformerMTTrainer` (Seq2SeqTrainer with exactly resumable batches and
-fused label smoothing), its callbacks (a time budget and its progress bar), the BPE-dropout collator, and
-`TranslationMetrics`, the BLEU/chrF of evaluations."""
+fused label smoothing), its callbacks (a time budget, the record of the run's vocabulary request), the BPE-dropout
+collator, and `TranslationMetrics`, the BLEU/chrF of evaluations."""
 
 import copy
+import json
+import os
 import time
 
 import numpy as np
@@ -10,6 +12,7 @@ import torch
 from torch.utils.data import DataLoader, Sampler
 from tqdm.auto import tqdm
 from transformers import ProgressCallback, Seq2SeqTrainer, TrainerCallback
+from transformers.trainer_callback import ExportableState
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
 from ..batching import TokenBatchSampler
@@ -144,6 +147,29 @@ class TimeBudgetProgressCallback(ProgressCallback):
             elapsed = min(time.monotonic() - self.start, self.seconds)
             self.training_bar.set_postfix_str(f"step {state.global_step}", refresh=False)
             self.training_bar.update(elapsed - self.training_bar.n)
+
+
+class VocabularyRequest(TrainerCallback, ExportableState):
+    """Records in every checkpoint (its trainer_state.json) the vocabulary sizes the run asked for, so that a resumed
+    run compares its flags with them, not with the sizes realised: a small corpus yields fewer tokens than asked."""
+
+    def __init__(self, tokenizer_vocab_size: int | None = None, decoder_vocab_size: int | None = None):
+        self.tokenizer_vocab_size, self.decoder_vocab_size = tokenizer_vocab_size, decoder_vocab_size
+
+    def state(self) -> dict:
+        return {"args": {"tokenizer_vocab_size": self.tokenizer_vocab_size,
+                         "decoder_vocab_size": self.decoder_vocab_size}, "attributes": {}}
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        # A state resumed from a checkpoint saved before this record existed has no entry for it yet.
+        state.stateful_callbacks.setdefault(type(self).__name__, self.state())
+
+    @classmethod
+    def recorded(cls, checkpoint: str) -> dict | None:
+        """The sizes a checkpoint's run asked for, or None for a checkpoint saved before they were recorded."""
+        with open(os.path.join(checkpoint, "trainer_state.json"), encoding="utf-8") as f:
+            saved = json.load(f).get("stateful_callbacks", {}).get(cls.__name__)
+        return saved["args"] if saved else None
 
 
 class BPEDropoutCollator:
