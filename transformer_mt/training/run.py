@@ -26,8 +26,8 @@ from ..checkpoints import RESUMABLE_FIELDS, check_output_dir, check_tokenizer_ma
 from ..configuration import TransformerMTConfig
 from ..diagnostics import AlignmentProbe, probe_batch
 from ..modeling import TransformerMTForConditionalGeneration
-from ..pipelines import length_settings
 from ..tokenization import target_side, tokenizer_fingerprint, tokenizer_type_of, train_tokenizer
+from ..translation import length_settings
 from .arguments import DEFAULT_VOCAB_SIZE, PAD_TO_MULTIPLE_OF, DataArguments, SetupArguments, config_overrides
 from .outputs import average_at_end, push_run, write_test_predictions, write_training_info
 from .preprocessing import load_splits, preprocess
