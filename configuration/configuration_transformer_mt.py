@@ -39,18 +39,22 @@ def _value_errors(cls):
     field's names the field, a rule's (`validate_*`) names the fields it relates.
     """
     strict_init, strict_setattr = cls.__init__, cls.__setattr__
+    floats = {name for name, annotation in cls.__annotations__.items() if annotation is float}
+
+    def widened(name, value):  # an int where a float is declared (dropout=0, a JSON "0") is that float, as in Python
+        return float(value) if name in floats and type(value) is int else value
 
     @functools.wraps(strict_init)
     def __init__(self, *args, **kwargs):
         try:
-            strict_init(self, *args, **kwargs)
+            strict_init(self, *args, **{name: widened(name, value) for name, value in kwargs.items()})
         except StrictDataclassClassValidationError as error:
             raise ValueError(str(error.__cause__)) from error
 
     @functools.wraps(strict_setattr)
     def __setattr__(self, name, value):
         try:
-            strict_setattr(self, name, value)
+            strict_setattr(self, name, widened(name, value))
         except StrictDataclassFieldValidationError as error:
             raise ValueError(" ".join(str(error).split("\n    "))) from error
 

@@ -87,7 +87,7 @@ def test_assignments_are_checked_too():
                                       "and smaller than 1.0, got -0.1"),
         ({"activation_dropout": "0.1"}, "Field 'activation_dropout' expected float, got str (value: '0.1')"),
         ({"layer_norm_eps": 0.0}, "field 'layer_norm_eps': ValueError: Value must be greater than 0.0, got 0.0"),
-        ({"init_std": 1}, "Field 'init_std' expected float, got int (value: 1)"),
+        ({"init_std": "0.02"}, "Field 'init_std' expected float, got str (value: '0.02')"),
         ({"pad_token_id": 99}, "`pad_token_id` must be an integer in [0, 98], got 99"),
         ({"eos_token_id": 500}, "`eos_token_id` must be an integer in [0, 98], got 500"),
         ({"eos_token_id": [2, 120]}, "`eos_token_id` must be an integer in [0, 98], got 120"),
@@ -112,3 +112,12 @@ def test_invalid_values_raise_naming_field_value_and_allowed(overrides, message)
 def test_learned_positions_allow_odd_d_model():
     assert tiny_config(d_model=33, encoder_attention_heads=3, decoder_attention_heads=3,
                        position_embedding_type="learned").d_model == 33
+
+
+def test_an_int_where_a_float_is_declared_is_that_float():
+    config = TransformerMTConfig(dropout=0, init_std=1)
+    assert config.dropout == 0.0 and type(config.dropout) is float and type(config.init_std) is float
+    config.attention_dropout = 0
+    assert type(config.attention_dropout) is float
+    with pytest.raises(ValueError, match="'dropout'"):
+        TransformerMTConfig(dropout=True)  # a bool is no number here
