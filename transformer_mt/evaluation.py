@@ -4,11 +4,13 @@
 of TSV/CSV/JSONL files or a Hub dataset) with a saved model directory or a CTranslate2 export, or reads the
 hypotheses from a file, and scores them. With `bootstrap` N, each score also gets sacreBLEU's bootstrap
 resampling estimate (mean and 95% confidence interval over N resamples); the signature then says `bs:N`.
+`score_sets` is how the studies score a saved model: greedy, every input whole, on named sets.
 scripts/score.py is the command (not scripts/evaluate.py: run as a file, it would shadow the `evaluate` library).
 """
 
 import json
 import os
+from collections.abc import Callable
 
 import sacrebleu
 
@@ -46,10 +48,11 @@ def score(hypotheses: list[str], references: list[str], metrics=METRICS, bootstr
     return results
 
 
-def translate_with(model_path: str, sources: list[str], num_beams: int | None = None, batch_size: int = 16,
-                   device: str = "cpu") -> list[str]:
-    """Translations of `sources` by a saved model directory (generate()) or a CTranslate2 export (a directory with
-    model.bin), decoded alike: beam `num_beams` (default: the model's generation config; 4 for CTranslate2)."""
+def translator(model_path: str, num_beams: int | None = None, batch_size: int = 16,
+               device: str = "cpu") -> Callable[[list[str]], list[str]]:
+    """A function that translates a list of sources with a saved model directory (generate()) or a CTranslate2 export
+    (a directory with model.bin), loaded once and decoded alike: beam `num_beams` (default: the model's generation
+    config; 4 for CTranslate2). Each source is translated whole, as one sequence (no sentence splitting)."""
     from .checkpoints import load_translator
 
     if os.path.isfile(os.path.join(model_path, "model.bin")):  # a CTranslate2 export
@@ -59,17 +62,46 @@ def translate_with(model_path: str, sources: list[str], num_beams: int | None = 
         from .bridges.ctranslate2 import hypothesis_text, source_tokens, translate_options
 
         tokenizer = AutoTokenizer.from_pretrained(model_path)
-        translator = ctranslate2.Translator(model_path, device=device)
-        results = translator.translate_batch(source_tokens(tokenizer, sources), max_batch_size=batch_size,
-                                             **translate_options(num_beams or 4, max_new_tokens=256))
-        return [hypothesis_text(tokenizer, result.hypotheses[0]).strip() for result in results]
+        ct2_translator = ctranslate2.Translator(model_path, device=device)
+
+        def translate_ct2(sources: list[str]) -> list[str]:
+            results = ct2_translator.translate_batch(source_tokens(tokenizer, sources), max_batch_size=batch_size,
+                                                     **translate_options(num_beams or 4, max_new_tokens=256))
+            return [hypothesis_text(tokenizer, result.hypotheses[0]).strip() for result in results]
+
+        return translate_ct2
     from .pipelines import translate
 
     model, tokenizer = load_translator(model_path)
-    # a test set's sources are segments aligned with their references: each is scored as one sequence, as the
-    # CTranslate2 path above translates it (and as the recorded scores were made)
-    return translate(model.to(device), tokenizer, sources, num_beams=num_beams, batch_size=batch_size,
-                     split_sentences=False)
+    model = model.to(device)
+
+    def translate_whole(sources: list[str]) -> list[str]:
+        # a test set's sources are segments aligned with their references: each is scored as one sequence, as the
+        # CTranslate2 path above translates it (and as the recorded scores were made); the studies measure what the
+        # model itself does with a long input, not the sentence splitter
+        return translate(model, tokenizer, sources, num_beams=num_beams, batch_size=batch_size, split_sentences=False)
+
+    return translate_whole
+
+
+def translate_with(model_path: str, sources: list[str], num_beams: int | None = None, batch_size: int = 16,
+                   device: str = "cpu") -> list[str]:
+    """Translations of `sources` by a saved model directory or a CTranslate2 export (see `translator`)."""
+    return translator(model_path, num_beams, batch_size, device)(sources)
+
+
+def score_sets(model_path: str, sets: dict[str, tuple[list[str], list[str]]], num_beams: int | None = 1,
+               batch_size: int = 16) -> dict[str, dict]:
+    """name -> BLEU, chrF and length ratio (`metrics.translation_scores`, unrounded) of the model's translations of
+    every set of (sources, references); greedy unless `num_beams`, each input whole. What the studies score by."""
+    from .metrics import translation_scores
+
+    translate = translator(model_path, num_beams, batch_size)
+    scores = {}
+    for name, (sources, references) in sets.items():
+        result = translation_scores(translate(sources), references)
+        scores[name] = {key: result[key] for key in ("bleu", "chrf", "length_ratio")}
+    return scores
 
 
 def evaluate_split(data: str, split: str = "test", model: str | None = None, hypotheses_file: str | None = None,
@@ -111,4 +143,5 @@ def write_results(results: dict, path: str) -> None:
         json.dump(results, f, indent=2, ensure_ascii=False)
 
 
-__all__ = ["METRICS", "evaluate_split", "score", "signature_line", "translate_with", "write_results"]
+__all__ = ["METRICS", "evaluate_split", "score", "score_sets", "signature_line", "translate_with", "translator",
+           "write_results"]

@@ -3,6 +3,7 @@
 `evaluate.load("sacrebleu")` fetches its script from the Hub; this file is the offline replacement, loaded by
 path: `evaluate.load("/abs/path/to/translation_metrics.py")` or `load_translation_metric()`. It has to stay a
 self-contained script (no relative imports) because evaluate copies it into its module cache before importing it.
+`translation_scores` is the computation itself, which `evaluation.score_sets` calls without the `evaluate` wrapper.
 """
 
 import datasets
@@ -77,25 +78,32 @@ class TranslationMetrics(evaluate.Metric):
         )
 
     def _compute(self, predictions, references, tokenize="13a", lowercase=False, chrf_word_order=0):
-        if references and isinstance(references[0], str):
-            references = [[reference] for reference in references]
-        num_references = len(references[0]) if references else 0
-        if any(len(segment) != num_references for segment in references):
-            raise ValueError(f"every prediction needs the same number of references (the first has {num_references})")
-        # sacrebleu takes one stream per reference position, not one list per segment.
-        reference_streams = [[segment[i] for segment in references] for i in range(num_references)]
-        # The metric classes rather than corpus_bleu/corpus_chrf: only they expose the signature; the scores are
-        # identical because those functions build the same objects.
-        bleu = sacrebleu.BLEU(tokenize=tokenize, lowercase=lowercase)
-        chrf = sacrebleu.CHRF(word_order=chrf_word_order)
-        bleu_score = bleu.corpus_score(predictions, reference_streams)
-        return {
-            "bleu": bleu_score.score,
-            "chrf": chrf.corpus_score(predictions, reference_streams).score,
-            "length_ratio": bleu_score.sys_len / bleu_score.ref_len if bleu_score.ref_len else 0.0,
-            "bleu_signature": str(bleu.get_signature()),
-            "chrf_signature": str(chrf.get_signature()),
-        }
+        return translation_scores(predictions, references, tokenize, lowercase, chrf_word_order)
+
+
+def translation_scores(predictions: list[str], references: list, tokenize: str = "13a", lowercase: bool = False,
+                       chrf_word_order: int = 0) -> dict:
+    """Corpus BLEU, chrF, length ratio and the signatures (see `TranslationMetrics`'s Args and Returns) of
+    `predictions` against one reference (a string) or several (a list) per segment."""
+    if references and isinstance(references[0], str):
+        references = [[reference] for reference in references]
+    num_references = len(references[0]) if references else 0
+    if any(len(segment) != num_references for segment in references):
+        raise ValueError(f"every prediction needs the same number of references (the first has {num_references})")
+    # sacrebleu takes one stream per reference position, not one list per segment.
+    reference_streams = [[segment[i] for segment in references] for i in range(num_references)]
+    # The metric classes rather than corpus_bleu/corpus_chrf: only they expose the signature; the scores are
+    # identical because those functions build the same objects.
+    bleu = sacrebleu.BLEU(tokenize=tokenize, lowercase=lowercase)
+    chrf = sacrebleu.CHRF(word_order=chrf_word_order)
+    bleu_score = bleu.corpus_score(predictions, reference_streams)
+    return {
+        "bleu": bleu_score.score,
+        "chrf": chrf.corpus_score(predictions, reference_streams).score,
+        "length_ratio": bleu_score.sys_len / bleu_score.ref_len if bleu_score.ref_len else 0.0,
+        "bleu_signature": str(bleu.get_signature()),
+        "chrf_signature": str(chrf.get_signature()),
+    }
 
 
 def load_translation_metric(**kwargs) -> evaluate.EvaluationModule:
