@@ -13,7 +13,8 @@ import argparse
 
 import torch
 
-from transformer_mt.averaging import average_checkpoints, last_complete
+from transformer_mt.averaging import average_checkpoints
+from transformer_mt.checkpoints import last_complete
 from transformer_mt.cli import command
 
 

@@ -6,7 +6,7 @@
 Trains a tokenizer and a model from scratch on data/en-de (LibreOffice and GNOME help) within a wall-time budget,
 reports BLEU and chrF with beam search on the held-out test split, saves model + tokenizer, translates a few
 sentences, and writes `loss.png` and `positions.png` next to the model. Every flag of scripts/train.py works and
-overrides the recipe (`transformer_mt.recipes.MAIN_JOB`; `MAIN_JOB_GPU` on a CUDA GPU), e.g.
+overrides the recipe (`transformer_mt.presets.MAIN_JOB`; `MAIN_JOB_GPU` on a CUDA GPU), e.g.
 `--max_train_minutes 5`, `--d_model 128`,
 `--overwrite_output_dir true` to run again into the same folder.
 """

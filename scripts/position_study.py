@@ -16,13 +16,13 @@ from pathlib import Path
 from transformer_mt.cli import command
 from transformer_mt.configuration import POSITION_EMBEDDING_TYPES
 from transformer_mt.position_study import count_sentences, markdown_seeds, markdown_summary, run_study
+from transformer_mt.studies import add_study_arguments
 
 
 @command
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default="data/en-de")
-    parser.add_argument("--output_dir", default="runs/position-study")
+    add_study_arguments(parser, output_dir="runs/position-study")
     parser.add_argument("--results_dir", help="One JSON per scored run. Default: OUTPUT_DIR/results.")
     parser.add_argument("--seeds", type=int, nargs="+", help="Default 0 1 2 (--quick: 0).")
     parser.add_argument("--steps", type=int, help="Optimizer steps of every model. Default 2000 (--quick: 20).")
@@ -43,7 +43,8 @@ def main(argv=None):
         parser.error(f"--steps must be >= 1, got {steps}")
     if args.count_sentences:
         counts = count_sentences(args.output_dir, args.data, tuple(args.seeds or [0]), tuple(args.position_types),
-                                 joined=(2,) if args.quick else (2, 4, 8), pairs=8 if args.quick else 40)
+                                 joined=(2,) if args.quick else (2, 4, 8), pairs=8 if args.quick else 40,
+                                 source_lang=args.source_lang, target_lang=args.target_lang)
         Path(args.output_dir, "sentence_counts.json").write_text(json.dumps(counts, indent=1), encoding="utf-8")
         print("| inputs | sentence ends per reference | per output |\n| --- | ---: | ---: |")
         for name, entry in counts.items():
@@ -51,7 +52,7 @@ def main(argv=None):
         return
     results = run_study(args.data, args.output_dir, tuple(seeds), steps, position_types=tuple(args.position_types),
                         joined_variant=not (args.no_joined_variant or args.quick), quick=args.quick,
-                        results_dir=args.results_dir)
+                        results_dir=args.results_dir, source_lang=args.source_lang, target_lang=args.target_lang)
     print(markdown_summary(results))
     print("\nTest BLEU (greedy, all pairs) per seed:\n" + markdown_seeds(results))
     print(f"\nFigure and numbers: {args.output_dir}/position_study.png, position_study.json")

@@ -13,13 +13,13 @@ import argparse
 
 from transformer_mt.cli import command
 from transformer_mt.recipe_search import CANDIDATES, markdown_table, plot_search, run_search
+from transformer_mt.studies import add_study_arguments
 
 
 @command
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default="data/en-de")
-    parser.add_argument("--output_dir", default="runs/recipe-search")
+    add_study_arguments(parser, output_dir="runs/recipe-search")
     parser.add_argument("--results_dir", default="docs/results/recipe_search")
     parser.add_argument("--candidates", nargs="+", choices=sorted(CANDIDATES), default=list(CANDIDATES))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -32,7 +32,8 @@ def main(argv=None):
         parser.error(f"--steps must be >= 1, got {args.steps}")
     results = run_search(args.data, args.output_dir, args.results_dir,
                          {name: CANDIDATES[name] for name in args.candidates}, tuple(args.seeds),
-                         tuple(args.position_types), args.steps, quick=args.quick)
+                         tuple(args.position_types), args.steps, quick=args.quick, source_lang=args.source_lang,
+                         target_lang=args.target_lang)
     print(markdown_table(results))
     if args.figure:
         plot_search(results, args.figure)

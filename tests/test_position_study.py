@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from transformer_mt import position_study
+from transformer_mt import position_study, studies
 
 from .utils import DATA, REPO
 
@@ -55,7 +55,7 @@ def test_a_study_keeps_one_result_per_run_and_never_trains_a_scored_run_again(tm
     def no_training(*args, **kwargs):
         raise AssertionError("a scored run was trained again")
 
-    monkeypatch.setattr(position_study, "train_run", no_training)
+    monkeypatch.setattr(studies, "train_run", no_training)
     # A second invocation for another seed set only aggregates what is there: the summary spans every scored run.
     again = position_study.run_study(str(DATA), str(output), seeds=(0,), steps=4, quick=True, joined_variant=False,
                                      position_types=("sinusoidal",), results_dir=str(results_dir))

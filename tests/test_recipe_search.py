@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from transformer_mt import recipe_search
+from transformer_mt import recipe_search, studies
 from transformer_mt.diagnostics import read_probe
 from transformer_mt.scripts.recipe_search import main as search_main
 
@@ -38,13 +38,13 @@ def test_a_quick_search_writes_a_result_per_run_and_skips_finished_runs(tmp_path
 
 @pytest.mark.slow
 def test_a_run_cut_short_resumes_from_its_checkpoint_and_probes_each_step_once(tmp_path):
-    tokenizer = recipe_search.shared_tokenizer(str(DATA), tmp_path, 400, max_train_samples=400)
+    tokenizer = studies.shared_tokenizer(str(DATA), tmp_path, 400, max_train_samples=400)
     run_dir = tmp_path / "run"
-    overrides = dict(recipe_search.QUICK)
-    first = recipe_search.train_run(str(DATA), tokenizer, run_dir, overrides, 0, 4, save_steps=2, probe_steps=1)
+    overrides = dict(studies.QUICK)
+    first = studies.train_run(str(DATA), tokenizer, run_dir, overrides, 0, 4, save_steps=2, probe_steps=1)
     assert first["steps"] == 4 and (run_dir / "checkpoint-4").is_dir()
     (run_dir / "model.safetensors").unlink()  # as if killed after its last checkpoint
-    second = recipe_search.train_run(str(DATA), tokenizer, run_dir, overrides, 0, 6, save_steps=2, probe_steps=1)
+    second = studies.train_run(str(DATA), tokenizer, run_dir, overrides, 0, 6, save_steps=2, probe_steps=1)
     assert second["steps"] == 6
     assert [row["step"] for row in read_probe(str(run_dir))] == [1, 2, 3, 4, 5, 6]
 

@@ -9,46 +9,28 @@ the second half of an input. Learned positions get a table long enough for every
 what its rows past the training lengths look like after training: they never receive a gradient.
 
 A second variant ("+ joined pairs") trains on the same data plus a share of joined training pairs, a cheap,
-well-known way to show a model longer inputs.
+well-known way to show a model longer inputs. Runs are trained, resumed and recorded by `studies.run_all` and scored
+by `evaluation.score_sets` (greedy, each input whole: the study measures the model, not the sentence splitter).
 """
 
 import json
-import platform
 import re
-import shutil
 import statistics
-import time
 from pathlib import Path
 
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from .checkpoints import checkpoint_problems
 from .configuration import POSITION_EMBEDDING_TYPES
 from .data import join_consecutive, load_parallel_data
-from .diagnostics import read_probe
-from .metrics import load_translation_metric
-from .pipelines import translate
-from .presets import MAIN_JOB, TINY
-from .recipes import matmul_gflops
-from .tokenization import train_tokenizer
-from .training import parse_args, run
+from .evaluation import score_sets, translator
+from .studies import QUICK, QUICK_PAIRS, RECIPE, StudyRun, read_results, run_all, study_tokenizer
 
 
-# The main job's recipe, trained for a fixed number of steps instead of a time budget, evaluated separately.
-RECIPE = {key: value for key, value in MAIN_JOB.items()
-          if key not in ("max_train_minutes", "eval_strategy", "eval_steps", "save_strategy", "save_steps",
-                         "save_total_limit", "do_eval", "do_predict", "predict_with_generate", "report_to",
-                         "tokenizer_vocab_size", "max_eval_samples", "generation_num_beams", "num_beams",
-                         "early_stopping_patience", "average_last", "max_tokens_per_batch")}
-RECIPE.update(do_train=True, save_strategy="no", report_to="none", data_seed=0, disable_tqdm=True)
 TABLE_SIZE = 1024  # learned positions: rows for every evaluated input; those past the training lengths stay untrained
 BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 1000))  # test-split source lengths, in tokens
 JOINED = (2, 4, 8, 16)
 ALL_PAIRS = "test, all pairs"  # the whole test split: each run's test BLEU, compared across seeds
-PROBE_STEPS = 100  # the alignment probe (diagnostics.AlignmentProbe) every this many steps
 JOINED_SHARE = 0.25  # the "+ joined pairs" variant: --joined_pairs_share (2-3 consecutive pairs joined)
-# --quick: presets.TINY's model on 400 training pairs (with a 400-token tokenizer of its own), to check the pipeline.
-QUICK = {**{key: value for key, value in TINY.items() if key != "tokenizer_vocab_size"}, "max_train_samples": 400}
 
 
 def evaluation_sets(sources: list[str], references: list[str], tokenizer, joined=JOINED) -> dict:
@@ -83,71 +65,31 @@ def untrained_rows(model, trained_positions: int) -> dict | None:
             "mean_norm_untrained_rows": float(norms[trained_positions:].mean())}
 
 
-def shared_tokenizer(data_dir: str, output_dir: Path, vocab_size: int, max_train_samples: int | None = None) -> Path:
-    """One joint tokenizer trained once on the training split and reused by every run of a study."""
-    path = output_dir / "tokenizer"
-    if not (path / "tokenizer.json").is_file():
-        train = load_parallel_data(data_dir)["train"]
-        if max_train_samples:
-            train = train.select(range(min(max_train_samples, len(train))))
-        train_tokenizer(list(train["en"]) + list(train["de"]), vocab_size=vocab_size).save_pretrained(path)
-    return path
-
-
-def train_run(data_dir: str, tokenizer_dir: Path, output_dir: Path, overrides: dict, seed: int, steps: int,
-              save_steps: int = 500, probe_steps: int | None = PROBE_STEPS) -> dict:
-    """Train one run of a study (RECIPE with `overrides`) for `steps` optimizer steps, resuming its newest complete
-    checkpoint if a run was cut short; return {minutes, steps} of this invocation's training."""
-    complete = [path for path in output_dir.glob("checkpoint-*") if not checkpoint_problems(path)]
-    defaults = {**RECIPE, **overrides, "data": data_dir, "output_dir": str(output_dir), "max_steps": steps,
-                "seed": seed, "tokenizer_name_or_path": None if complete else str(tokenizer_dir),
-                "overwrite_output_dir": not complete, "resume_from_checkpoint": "last" if complete else None,
-                "save_strategy": "steps", "save_steps": save_steps, "save_total_limit": 1,
-                "probe_steps": probe_steps, "do_eval": False}
-    start = time.monotonic()
-    trainer = run(*parse_args([], defaults=defaults))
-    return {"minutes": (time.monotonic() - start) / 60, "steps": trainer.state.global_step}
-
-
-def evaluate(model_dir: Path, sets: dict, metric, batch_size: int) -> dict:
-    """BLEU, chrF and length ratio of greedy translations of every set."""
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    scores = {}
-    for name, evaluation_set in sets.items():
-        hypotheses = translate(model, tokenizer, evaluation_set["sources"], num_beams=1, batch_size=batch_size,
-                               split_sentences=False)  # what the model does with a long input, not the splitter
-        result = metric.compute(predictions=hypotheses, references=evaluation_set["references"])
-        scores[name] = {key: result[key] for key in ("bleu", "chrf", "length_ratio")}
-    return scores
-
-
 SENTENCE_END = re.compile(r"[.!?:](?:\s|$)")  # a sentence- or clause-final mark, as help texts end them
 
 
 def count_sentences(output_dir: str, data_dir: str, seeds=(0,), position_types=POSITION_EMBEDDING_TYPES,
-                    joined=(2, 4, 8), pairs: int = 40, batch_size: int = 20) -> dict:
+                    joined=(2, 4, 8), pairs: int = 40, batch_size: int = 20, source_lang: str = "en",
+                    target_lang: str = "de") -> dict:
     """How many sentences the study's models write for joined inputs: (position type, k) -> mean sentence ends per
     reference and per greedy output, over the first `pairs` inputs of k joined test pairs. Reads the models a study
     left in output_dir/runs."""
-    test = load_parallel_data(data_dir)["test"]
+    test = load_parallel_data(data_dir, source_lang, target_lang)["test"]
     counts = {}
     for position_type in position_types:
         for seed in seeds:
-            model_dir = Path(output_dir) / "runs" / f"{position_type}-seed{seed}"
-            model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
-            tokenizer = AutoTokenizer.from_pretrained(model_dir)
+            translate = translator(str(Path(output_dir) / "runs" / f"{position_type}-seed{seed}"), num_beams=1,
+                                   batch_size=batch_size)
             for k in joined:
-                sources, references = join_consecutive(list(test["en"]), list(test["de"]), k)
-                outputs = translate(model, tokenizer, sources[:pairs], num_beams=1, batch_size=batch_size,
-                                    split_sentences=False)
+                sources, references = join_consecutive(list(test[source_lang]), list(test[target_lang]), k)
+                outputs = translate(sources[:pairs])
                 entry = counts.setdefault(f"{position_type} {k} joined", {"reference": [], "output": []})
                 entry["reference"].append(statistics.mean(len(SENTENCE_END.findall(r)) for r in references[:pairs]))
                 entry["output"].append(statistics.mean(len(SENTENCE_END.findall(o)) for o in outputs))
     return {name: {side: statistics.mean(values) for side, values in entry.items()} for name, entry in counts.items()}
 
 
-def summarise(runs: list[dict]) -> dict:
+def seed_spread(runs: list[dict]) -> dict:
     """variant -> position type -> set -> mean and spread (min, max, standard deviation) over seeds."""
     summary = {}
     for run_result in runs:
@@ -166,7 +108,7 @@ def summarise(runs: list[dict]) -> dict:
 
 def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000, joined_variant: bool = True,
               quick: bool = False, batch_size: int = 32, position_types=POSITION_EMBEDDING_TYPES,
-              results_dir: str | None = None) -> dict:
+              results_dir: str | None = None, source_lang: str = "en", target_lang: str = "de") -> dict:
     """Train and evaluate every (variant, seed, position type) not already in `results_dir` (one JSON per run,
     written as soon as it is scored); write position_study.json and .png of every run there; return them."""
     output = Path(output_dir)
@@ -174,50 +116,42 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
     results_path = Path(results_dir) if results_dir else output / "results"
     results_path.mkdir(parents=True, exist_ok=True)
     overrides = {**(QUICK if quick else {}), "max_position_embeddings": TABLE_SIZE}
-    splits = load_parallel_data(data_dir)
+    splits = load_parallel_data(data_dir, source_lang, target_lang)
     train = splits["train"]
     if quick:
         train = train.select(range(QUICK["max_train_samples"]))
-    tokenizer_dir = shared_tokenizer(data_dir, output, 400 if quick else MAIN_JOB["tokenizer_vocab_size"],
-                                     QUICK["max_train_samples"] if quick else None)
+    tokenizer_dir = study_tokenizer(data_dir, output, quick, source_lang, target_lang)
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     max_length = RECIPE["max_source_length"]
-    train_lengths = sorted(min(len(ids), max_length) for ids in tokenizer(list(train["en"]))["input_ids"])
+    train_lengths = sorted(min(len(ids), max_length) for ids in tokenizer(list(train[source_lang]))["input_ids"])
     test = splits["test"]
     if quick:
-        test = test.select(range(48))
-    sets = evaluation_sets(list(test["en"]), list(test["de"]), tokenizer, joined=JOINED[:2] if quick else JOINED)
+        test = test.select(range(QUICK_PAIRS))
+    sets = evaluation_sets(list(test[source_lang]), list(test[target_lang]), tokenizer,
+                           joined=JOINED[:2] if quick else JOINED)
 
     variants = {"plain": {}}
     if joined_variant:
         variants["+ joined pairs"] = {"joined_pairs_share": JOINED_SHARE}
     scored_runs(results_path, steps)  # refuse a mix before training anything
-    metric = load_translation_metric()
-    gflops = None
-    for variant, variant_overrides in variants.items():
-        for seed in seeds:  # seed-major: a study cut short holds every position type for every seed it reached
-            for position_type in position_types:
-                name = f"{position_type}-seed{seed}" + ("" if variant == "plain" else "-joined")
-                result_file = results_path / f"{name}.json"
-                if result_file.is_file():
-                    continue
-                gflops = gflops or round(matmul_gflops(), 1)
-                model_dir = output / "runs" / name
-                timing = train_run(data_dir, tokenizer_dir, model_dir,
-                                   {**overrides, **variant_overrides, "position_embedding_type": position_type},
-                                   seed, steps,
-                                   probe_steps=max(1, steps // 20) if quick else PROBE_STEPS)
-                model = AutoModelForSeq2SeqLM.from_pretrained(model_dir)
-                result = {"variant": variant, "position_embedding_type": position_type, "seed": seed,
-                          "steps": timing["steps"], "scores": evaluate(model_dir, sets, metric, batch_size),
-                          "untrained_rows": untrained_rows(model, train_lengths[-1]),
-                          "train_minutes": round(timing["minutes"], 2), "matmul_gflops": gflops,
-                          "machine": platform.processor() or platform.machine(),
-                          "source_gain": [(row["step"], round(row["source_gain"], 3))
-                                          for row in read_probe(str(model_dir))]}
-                result_file.write_text(json.dumps(result, indent=1), encoding="utf-8")
-                for leftover in model_dir.glob("checkpoint-*"):  # only now: a run killed while scored resumes
-                    shutil.rmtree(leftover)
+    runs = [StudyRun(name=f"{position_type}-seed{seed}" + ("" if variant == "plain" else "-joined"), seed=seed,
+                     overrides={**overrides, **variant_overrides, "position_embedding_type": position_type},
+                     fields={"variant": variant, "position_embedding_type": position_type})
+            for variant, variant_overrides in variants.items()
+            for seed in seeds  # seed-major: a study cut short holds every position type for every seed it reached
+            for position_type in position_types]
+    scored_sets = {name: (described["sources"], described["references"]) for name, described in sets.items()}
+
+    def score(study_run: StudyRun, model_dir: Path) -> dict:
+        return {"scores": score_sets(str(model_dir), scored_sets, batch_size=batch_size),
+                "untrained_rows": untrained_rows(AutoModelForSeq2SeqLM.from_pretrained(model_dir), train_lengths[-1])}
+
+    def keep_probe(rows: list[dict]) -> dict:
+        return {"source_gain": [(row["step"], round(row["source_gain"], 3)) for row in rows]}
+
+    # the models stay (count_sentences reads them); their checkpoints go
+    run_all(runs, data_dir, output, results_path, tokenizer_dir, steps, score, keep_probe, quick=quick,
+            keep_models=True, source_lang=source_lang, target_lang=target_lang)
     runs = scored_runs(results_path, steps)
     results = {
         "recipe": {**RECIPE, **overrides, "max_steps": steps},
@@ -228,7 +162,7 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
         "sets": {name: {key: value for key, value in described.items() if key not in ("sources", "references")}
                  for name, described in sets.items()},
         "runs": runs,
-        "summary": summarise(runs),
+        "summary": seed_spread(runs),
     }
     (output / "position_study.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     plot_study(results, str(output / "position_study.png"))
@@ -237,7 +171,7 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
 
 def scored_runs(results_path: Path, steps: int) -> list[dict]:
     """Every run scored in `results_path`; all must have trained for `steps` steps."""
-    runs = [json.loads(path.read_text(encoding="utf-8")) for path in results_path.glob("*.json")]
+    runs = read_results(results_path)
     order = {name: index for index, name in enumerate(POSITION_EMBEDDING_TYPES)}  # sinusoidal (the paper's) first
     runs.sort(key=lambda run: (run["variant"] != "plain", order.get(run["position_embedding_type"], len(order)),
                                run["position_embedding_type"], run["seed"]))

@@ -1,28 +1,19 @@
 """The recipe search: which training recipe learns to translate in every seed, at a fixed number of steps.
 
-Each candidate is a set of overrides of the study recipe (`position_study.RECIPE`, the main job's minus its time
-budget). Every (candidate, position type, seed) trains for the same number of optimizer steps with one shared
-tokenizer and one data order, logs the alignment probe (`diagnostics.AlignmentProbe`) as it goes, and is scored
-with greedy decoding on a fixed subset of the validation split (the test split is never looked at). One small JSON
-per run lands in `results_dir` as soon as the run ends, so a search cut short keeps every finished run, and a run
-killed mid-way resumes from its newest checkpoint.
+Each candidate is a set of overrides of the study recipe (`studies.RECIPE`, the main job's minus its time budget).
+Every (candidate, position type, seed) trains for the same number of optimizer steps with one shared tokenizer and
+one data order, logs the alignment probe (`diagnostics.AlignmentProbe`) as it goes, and is scored with greedy
+decoding on a fixed subset of the validation split (the test split is never looked at). One small JSON per run lands
+in `results_dir` as soon as the run ends, so a search cut short keeps every finished run, and a run killed mid-way
+resumes from its newest checkpoint (`studies.run_all`).
 """
 
-import json
-import platform
-import shutil
 import statistics
 from pathlib import Path
 
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
 from .data import join_consecutive, load_parallel_data
-from .diagnostics import read_probe
-from .metrics import load_translation_metric
-from .pipelines import translate
-from .position_study import PROBE_STEPS, QUICK, shared_tokenizer, train_run
-from .presets import MAIN_JOB
-from .recipes import matmul_gflops
+from .evaluation import score_sets
+from .studies import QUICK, QUICK_PAIRS, StudyRun, read_results, run_all, study_tokenizer
 
 
 # name -> overrides of RECIPE (the main job's recipe). "baseline" is the recipe the main job shipped with before the
@@ -41,20 +32,15 @@ JOINED_SETS = (2, 4)  # every run is also scored on the validation subset joined
 VALIDATION_PAIRS = 400  # the fixed validation subset every run is scored on
 
 
-def validation_subset(data_dir: str, size: int = VALIDATION_PAIRS) -> tuple[list[str], list[str]]:
-    validation = load_parallel_data(data_dir)["validation"]
+PROBE_FIELDS = ("step", "loss", "source_gain", "cross_attention_entropy", "grad_norm", "embedding_rms")
+
+
+def validation_subset(data_dir: str, size: int = VALIDATION_PAIRS, source_lang: str = "en",
+                      target_lang: str = "de") -> tuple[list[str], list[str]]:
+    """The first `size` pairs of the validation split: sources and references."""
+    validation = load_parallel_data(data_dir, source_lang, target_lang)["validation"]
     validation = validation.select(range(min(size, len(validation))))
-    return list(validation["en"]), list(validation["de"])
-
-
-def score(model_dir: Path, sources: list[str], references: list[str], metric) -> dict:
-    """Greedy BLEU, chrF and length ratio on the validation subset, each input translated whole (no sentence
-    splitting: what the model itself does with it)."""
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    hypotheses = translate(model, tokenizer, sources, num_beams=1, batch_size=64, split_sentences=False)
-    result = metric.compute(predictions=hypotheses, references=references)
-    return {key: round(result[key], 3) for key in ("bleu", "chrf", "length_ratio")}
+    return list(validation[source_lang]), list(validation[target_lang])
 
 
 def run_name(candidate: str, position_type: str, seed: int) -> str:
@@ -63,47 +49,38 @@ def run_name(candidate: str, position_type: str, seed: int) -> str:
 
 def run_search(data_dir: str, output_dir: str, results_dir: str, candidates: dict, seeds=(0, 1, 2),
                position_types=("sinusoidal",), steps: int = 2000, quick: bool = False,
-               keep_models: bool = False) -> list[dict]:
+               keep_models: bool = False, source_lang: str = "en", target_lang: str = "de") -> list[dict]:
     """Train and score every (candidate, position type, seed) not already in `results_dir`; return all results."""
     output, results_path = Path(output_dir), Path(results_dir)
     output.mkdir(parents=True, exist_ok=True)
-    results_path.mkdir(parents=True, exist_ok=True)
     base = dict(QUICK) if quick else {}
-    tokenizer_dir = shared_tokenizer(data_dir, output, 400 if quick else MAIN_JOB["tokenizer_vocab_size"],
-                                     base.get("max_train_samples"))
-    sources, references = validation_subset(data_dir, 48 if quick else VALIDATION_PAIRS)
-    metric = load_translation_metric()
-    gflops = None
-    for seed in seeds:  # seed-major: a search cut short holds every candidate for the seeds it reached
-        for name, overrides in candidates.items():
-            for position_type in position_types:
-                result_file = results_path / f"{run_name(name, position_type, seed)}.json"
-                if result_file.is_file():
-                    continue
-                gflops = gflops or round(matmul_gflops(), 1)
-                model_dir = output / "runs" / run_name(name, position_type, seed)
-                settings = {**base, **overrides, "position_embedding_type": position_type}
-                timing = train_run(data_dir, tokenizer_dir, model_dir, settings, seed, steps,
-                                   probe_steps=max(1, steps // 20) if quick else PROBE_STEPS)
-                probe = read_probe(str(model_dir))
-                result = {
-                    "candidate": name, "overrides": overrides, "position_embedding_type": position_type,
-                    "seed": seed, "steps": timing["steps"], "validation_pairs": len(sources),
-                    "validation": score(model_dir, sources, references, metric),
-                    "validation_joined": {str(k): score(model_dir, *join_consecutive(sources, references, k), metric)
-                                          for k in JOINED_SETS},
-                    "train_minutes": round(timing["minutes"], 2), "matmul_gflops": gflops,
-                    "machine": platform.processor() or platform.machine(),
-                    "probe": [{key: row[key] for key in ("step", "loss", "source_gain", "cross_attention_entropy",
-                                                         "grad_norm", "embedding_rms")} for row in probe],
-                }
-                result_file.write_text(json.dumps(result, indent=1), encoding="utf-8")
-                if not keep_models:
-                    shutil.rmtree(model_dir)
-    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(results_path.glob("*.json"))]
+    tokenizer_dir = study_tokenizer(data_dir, output, quick, source_lang, target_lang)
+    sources, references = validation_subset(data_dir, QUICK_PAIRS if quick else VALIDATION_PAIRS, source_lang,
+                                            target_lang)
+    # greedy BLEU, chrF and length ratio on the validation subset, and on it joined k pairs at a time
+    sets = {"validation": (sources, references),
+            **{str(k): join_consecutive(sources, references, k) for k in JOINED_SETS}}
+    runs = [StudyRun(name=run_name(name, position_type, seed), seed=seed,
+                     overrides={**base, **overrides, "position_embedding_type": position_type},
+                     fields={"candidate": name, "overrides": overrides, "position_embedding_type": position_type})
+            for seed in seeds  # seed-major: a search cut short holds every candidate for the seeds it reached
+            for name, overrides in candidates.items()
+            for position_type in position_types]
+
+    def score(study_run: StudyRun, model_dir: Path) -> dict:
+        scores = {name: {key: round(value, 3) for key, value in set_scores.items()}
+                  for name, set_scores in score_sets(str(model_dir), sets, batch_size=64).items()}
+        return {"validation_pairs": len(sources), "validation": scores.pop("validation"), "validation_joined": scores}
+
+    def keep_probe(rows: list[dict]) -> dict:
+        return {"probe": [{key: row[key] for key in PROBE_FIELDS} for row in rows]}
+
+    run_all(runs, data_dir, output, results_path, tokenizer_dir, steps, score, keep_probe, quick=quick,
+            keep_models=keep_models, source_lang=source_lang, target_lang=target_lang)
+    return read_results(results_path)
 
 
-def summarise(results: list[dict]) -> dict:
+def candidate_table(results: list[dict]) -> dict:
     """(candidate, position type) -> validation BLEU per seed, mean, sd, min, and the step where the source gain
     first passed 0.5 nats (None: never), per seed."""
     table = {}
@@ -122,7 +99,7 @@ def summarise(results: list[dict]) -> dict:
 
 def markdown_table(results: list[dict]) -> str:
     """The README's candidate x seed table: validation BLEU (greedy) per seed, mean ± sd, worst seed."""
-    table = summarise(results)
+    table = candidate_table(results)
     seeds = sorted({seed for row in table.values() for seed in row["seeds"]})
     lines = ["| candidate | positions | " + " | ".join(f"seed {s}" for s in seeds) + " | mean ± sd | worst |",
              "|" + " --- |" * (4 + len(seeds))]
@@ -160,4 +137,4 @@ def plot_search(results: list[dict], path: str) -> None:
     fig.savefig(path, dpi=120)
 
 
-__all__ = ["CANDIDATES", "markdown_table", "plot_search", "run_search", "summarise"]
+__all__ = ["CANDIDATES", "candidate_table", "markdown_table", "plot_search", "run_search", "validation_subset"]
