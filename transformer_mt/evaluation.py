@@ -70,7 +70,7 @@ def translator(model_path: str, num_beams: int | None = None, batch_size: int = 
             return [hypothesis_text(tokenizer, result.hypotheses[0]).strip() for result in results]
 
         return translate_ct2
-    from .pipelines import translate
+    from .translation import translate
 
     model, tokenizer = load_translator(model_path)
     model = model.to(device)

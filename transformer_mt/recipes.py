@@ -11,10 +11,10 @@ import os
 import time
 
 from .machine import matmul_gflops
-from .pipelines import translate
 from .plots import plot_cross_attention, plot_losses, plot_position_table
 from .presets import MAIN_JOB, MAIN_JOB_GPU
 from .training import bf16_by_default, run
+from .translation import translate
 
 
 EXAMPLES = [
