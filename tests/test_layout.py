@@ -1,6 +1,8 @@
 """The layout's arrows hold: scripts -> transformer_mt -> modeling -> configuration; tokenization stands apart."""
 
+import ast
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +66,44 @@ def test_no_command_shadows_a_library_when_run_as_a_file():
     shadowing = [path.name for path in SCRIPTS.glob("*.py")
                  if path.stem != "__init__" and importlib.util.find_spec(path.stem) is not None]
     assert shadowing == []
+
+
+def python_files(*folders):
+    return sorted(path for folder in folders for path in (REPO / folder).rglob("*.py")
+                  if "__pycache__" not in path.parts)
+
+
+def long_functions(path, limit):
+    """(name, lines) of every function or method in `path` longer than `limit` lines, decorators excluded."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [(node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > limit]
+
+
+def test_library_modules_and_functions_stay_small():
+    """One concern a module: none in transformer_mt/ over 400 lines (modeling/ keeps transformers' one file per
+    model), and no function in the package or the commands over 80 lines."""
+    assert [str(path) for path in python_files("transformer_mt")
+            if len(path.read_text(encoding="utf-8").splitlines()) > 400] == []
+    assert {str(path): found for path in python_files(*SOURCE_PACKAGES)
+            if (found := long_functions(path, 80))} == {}
+
+
+def test_the_size_check_catches_a_long_function(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(81))
+    (tmp_path / "long.py").write_text(f"def long():\n{body}\n", encoding="utf-8")
+    assert long_functions(tmp_path / "long.py", 80) == [("long", 82)]
+
+
+CONCRETE_POSITIONS = ("SinusoidalPositionalEmbedding", "LearnedPositionalEmbedding", "AlibiPositionBias",
+                      "RotaryPositionEmbedding")
+
+
+def test_no_concrete_position_class_is_named_outside_its_module():
+    """The model, exporters and tools ask the PositionStrategy protocol, never which strategy they hold; only
+    positional_embeddings.py (and its own tests) names the concrete classes."""
+    home = REPO / "modeling" / "positional_embeddings.py"
+    named = [f"{path.relative_to(REPO)}: {name}" for path in python_files(*SOURCE_PACKAGES, "tests")
+             if path not in (home, REPO / "tests" / "test_positional_embeddings.py", Path(__file__).resolve())
+             for name in CONCRETE_POSITIONS if name in path.read_text(encoding="utf-8")]
+    assert named == []

@@ -6,18 +6,19 @@ import sys
 
 import torch
 
-from transformer_mt.modeling.positional_embeddings import LearnedPositionalEmbedding, SinusoidalPositionalEmbedding
+from transformer_mt.modeling.positional_embeddings import build_position_embedding
 from transformer_mt.plots import plot_cross_attention, plot_losses, plot_position_table
 
-from .utils import SENTENCES, save_tiny
+from .utils import SENTENCES, save_tiny, tiny_config
 
 
 def test_loss_and_position_figures(tmp_path):
     plot_losses([{"step": 5, "loss": 3.0}, {"step": 10, "loss": 2.0, }, {"step": 10, "eval_loss": 2.5}],
                 str(tmp_path / "loss.png"))
-    plot_position_table(SinusoidalPositionalEmbedding(64, 32), str(tmp_path / "sinusoid.png"), num_positions=100)
-    plot_position_table(LearnedPositionalEmbedding(64, 32), str(tmp_path / "learned.png"), num_positions=64)
-    assert all((tmp_path / name).stat().st_size > 5_000 for name in ("loss.png", "sinusoid.png", "learned.png"))
+    for kind, positions in (("sinusoidal", 100), ("learned", 64)):  # a sinusoid has no table limit; 64 rows learned
+        strategy = build_position_embedding(tiny_config(position_embedding_type=kind), num_heads=4)
+        plot_position_table(strategy, str(tmp_path / f"{kind}.png"), num_positions=positions)
+    assert all((tmp_path / name).stat().st_size > 5_000 for name in ("loss.png", "sinusoidal.png", "learned.png"))
 
 
 def test_cross_attention_map_draws_every_layer_and_leaves_the_model_as_it_was(tmp_path):

@@ -66,13 +66,14 @@ def test_translate_warns_about_a_tokenizer_that_is_not_the_models_own(tmp_path, 
 
 
 def test_the_length_bound_is_the_decoders_position_table():
-    from transformer_mt.modeling.positional_embeddings import LearnedPositionalEmbedding
+    from transformer_mt.modeling.positional_embeddings import build_position_embedding
 
-    from .utils import tiny_model
+    from .utils import tiny_config, tiny_model
 
     model = tiny_model(position_embedding_type="learned")  # both tables: 64 rows
     model.generation_config.max_length = None
-    model.model.decoder.embeddings.embed_positions = LearnedPositionalEmbedding(20, 32)
+    short = tiny_config(position_embedding_type="learned", max_position_embeddings=20)
+    model.model.decoder.embeddings.embed_positions = build_position_embedding(short, short.decoder_attention_heads)
     assert length_budget(model, 30) == 19  # the decoder's 20 rows, less its start token; not the encoder's 64
 
 

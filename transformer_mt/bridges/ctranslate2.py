@@ -63,7 +63,7 @@ from ctranslate2.specs.transformer_spec import TransformerDecoderSpec, Transform
 
 from ..checkpoints import check_output_dir, load_translator, read_config
 from ..configuration import TransformerMTConfig
-from ..modeling.positional_embeddings import RotaryPositionEmbedding
+from ..modeling.positional_embeddings import ROTARY_BASE
 from ..tokenization import target_side
 
 
@@ -167,9 +167,9 @@ class TransformerMTConverter(Converter):
         encoder_stack, decoder_stack = dict(stack), dict(stack)
         if config.position_embedding_type == "rotary":  # self-attention of both stacks; GPT-NeoX's half split
             encoder_stack.update(rotary_dim=config.d_model // config.encoder_attention_heads, rotary_interleave=False,
-                                 rotary_base=RotaryPositionEmbedding.base)
+                                 rotary_base=ROTARY_BASE)
             decoder_stack.update(rotary_dim=config.d_model // config.decoder_attention_heads, rotary_interleave=False,
-                                 rotary_base=RotaryPositionEmbedding.base)
+                                 rotary_base=ROTARY_BASE)
         spec = TransformerSpec(
             TransformerEncoderSpec(config.encoder_layers, config.encoder_attention_heads, **encoder_stack),
             TransformerDecoderSpec(config.decoder_layers, config.decoder_attention_heads, **decoder_stack),
