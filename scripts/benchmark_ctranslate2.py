@@ -27,7 +27,8 @@ def main(argv=None):
     parser.add_argument("--num_sentences", type=int, default=200)
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--max_new_tokens", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=1, help="torch and CTranslate2 threads (one: see README).")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch and CTranslate2 threads (one: see docs/results.md, CTranslate2).")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", help="Also write the results here.")
     args = parser.parse_args(argv)

@@ -6,7 +6,7 @@
 
 Every scored run lands as one JSON in --results_dir (default: --output_dir/results) and is never trained again; a
 run cut short resumes from its last checkpoint. Writes position_study.json and position_study.png of every run in
---results_dir into --output_dir and prints the README's "Position study" tables (`transformer_mt.position_study`).
+--results_dir into --output_dir and prints docs/results.md's "Position study" tables (`transformer_mt.position_study`).
 """
 
 import argparse

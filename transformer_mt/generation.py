@@ -8,7 +8,7 @@ asks for it everywhere, through the model's generation config, so `generate()`, 
     model.generate(**batch)  # first call per batch shape compiles (seconds); later calls reuse it
 
 The outputs are the eager model's (tests/test_generation.py). What it buys depends on the shape: the decoding
-step's Python overhead goes, its matrix products stay (see README, "Speed"). transformers 5.24 compiles greedy
+step's Python overhead goes, its matrix products stay (see docs/results.md, "Speed"). transformers 5.24 compiles greedy
 search and sampling; beam search runs the eager step with the static cache.
 """
 

@@ -214,7 +214,7 @@ def plot_study(results: dict, path: str) -> None:
 
 
 def markdown_summary(results: dict) -> str:
-    """The README table: BLEU and chrF mean ± sd and the length ratio per set, for every variant and position type."""
+    """docs/results.md's table: BLEU and chrF mean ± sd and the length ratio per set, per variant and type."""
     columns = [(variant, position_type)
                for variant, by_type in results["summary"].items() for position_type in by_type]
     header = "| set | mean source tokens | " + " | ".join(

@@ -10,7 +10,7 @@ so that commands, tests and tools can read a preset without pulling in torch or 
 - `tiny`: the one tiny model that the tests, the benchmark, gpu_check's dry run and the studies' quick modes share.
 """
 
-# Chosen for 2 CPU cores and 15 minutes (see README, "Results"): a narrow pre-LN model, which trains stably at a
+# Chosen for 2 CPU cores and 15 minutes (see docs/results.md): a narrow pre-LN model, which trains stably at a
 # high learning rate, warmup then inverse-sqrt decay, label smoothing 0.1, and a small joint vocabulary.
 MAIN_JOB = dict(
     do_train=True,
@@ -27,12 +27,12 @@ MAIN_JOB = dict(
     decoder_ffn_dim=768,
     normalize_before=True,
     # Glorot-sized linear layers (fairseq's and Marian's init): BERT's 0.02 is a quarter of that at d_model 192, and
-    # with it whether a run learned to align by 2,000 steps depended on the seed (README, "The recipe").
+    # with it whether a run learned to align by 2,000 steps depended on the seed (docs/results.md, "The recipe").
     init_std=0.05,
     dropout=0.1,
     max_source_length=64,
     max_target_length=64,
-    # Token batches: 1.19-1.23x the real target tokens/s of 48-pair batches at this size (README, "Speed").
+    # Token batches: 1.19-1.23x the real target tokens/s of 48-pair batches at this size (docs/results.md, "Speed").
     max_tokens_per_batch=2048,
     per_device_train_batch_size=48,  # what the studies (position_study.RECIPE) batch by
     per_device_eval_batch_size=64,
@@ -76,8 +76,8 @@ BASE_SIZE = dict(
     decoder_ffn_dim=2048,
 )
 
-# The same job on a CUDA GPU (chosen by `main_job_recipe`; not yet measured, see README): the paper's base model,
-# bf16 autocast (sdpa attention is the default everywhere), a batch that fills a large GPU, the paper's
+# The same job on a CUDA GPU (chosen by `main_job_recipe`; not yet measured, see docs/scaling.md): the paper's base
+# model, bf16 autocast (sdpa attention is the default everywhere), a batch that fills a large GPU, the paper's
 # learning-rate schedule, an 8k vocabulary.
 MAIN_JOB_GPU = dict(
     MAIN_JOB,

@@ -17,7 +17,7 @@ from .studies import QUICK, QUICK_PAIRS, StudyRun, read_results, run_all, study_
 
 
 # name -> overrides of RECIPE (the main job's recipe). "baseline" is the recipe the main job shipped with before the
-# search, "init-0.05" the one it ships with since (README, "The recipe"). Add a candidate here to search it.
+# search, "init-0.05" the one it ships with since (docs/results.md, "The recipe"). Add a candidate here to search it.
 CANDIDATES = {
     "baseline": {"init_std": 0.02},
     # fairseq and Marian initialise linear layers Glorot-uniform: std sqrt(2 / (fan_in + fan_out)), about 0.05 at
@@ -98,7 +98,7 @@ def candidate_table(results: list[dict]) -> dict:
 
 
 def markdown_table(results: list[dict]) -> str:
-    """The README's candidate x seed table: validation BLEU (greedy) per seed, mean ± sd, worst seed."""
+    """docs/results.md's candidate x seed table: validation BLEU (greedy) per seed, mean ± sd, worst seed."""
     table = candidate_table(results)
     seeds = sorted({seed for row in table.values() for seed in row["seeds"]})
     lines = ["| candidate | positions | " + " | ".join(f"seed {s}" for s in seeds) + " | mean ± sd | worst |",

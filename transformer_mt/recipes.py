@@ -85,7 +85,7 @@ def run_main_job(data_args, setup_args, model_args, training_args) -> dict:
 
 
 def results_table(summaries: list[dict]) -> str:
-    """The README's main-job table: one row per seed (from summary.json files), then the mean ± sd."""
+    """docs/results.md's main-job table: one row per seed (from summary.json files), then the mean ± sd."""
     import statistics
 
     rows = ["| seed | test BLEU | test chrF | steps (best) | real target tokens/s | wall time | machine GFLOP/s |",

@@ -193,7 +193,7 @@ def config_overrides(model_args) -> dict:
 
 def bf16_by_default() -> bool:
     """Whether training here defaults to bf16 autocast (and the main job to its GPU recipe): on a CUDA GPU that has
-    bf16; on CPUs here bf16 matmuls are slower than fp32 (README, Speed)."""
+    bf16; on CPUs here bf16 matmuls are slower than fp32 (docs/results.md, "Speed")."""
     return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
 
 
