@@ -1,13 +1,27 @@
 """Fixtures shared by the tests; helpers are in tests/utils.py."""
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
+import torch
 
 from transformer_mt.tokenization import tokenizer_fingerprint
 
 from .utils import POSITION_TYPES, save_tiny
+
+
+def pytest_configure(config):
+    """Under xdist, each worker gets its share of the cores: torch's default (every core in every worker) puts two
+    spinning OpenMP pools on each core, which made the suite several times slower on 2 cores. Subprocesses the tests
+    start inherit the same share (tests.utils.command_env pins them to one thread as well)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        torch.set_num_threads(threads)
+        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 @pytest.fixture(params=POSITION_TYPES)
