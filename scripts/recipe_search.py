@@ -12,7 +12,7 @@ checkpoint in --output_dir. See `transformer_mt.recipe_search`.
 import argparse
 
 from transformer_mt.cli import command
-from transformer_mt.recipe_search import CANDIDATES, markdown_table, plot_search, run_search
+from transformer_mt.recipe_search import CANDIDATES, joined_table, markdown_table, plot_search, run_search
 from transformer_mt.studies import add_study_arguments
 
 
@@ -35,6 +35,8 @@ def main(argv=None):
                          tuple(args.position_types), args.steps, quick=args.quick, source_lang=args.source_lang,
                          target_lang=args.target_lang)
     print(markdown_table(results))
+    if joined := joined_table(results):
+        print("\nOn joined validation pairs (BLEU mean ± sd, length ratio):\n" + joined)
     if args.figure:
         plot_search(results, args.figure)
         print(f"\nFigure: {args.figure}")

@@ -54,3 +54,22 @@ def test_the_readme_table_is_the_shipped_search():
     results = [json.loads(path.read_text()) for path in sorted((REPO / "docs/results/recipe_search").glob("*.json"))]
     assert {result["candidate"] for result in results} >= {"baseline", "init-0.05"}
     assert recipe_search.markdown_table(results) in (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+
+
+def test_the_joined_table_shows_what_joined_inputs_keep():
+    def result(candidate, seed, single, two, four):
+        joined = {"2": {"bleu": two, "length_ratio": 0.8}, "4": {"bleu": four, "length_ratio": 0.5}}
+        return {"candidate": candidate, "position_embedding_type": "sinusoidal", "seed": seed,
+                "validation": {"bleu": single, "length_ratio": 1.0}, "validation_joined": joined}
+
+    old = {"candidate": "old", "validation": {"bleu": 9.0}}  # scored before joined sets: left out
+    table = recipe_search.joined_table([result("init-0.05", 0, 20.0, 10.0, 4.0),
+                                        result("init-0.05", 1, 10.0, 6.0, 2.0),
+                                        result("joined-0.1", 0, 19.0, 19.0, 15.0), old])
+    lines = table.splitlines()
+    assert lines[0] == "| candidate | positions | seeds | single pairs | 2 joined | 4 joined | 2 joined / single |"
+    assert lines[2] == ("| init-0.05 | sinusoidal | 2 | 15.0 ± 7.1 (1.00) | 8.0 ± 2.8 (0.80) | 3.0 ± 1.4 (0.50) "
+                        "| 55% |")
+    assert lines[3] == ("| joined-0.1 | sinusoidal | 1 | 19.0 ± 0.0 (1.00) | 19.0 ± 0.0 (0.80) | 15.0 ± 0.0 (0.50) "
+                        "| 100% |")
+    assert len(lines) == 4 and recipe_search.joined_table([old]) == ""

@@ -110,6 +110,34 @@ def markdown_table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def joined_table(results: list[dict]) -> str:
+    """The joined-pairs table: per (candidate, position type), validation BLEU (greedy) and length ratio on single
+    pairs and on the subset joined k pairs at a time (mean ± sd over seeds), and the share of the single-pair BLEU
+    that 2 joined pairs keep. Runs without joined scores are left out."""
+    rows = {}
+    for result in results:
+        if "validation_joined" in result:
+            key = (result["candidate"], result["position_embedding_type"])
+            rows.setdefault(key, []).append({"1": result["validation"], **result["validation_joined"]})
+    if not rows:
+        return ""
+    sets = sorted({name for runs in rows.values() for run in runs for name in run}, key=int)
+
+    def spread(values):
+        return f"{statistics.mean(values):.1f} ± {statistics.stdev(values) if len(values) > 1 else 0.0:.1f}"
+
+    lines = ["| candidate | positions | seeds | " + " | ".join(
+        "single pairs" if name == "1" else f"{name} joined" for name in sets) + " | 2 joined / single |",
+             "|" + " --- |" * (4 + len(sets))]
+    for (candidate, position_type), runs in rows.items():
+        cells = [spread([run[name]["bleu"] for run in runs])
+                 + f" ({statistics.mean(run[name]['length_ratio'] for run in runs):.2f})" for name in sets]
+        kept = [run["2"]["bleu"] / run["1"]["bleu"] for run in runs if "2" in run and run["1"]["bleu"] > 0]
+        share = f"{statistics.mean(kept):.0%}" if kept else "n/a"
+        lines.append(f"| {candidate} | {position_type} | {len(runs)} | " + " | ".join(cells) + f" | {share} |")
+    return "\n".join(lines)
+
+
 def plot_search(results: list[dict], path: str) -> None:
     """What separates a run that aligns from one that does not: source gain and cross-attention entropy (last
     decoder layer) over training steps, a line per run, a colour per candidate; validation BLEU in the legend."""
@@ -137,4 +165,5 @@ def plot_search(results: list[dict], path: str) -> None:
     fig.savefig(path, dpi=120)
 
 
-__all__ = ["CANDIDATES", "candidate_table", "markdown_table", "plot_search", "run_search", "validation_subset"]
+__all__ = ["CANDIDATES", "candidate_table", "joined_table", "markdown_table", "plot_search", "run_search",
+           "validation_subset"]
