@@ -47,6 +47,18 @@ def model_dir(saved_tiny_model, tmp_path) -> Path:
 
 
 @pytest.fixture(scope="module")
+def short_translator(tmp_path_factory):
+    """(path, model, tokenizer): utils.save_tiny's untrained model with beam 2 and at most 8 tokens in its saved
+    generation config, for the translation API's and the pipeline's tests. Read only."""
+    path = tmp_path_factory.mktemp("translator")
+    model, tokenizer = save_tiny(path)
+    model.generation_config.num_beams = 2
+    model.generation_config.max_length = 8
+    model.generation_config.save_pretrained(path)
+    return path, model, tokenizer
+
+
+@pytest.fixture(scope="module")
 def local_hub_environment():
     """What the local-Hub tests need whatever the caller's environment says: huggingface_hub online, for 127.0.0.1
     only (see tests.hub.server.allow_loopback_only). Module scope, for the modules' module-scoped hubs."""

@@ -11,18 +11,8 @@ from .test_translation import SHIPPED, THREE, THREE_ALONE, THREE_WHOLE
 from .utils import SENTENCES, save_tiny
 
 
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    path = tmp_path_factory.mktemp("translator")
-    model, tokenizer = save_tiny(path)
-    model.generation_config.num_beams = 2
-    model.generation_config.max_length = 8
-    model.generation_config.save_pretrained(path)
-    return path, model, tokenizer
-
-
-def test_translation_pipeline_equals_generate_and_decode(saved):
-    path, model, tokenizer = saved
+def test_translation_pipeline_equals_generate_and_decode(short_translator):
+    path, model, tokenizer = short_translator
     translator = pipeline("translation", model=str(path))
     assert isinstance(translator, TranslationPipeline)
     expected = []
@@ -34,8 +24,8 @@ def test_translation_pipeline_equals_generate_and_decode(saved):
     assert translator(SENTENCES[0]) == expected[:1]
 
 
-def test_generation_parameters_pass_through(saved):
-    path, _, _ = saved
+def test_generation_parameters_pass_through(short_translator):
+    path, _, _ = short_translator
     translator = pipeline("translation", model=str(path))
     results = translator(SENTENCES[:2], num_beams=3, num_return_sequences=3, max_new_tokens=4)
     assert [len(r) for r in results] == [3, 3]
@@ -43,8 +33,8 @@ def test_generation_parameters_pass_through(saved):
     assert len(translator(SENTENCES[0], do_sample=True, num_return_sequences=2)) == 2
 
 
-def test_non_string_input_is_rejected(saved):
-    translator = pipeline("translation", model=str(saved[0]))
+def test_non_string_input_is_rejected(short_translator):
+    translator = pipeline("translation", model=str(short_translator[0]))
     with pytest.raises(ValueError, match="translates strings, got int"):
         translator(42)
 

@@ -19,18 +19,8 @@ THREE_ALONE = ["Öffnen Sie das Menü Extras.", "Wählen Sie Optionen.",
 THREE_WHOLE = 'Öffnen Sie das Menü Extras – Optionen…, um den Dialog "Klick" zu schließen.'
 
 
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    path = tmp_path_factory.mktemp("translator")
-    model, tokenizer = save_tiny(path)
-    model.generation_config.num_beams = 2
-    model.generation_config.max_length = 8
-    model.generation_config.save_pretrained(path)
-    return path, model, tokenizer
-
-
-def test_a_long_input_is_translated_whole_or_named_in_a_warning(saved, caplog):
-    _, model, tokenizer = saved
+def test_a_long_input_is_translated_whole_or_named_in_a_warning(short_translator, caplog):
+    _, model, tokenizer = short_translator
     model.generation_config.max_length = 512  # what training saves now: the position table, not the targets' length
     long_text = " ".join(SENTENCES * 6)
     length = len(tokenizer(long_text)["input_ids"])
@@ -44,8 +34,8 @@ def test_a_long_input_is_translated_whole_or_named_in_a_warning(saved, caplog):
     assert ended or ("reached the length bound" in records[0].getMessage() and len(ids) > length)
 
 
-def test_translate_keeps_the_order_of_texts_of_different_lengths(saved):
-    _, model, tokenizer = saved
+def test_translate_keeps_the_order_of_texts_of_different_lengths(short_translator):
+    _, model, tokenizer = short_translator
     texts = [SENTENCES[0] * 3, SENTENCES[1], SENTENCES[2] * 2, SENTENCES[3]]
     batched = translate(model, tokenizer, texts, batch_size=2, max_new_tokens=4)
     one_by_one = [translate(model, tokenizer, [text], max_new_tokens=4)[0] for text in texts]
@@ -131,8 +121,8 @@ def test_a_blank_text_gives_nothing_and_calls_no_model(shipped, monkeypatch):
     assert translate(model, tokenizer, [" ", THREE], split_sentences=False) == ["", THREE_WHOLE] and rows == [1, 1]
 
 
-def test_warnings_name_the_text_and_the_sentence(saved, caplog):
-    _, model, tokenizer = saved
+def test_warnings_name_the_text_and_the_sentence(short_translator, caplog):
+    _, model, tokenizer = short_translator
     texts = ["Close the dialog.", "Click the Save button. Close the dialog."]
     never_ends = dict(num_beams=1, suppress_tokens=[tokenizer.eos_token_id])  # every translation reaches the bound
     with caplog.at_level(logging.WARNING, logger="transformer_mt"):
