@@ -447,3 +447,16 @@ def test_averaging_at_the_end_says_so_when_the_run_saved_too_few_checkpoints(tmp
     assert "too few to average" in caplog.text
     assert all(torch.equal(a, b) for a, b in zip(saved_weights(output_dir).values(),
                                                  saved_weights(output_dir / "checkpoint-4").values()))
+
+
+def test_evaluation_keeps_the_splits_order_when_training_groups_by_length(tmp_path):
+    """Predictions are scored against the split's reference texts by position, so evaluation batches must come in
+    the split's order; transformers 5 groups them by length when training does (the main job's recipe), which
+    paired each translation with another sentence's reference (the main job reported BLEU 0.2)."""
+    trainer = run(tmp_path / "run", "--do_train", "--do_eval", "--max_steps", 1, "--save_strategy", "no",
+                  "--train_sampling_strategy", "group_by_length", "--max_eval_samples", 64)
+    pad = trainer.processing_class.pad_token_id
+    seen = [[token for token in row if token != pad] for batch in trainer.get_eval_dataloader()
+            for row in batch["input_ids"].tolist()]
+    assert seen == trainer.eval_dataset["input_ids"]
+    assert len({len(ids) for ids in seen}) > 1  # lengths differ: a length-grouped order would show

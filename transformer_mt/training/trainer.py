@@ -9,11 +9,12 @@ import time
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Sampler
+from torch.utils.data import DataLoader, Sampler, SequentialSampler
 from tqdm.auto import tqdm
 from transformers import ProgressCallback, Seq2SeqTrainer, TrainerCallback
 from transformers.trainer_callback import ExportableState
 from transformers.trainer_pt_utils import LengthGroupedSampler
+from transformers.trainer_utils import has_length
 
 from ..batching import TokenBatchSampler
 from ..metrics import load_translation_metric
@@ -106,6 +107,16 @@ class TransformerMTTrainer(Seq2SeqTrainer):
         if isinstance(sampler, LengthGroupedSampler):
             return EpochSeededSampler(sampler, self.data_seed)
         return sampler
+
+    def _get_eval_sampler(self, eval_dataset):
+        """Validation and test in the split's own order, whatever the training sampler: TranslationMetrics pairs
+        each prediction with the reference text at its position, and test_predictions.txt follows the split.
+        (transformers 5 groups evaluation batches by length too when training does, which reordered them: the main
+        job scored its own good translations against other sentences' references, BLEU ~0.2.) Several processes
+        keep transformers' sharding, which gathers predictions back in order."""
+        if eval_dataset is None or not has_length(eval_dataset):
+            return None
+        return SequentialSampler(eval_dataset) if self.args.world_size <= 1 else None
 
 
 class TimeBudgetCallback(TrainerCallback):
