@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from .benchmarks import GENERATION_TASKS, PRESETS, model_pair
+from .benchmarks import GENERATION_TASKS, MODEL_SIZES, model_pair
 from .presets import TINY
 
 
@@ -181,7 +181,7 @@ def run_checks(data_dir: str, output_dir: str, device: str | None = None, dry_ru
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     preset = "tiny" if dry_run else "base"
     results = {"device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-               "torch": torch.__version__, "dry_run": dry_run, "preset": PRESETS[preset]}
+               "torch": torch.__version__, "dry_run": dry_run, "preset": MODEL_SIZES[preset]}
     marian, ours = model_pair(preset)
     results["bf16"] = check_bf16(ours, device)
     results["attention"] = check_attention(ours, device)

@@ -9,11 +9,8 @@ from .marian import GENERATION_TASKS, MARIAN, MODEL_SIZES, OURS, compare_with_ma
 from .positions import compare_positions, positions_report
 
 
-# gpu_check.py's name for MODEL_SIZES, until it imports that (presets.PRESETS are training presets, not sizes).
-PRESETS = MODEL_SIZES
-
 __all__ = [
-    "GENERATION_TASKS", "MARIAN", "MODEL_SIZES", "OURS", "PRESETS", "batching_report", "compare_batching",
+    "GENERATION_TASKS", "MARIAN", "MODEL_SIZES", "OURS", "batching_report", "compare_batching",
     "compare_positions", "compare_with_ctranslate2", "compare_with_marian", "ctranslate2_report", "interleaved_order",
     "markdown_table", "model_pair", "positions_report", "ratio_rows", "report", "run_worker", "sample_stats",
 ]
