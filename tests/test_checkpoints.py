@@ -2,6 +2,7 @@
 
 import logging
 
+import pytest
 from transformers import pipeline
 
 from transformer_mt import train_tokenizer
@@ -45,14 +46,15 @@ def swap_in_another_tokenizer(model_dir):
     other.save_pretrained(model_dir)
 
 
-def test_a_tokenizer_that_is_not_the_models_own_is_warned_about(model_dir, caplog):
+def test_a_tokenizer_that_is_not_the_models_own_stops_a_command_and_is_warned_about_from_python(model_dir, caplog):
     with caplog.at_level(logging.WARNING, logger="transformer_mt"):
         load_translator(model_dir)
         pipeline("translation", model=str(model_dir))
     assert not caplog.records
     swap_in_another_tokenizer(model_dir)
+    with pytest.raises(ValueError, match="is not the one the model was trained with"):
+        load_translator(model_dir)  # what every command loads by (tests/test_strict_loading.py)
     with caplog.at_level(logging.WARNING, logger="transformer_mt"):
-        load_translator(model_dir)
         pipeline("translation", model=str(model_dir))
     messages = [record.getMessage() for record in caplog.records]
-    assert len(messages) == 2 and all("is not the one the model was trained with" in m for m in messages)
+    assert len(messages) == 1 and "is not the one the model was trained with" in messages[0]

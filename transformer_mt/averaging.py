@@ -21,6 +21,7 @@ from .checkpoints import (
     check_output_dir,
     checkpoint_problems,
     last_complete,
+    load_model_strictly,
     newest_complete,
     run_checkpoints,
 )
@@ -41,11 +42,12 @@ def _model_config(checkpoint: Path) -> dict:
 
 
 def check_compatible(checkpoints: list[Path]) -> None:
-    """Every checkpoint complete, of the same architecture and vocabulary as the first; else a ValueError that
-    names the checkpoint and what differs."""
+    """Every checkpoint complete, the first one's weights fitting its config, all of the same architecture and
+    vocabulary as the first; else a ValueError that names the checkpoint and what differs."""
     problems = [problem for path in checkpoints for problem in checkpoint_problems(path)]
     if problems:
         raise ValueError("cannot average incomplete checkpoints: " + "; ".join(problems))
+    load_model_strictly(checkpoints[0])  # its weights fit its config: every tensor there, none extra or misshaped
     reference = _model_config(checkpoints[0])
     for path in checkpoints[1:]:
         config = _model_config(path)
@@ -70,6 +72,9 @@ def average_weights(checkpoints: list[Path], dtype: torch.dtype | None = None) -
             raise ValueError(f"cannot average {path} with {checkpoints[0]}: they hold different tensors "
                              f"({sorted(weights.keys() ^ total.keys())[:5]}).")
         for key, tensor in weights.items():
+            if tensor.shape != total[key].shape:
+                raise ValueError(f"cannot average {path} with {checkpoints[0]}: {key} is {tuple(tensor.shape)} in one "
+                                 f"and {tuple(total[key].shape)} in the other.")
             total[key] += tensor.to(torch.float64)
     average = {}
     for key, tensor in total.items():
@@ -93,6 +98,7 @@ def average_checkpoints(checkpoints: list[str | os.PathLike], output_dir: str | 
         raise ValueError("no checkpoints to average: name some, or give a run directory and --last N.")
     check_compatible(checkpoints)
     check_output_dir(output_dir, overwrite=overwrite, flag="--overwrite")
+    average = average_weights(checkpoints, dtype)  # before anything is written: a failure leaves no output behind
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
     newest = checkpoints[-1]
@@ -100,7 +106,7 @@ def average_checkpoints(checkpoints: list[str | os.PathLike], output_dir: str | 
         if path.is_file() and path.name not in TRAINER_FILES and path.name != "model.safetensors" \
                 and not path.name.startswith("rng_state"):
             shutil.copy2(path, output / path.name)
-    save_file(average_weights(checkpoints, dtype), output / "model.safetensors", metadata={"format": "pt"})
+    save_file(average, output / "model.safetensors", metadata={"format": "pt"})
     (output / "averaged_from.json").write_text(
         json.dumps({"checkpoints": [str(path) for path in checkpoints]}, indent=2), encoding="utf-8")
     return output

@@ -1,6 +1,7 @@
 """Checkpoint directories: what training, the bridges and the Hub push read and write alike, and a run's
 `checkpoint-N` directories listed once (newest complete, for resuming and averaging)."""
 
+import contextlib
 import json
 import logging
 import os
@@ -171,41 +172,129 @@ def resolve_checkpoint(resume_from_checkpoint: str, output_dir: str) -> str:
                             f"checkpoint-* directory" + (f" ({len(candidates)} incomplete)" if candidates else ""))
 
 
-def check_tokenizer_matches(config, tokenizer, where: str) -> None:
-    """Warn when the tokenizer is not the one the model was trained with (its fingerprint is in the config)."""
+def check_tokenizer_matches(config, tokenizer, where: str, strict: bool = False) -> None:
+    """Warn (or with `strict`, raise a ValueError) when the tokenizer is not the one the model was trained with
+    (its fingerprint is in the config)."""
     from .tokenization import tokenizer_fingerprint
 
     expected = getattr(config, "tokenizer_fingerprint", None)
     if expected is not None and tokenizer_fingerprint(tokenizer) != expected:
-        logger.warning(
-            f"{where}: the tokenizer ({len(tokenizer)} tokens, fingerprint {tokenizer_fingerprint(tokenizer)}) is not "
-            f"the one the model was trained with (fingerprint {expected}); its ids mean other tokens to the model."
-        )
+        message = (f"{where}: the tokenizer ({len(tokenizer)} tokens, fingerprint {tokenizer_fingerprint(tokenizer)}) "
+                   f"is not the one the model was trained with (fingerprint {expected}); its ids mean other tokens "
+                   "to the model.")
+        if strict:
+            raise ValueError(message)
+        logger.warning(message)
 
 
-def load_translator(model_dir: str | os.PathLike):
-    """The (model, tokenizer) saved in `model_dir`, after checking that both are there and intact.
+def _named(keys, count: int = 3) -> str:
+    keys = sorted(keys)
+    return ", ".join(keys[:count]) + (f" and {len(keys) - count} more" if len(keys) > count else "")
 
-    A missing config, weights or tokenizer, or a truncated weights file, is an error naming the file; a tokenizer
-    that is not the model's own is a warning.
+
+@contextlib.contextmanager
+def quiet_transformers():
+    """transformers' loading progress bar and warnings off for a block (restored after it)."""
+    from transformers.utils import logging as transformers_logging
+
+    verbosity, bars = transformers_logging.get_verbosity(), transformers_logging.is_progress_bar_enabled()
+    transformers_logging.set_verbosity_error()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+        if bars:
+            transformers_logging.enable_progress_bar()
+
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+
+
+def tokenizer_files(model_dir: str) -> list[str]:
+    """The tokenizer files saved in `model_dir`; a FileNotFoundError naming the directory when there are none."""
+    found = [path for path in (os.path.join(model_dir, name) for name in TOKENIZER_FILES) if os.path.isfile(path)]
+    if not found:
+        raise FileNotFoundError(f"{model_dir!r} holds no tokenizer (tokenizer.json or tokenizer_config.json).")
+    return found
+
+
+def load_model_strictly(model_dir: str | os.PathLike, require_tokenizer: bool = False):
+    """The TransformerMT model saved in `model_dir`, every tensor in its place: what commands load by.
+
+    transformers' `from_pretrained` loads what fits and reports the rest (a missing tensor drawn at random, an
+    unexpected one dropped, as when config.json has fewer layers than the weights); here each of these is a
+    ValueError naming the files and the tensors: a config of another model type, a corrupt or truncated weights
+    file, a tensor missing, unexpected, or of another shape than the config gives it.
     """
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers import AutoModelForSeq2SeqLM
 
     model_dir = os.fspath(model_dir)
     if not os.path.isdir(model_dir):
         raise FileNotFoundError(f"{model_dir!r} is not a directory (expected a saved model with config.json).")
-    if not os.path.isfile(os.path.join(model_dir, "config.json")):
+    config_file = os.path.join(model_dir, "config.json")
+    if not os.path.isfile(config_file):
         raise FileNotFoundError(f"{model_dir!r} holds no saved model: config.json is missing.")
+    try:
+        read_config(model_dir, "transformer_mt", "TransformerMT")
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{config_file}: not valid JSON ({error})") from error
     weights = os.path.join(model_dir, "model.safetensors")
     if os.path.isfile(weights):
         problem = safetensors_problem(weights)
         if problem:
             raise ValueError(problem)
-    elif not os.path.isfile(weights + ".index.json"):
+    elif os.path.isfile(weights + ".index.json"):
+        weights += ".index.json"
+    else:
         raise FileNotFoundError(f"{model_dir!r} holds no model weights: model.safetensors is missing.")
-    if not any(os.path.isfile(os.path.join(model_dir, name)) for name in ("tokenizer.json", "tokenizer_config.json")):
-        raise FileNotFoundError(f"{model_dir!r} holds no tokenizer (tokenizer.json or tokenizer_config.json).")
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir)
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    check_tokenizer_matches(model.config, tokenizer, model_dir)
-    return model, tokenizer
+    if require_tokenizer:
+        tokenizer_files(model_dir)  # before the weights are read: the cheaper check first
+    try:
+        # every mismatch is reported (not raised mid-load), so that the error below names each tensor; transformers'
+        # own progress bar and load report stay quiet: a command's stderr is the one line below, or nothing
+        with quiet_transformers():
+            model, report = AutoModelForSeq2SeqLM.from_pretrained(model_dir, output_loading_info=True,
+                                                                  ignore_mismatched_sizes=True)
+    except (RuntimeError, ValueError) as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise ValueError(f"{weights} does not fit {config_file}: {reason}") from error
+    problems = []
+    if report["missing_keys"]:
+        problems.append(f"{len(report['missing_keys'])} tensor(s) the config needs are missing "
+                        f"({_named(report['missing_keys'])})")
+    if report["unexpected_keys"]:
+        problems.append(f"{len(report['unexpected_keys'])} tensor(s) the config has no place for "
+                        f"({_named(report['unexpected_keys'])})")
+    if report["mismatched_keys"]:
+        shapes = [f"{key} {tuple(found)} vs {tuple(expected)}" for key, found, expected in report["mismatched_keys"]]
+        problems.append(f"{len(shapes)} tensor(s) of another shape than the config gives them ({_named(shapes)})")
+    if problems:
+        raise ValueError(f"{weights} does not fit {config_file}: " + "; ".join(problems) + ".")
+    return model
+
+
+def load_tokenizer_strictly(model_dir: str | os.PathLike, config=None):
+    """The tokenizer saved in `model_dir`, which must be readable and, when `config` records a fingerprint, the one
+    the model was trained with; else a ValueError naming the file and what is wrong."""
+    from transformers import AutoTokenizer
+
+    model_dir = os.fspath(model_dir)
+    files = " or ".join(tokenizer_files(model_dir))
+    try:
+        with quiet_transformers():
+            tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    except Exception as error:  # whatever a damaged file raises, the command names the file
+        raise ValueError(f"{files}: cannot be read as a tokenizer ({type(error).__name__}: "
+                         f"{str(error).strip().splitlines()[0] if str(error).strip() else 'no message'})") from error
+    if config is not None:
+        check_tokenizer_matches(config, tokenizer, model_dir, strict=True)
+    return tokenizer
+
+
+def load_translator(model_dir: str | os.PathLike):
+    """The (model, tokenizer) saved in `model_dir`, loaded strictly: what every command translates, scores,
+    exports, averages or pushes. Anything that does not belong together (see `load_model_strictly`), a missing or
+    unreadable tokenizer, or one other than the model was trained with, is an error naming the file."""
+    model = load_model_strictly(model_dir, require_tokenizer=True)
+    return model, load_tokenizer_strictly(model_dir, model.config)

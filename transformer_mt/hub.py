@@ -21,6 +21,7 @@ try:  # huggingface_hub 2 talks through httpx2, 1 through httpx; their network e
 except ImportError:  # pragma: no cover
     from httpx import TransportError as NetworkError
 
+from .checkpoints import load_translator
 from .configuration import configuration_transformer_mt
 from .modeling import embeddings, input_checks, modeling_transformer_mt, positional_embeddings
 from .tokenization import tokenization_transformer_mt
@@ -196,11 +197,14 @@ def push_to_hub(model_dir: str, repo_id: str, overwrite: bool = False, private: 
                 dry_run: bool = False) -> tuple[list[str], str | None]:
     """Upload the model's files (`upload_plan`), generated code and card to `repo_id`.
 
+    The model is loaded strictly first (`checkpoints.load_translator`): a damaged one, or one with another
+    tokenizer than it was trained with, is refused before anything is sent.
     Returns the names uploaded and the commit URL (None for a `dry_run`, which only checks and lists). The upload is
     staged in a temporary copy of exactly those files, so `model_dir` is never modified. An existing repo that
     already holds any of them is only updated with `overwrite=True`.
     """
     plan = upload_plan(model_dir, extra_files)
+    load_translator(model_dir)  # a damaged model, or one with another tokenizer, is named, not pushed
     if dry_run:
         return plan, None
     api = HfApi(token=token)
