@@ -73,3 +73,10 @@ def test_the_joined_table_shows_what_joined_inputs_keep():
     assert lines[3] == ("| joined-0.1 | sinusoidal | 1 | 19.0 ± 0.0 (1.00) | 19.0 ± 0.0 (0.80) | 15.0 ± 0.0 (0.50) "
                         "| 100% |")
     assert len(lines) == 4 and recipe_search.joined_table([old]) == ""
+
+
+def test_the_joined_table_in_the_docs_is_the_shipped_joined_search():
+    results = [json.loads(path.read_text()) for path in sorted((REPO / "docs/results/joined_search").glob("*.json"))]
+    assert {result["candidate"] for result in results} <= {"init-0.05", "joined-0.1", "joined-0.25"}
+    assert all(result["steps"] == 2000 and result["validation_pairs"] == 400 for result in results)
+    assert recipe_search.joined_table(results) in (REPO / "docs" / "results.md").read_text(encoding="utf-8")
