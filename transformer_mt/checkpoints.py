@@ -178,10 +178,12 @@ def check_tokenizer_matches(config, tokenizer, where: str, strict: bool = False)
     from .tokenization import tokenizer_fingerprint
 
     expected = getattr(config, "tokenizer_fingerprint", None)
-    if expected is not None and tokenizer_fingerprint(tokenizer) != expected:
-        message = (f"{where}: the tokenizer ({len(tokenizer)} tokens, fingerprint {tokenizer_fingerprint(tokenizer)}) "
-                   f"is not the one the model was trained with (fingerprint {expected}); its ids mean other tokens "
-                   "to the model.")
+    if expected is None:
+        return
+    found = tokenizer_fingerprint(tokenizer)  # hashes the whole vocabulary: once
+    if found != expected:
+        message = (f"{where}: the tokenizer ({len(tokenizer)} tokens, fingerprint {found}) is not the one the model "
+                   f"was trained with (fingerprint {expected}); its ids mean other tokens to the model.")
         if strict:
             raise ValueError(message)
         logger.warning(message)
