@@ -74,6 +74,18 @@ def test_an_fsdp_launch_on_the_cpu_says_it_trains_data_parallel(monkeypatch, cap
     assert "plain data parallel (DDP)" in caplog.records[0].getMessage()
 
 
+def test_the_main_job_adds_joined_pairs_and_the_studies_train_on_single_pairs(tmp_path):
+    from transformer_mt.studies import RECIPE
+
+    assert MAIN_JOB["joined_pairs_share"] == MAIN_JOB_GPU["joined_pairs_share"] == 0.25
+    assert "joined_pairs_share" not in RECIPE  # a study's "plain" variant stays plain; its joined one names the share
+    argv = ["--data", "x", "--output_dir", str(tmp_path)]
+    assert training.parse_args(argv + ["--preset", "main-job"])[0].joined_pairs_share == 0.25
+    assert training.parse_args(argv + ["--preset", "main-job", "--joined_pairs_share", "0"])[0].joined_pairs_share == 0
+    with pytest.raises(ValueError, match=r"--joined_pairs_share must be in \[0, 1\] \(0 adds none\), got 1.5"):
+        training.parse_args(argv + ["--joined_pairs_share", "1.5"])
+
+
 def test_on_a_cuda_gpu_the_recipe_is_the_base_model_in_bf16(monkeypatch, tmp_path):
     assert main_job_recipe(cuda=False) is MAIN_JOB and main_job_recipe(cuda=True) is MAIN_JOB_GPU
     assert (MAIN_JOB_GPU["d_model"], MAIN_JOB_GPU["encoder_layers"], MAIN_JOB_GPU["bf16"]) == (512, 6, True)

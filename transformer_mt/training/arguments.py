@@ -48,7 +48,7 @@ class DataArguments:
         default=None,
         metadata={"help": "Add multi-sentence training pairs: this share of the training split's size (e.g. 0.25) "
                           "of 2-3 consecutive pairs joined, sources and targets alike, within the maximum lengths; "
-                          "drawn from --data_seed (else --seed), so the same seed adds the same pairs."},
+                          "drawn from --data_seed (else --seed), so the same seed adds the same pairs; 0 adds none."},
     )
     max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training pairs."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N validation pairs."})
@@ -76,8 +76,8 @@ class DataArguments:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"--{name} must be >= 1, got {value}.")
-        if self.joined_pairs_share is not None and not 0 < self.joined_pairs_share <= 1:
-            raise ValueError(f"--joined_pairs_share must be in (0, 1], got {self.joined_pairs_share}.")
+        if self.joined_pairs_share is not None and not 0 <= self.joined_pairs_share <= 1:
+            raise ValueError(f"--joined_pairs_share must be in [0, 1] (0 adds none), got {self.joined_pairs_share}.")
         longest = (padded(self.max_source_length, PAD_TO_MULTIPLE_OF)
                    + padded(self.max_target_length, PAD_TO_MULTIPLE_OF))
         if self.max_tokens_per_batch is not None and self.max_tokens_per_batch < longest:
