@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,10 @@ from .utils import POSITION_TYPES, save_tiny
 def pytest_configure(config):
     """Under xdist, each worker gets its share of the cores: torch's default (every core in every worker) puts two
     spinning OpenMP pools on each core, which made the suite several times slower on 2 cores. Subprocesses the tests
-    start inherit the same share (tests.utils.command_env pins them to one thread as well)."""
+    start inherit the same share (tests.utils.command_env pins them to one thread as well), and a CTranslate2 export
+    cache of the session's own."""
+    # CTranslate2 exports made by the engines go to a cache of the test session's own, never the user's
+    os.environ.setdefault("TRANSFORMER_MT_CACHE", tempfile.mkdtemp(prefix="transformer-mt-test-cache-"))
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1:
         threads = max(1, (os.cpu_count() or 1) // workers)

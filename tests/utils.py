@@ -213,3 +213,34 @@ def saved_weights(directory) -> dict:
     from safetensors.torch import load_file
 
     return load_file(Path(directory) / "model.safetensors")
+
+
+# A small English-German corpus that tiny models are trained to copy (train_copy_model).
+COPY_CORPUS = [
+    "Click the Save button.", "Close the dialog window.", "Select the cells that you want to sort.",
+    "Deletes the selected rows.", "Open the file.", "Choose Format - Cells and click the Numbers tab.",
+    "The chart is inserted in the current document.", "Press Enter to confirm the entry.",
+    "Klicken Sie auf Speichern.", "Schließen Sie das Fenster.", "Wählen Sie die Zellen aus.",
+    "Löscht die ausgewählten Zeilen.", "Öffnen Sie die Datei.", "Drücken Sie die Eingabetaste.",
+]
+
+
+def train_copy_model(tokenizer, targets=None, **overrides):
+    """A tiny model trained for a few dozen steps to copy its input (or to give `targets`, one per COPY_CORPUS
+    line), so its outputs are decided, not near-ties."""
+    model = tiny_model(vocab_size=len(tokenizer), init_std=0.2, dropout=0.0, attention_dropout=0.0,
+                       activation_dropout=0.0, **overrides)
+    batch = tokenizer(COPY_CORPUS, text_target=targets, return_tensors="pt", padding=True)
+    labels = batch.pop("labels") if targets else batch["input_ids"]
+    labels = labels.masked_fill(labels == tokenizer.pad_token_id, -100)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    model.train()
+    for _ in range(40):
+        optimizer.zero_grad()
+        model(**batch, labels=labels).loss.backward()
+        optimizer.step()
+    model.eval()
+    if model.config.use_final_logits_bias:
+        with torch.no_grad():
+            model.final_logits_bias.normal_(std=0.5)  # a buffer training leaves at zero; make it matter
+    return model

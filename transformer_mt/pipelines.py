@@ -12,6 +12,7 @@ from transformers import AutoModelForSeq2SeqLM, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS
 
 from .checkpoints import check_tokenizer_matches
+from .engines import resolve_engine
 from .translation import (
     LENGTH_FACTOR,
     LENGTH_MARGIN,
@@ -41,10 +42,13 @@ class TranslationPipeline(Pipeline):
     _load_feature_extractor = False
     _pipeline_calls_generate = True
 
-    def __init__(self, *args, split_sentences: bool = True, source_lang: str | None = None, **kwargs):
+    def __init__(self, *args, split_sentences: bool = True, source_lang: str | None = None,
+                 engine="transformers", **kwargs):
         super().__init__(*args, **kwargs)
         self.split_sentences, self.source_lang = split_sentences, source_lang
         check_tokenizer_matches(self.model.config, self.tokenizer, "pipeline('translation')")
+        # resolved once: "ctranslate2"/"auto" export the model's saved files (transformer_mt.engines.resolve_engine)
+        self.engine = resolve_engine(self.model, self.tokenizer, engine)
 
     def __call__(self, inputs, split_sentences: bool | None = None, source_lang: str | None = None, **kwargs):
         """One `{"translation_text": ...}` per string (a list of them with `num_return_sequences` > 1).
@@ -52,17 +56,20 @@ class TranslationPipeline(Pipeline):
         Split into sentences, all the strings' sentences go through `translate_nbest` (length-sorted batches of
         `batch_size`, 16 unless given; a string is always cut at the tokenizer's `model_max_length`), with the
         pipeline's generation settings; `source_lang` overrides the config's. With `split_sentences=False` each
-        string is one sequence through the Pipeline's own preprocess, generate and decode.
+        string is one sequence through the Pipeline's own preprocess, generate and decode (with the generate()
+        engine; another engine translates it as one sentence). `engine` (at construction): as `translate()`'s.
         """
-        if not (self.split_sentences if split_sentences is None else split_sentences):
+        split = self.split_sentences if split_sentences is None else split_sentences
+        if not split and self.engine.name == "transformers":
             results = super().__call__(inputs, **kwargs)
         else:
-            results = self._translate_by_sentence(inputs, source_lang or self.source_lang, **kwargs)
+            results = self._translate_by_sentence(inputs, source_lang or self.source_lang, split, **kwargs)
         if isinstance(inputs, str):
             return results
         return [result[0] if len(result) == 1 else result for result in results]
 
-    def _translate_by_sentence(self, inputs, source_lang: str | None, batch_size: int | None = None, **kwargs):
+    def _translate_by_sentence(self, inputs, source_lang: str | None, split: bool = True,
+                               batch_size: int | None = None, **kwargs):
         """Per string, the list of `{"translation_text": ...}` its sentences' joined hypotheses give."""
         texts = list(inputs) if isinstance(inputs, Iterable) and not isinstance(inputs, str) else [inputs]
         for text in texts:
@@ -72,8 +79,8 @@ class TranslationPipeline(Pipeline):
                                                          **forward_params["generate_kwargs"]})
         count = generate_kwargs.pop("num_return_sequences", None) or 1
         nbest = translate_nbest(self.model, self.tokenizer, texts, batch_size=batch_size or self._batch_size or 16,
-                                check_tokenizer=False, num_return_sequences=count, source_lang=source_lang,
-                                **generate_kwargs)
+                                check_tokenizer=False, num_return_sequences=count, split_sentences=split,
+                                source_lang=source_lang if split else None, engine=self.engine, **generate_kwargs)
         results = [[{"translation_text": text} for text, _ in hypotheses] or [{"translation_text": ""}] * count
                    for hypotheses in nbest]
         return results[0] if isinstance(inputs, str) else results

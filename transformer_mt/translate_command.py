@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from transformers import set_seed
 
 from .checkpoints import load_translator
+from .engines import DEFAULT_INTRA_THREADS, ENGINES, load_engine
 from .translation import Hypotheses, process_state, read_lines, translate_stream
 
 
@@ -47,6 +48,20 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     decoding.add_argument("--top_p", type=float, help="Sample from the smallest set of tokens of this probability.")
     decoding.add_argument("--temperature", type=float, help="Divide the logits by this before sampling.")
     decoding.add_argument("--seed", type=int, help="Seed the sampling: the same seed gives the same output.")
+    engines = parser.add_argument_group("engine (what decodes: generate(), or a CTranslate2 export of the model)")
+    engines.add_argument("--engine", choices=ENGINES, default="auto",
+                         help="auto (default): CTranslate2 when it is installed and the model exports as generate() "
+                         "decodes, else transformers (generate()); the choice is said on stderr.")
+    engines.add_argument("--ctranslate2_model", help="A CTranslate2 export of --model to use (default: one made once "
+                         "into the cache, $TRANSFORMER_MT_CACHE or ~/.cache/transformer_mt, keyed by a hash of the "
+                         "model's files).")
+    engines.add_argument("--quantization", choices=("float32", "int8", "int8_float32", "int16"),
+                         help="The cached export's weights (default float32, which gives generate()'s tokens).")
+    engines.add_argument("--intra_threads", type=int, default=DEFAULT_INTRA_THREADS,
+                         help=f"CTranslate2 threads per batch (default {DEFAULT_INTRA_THREADS}: fastest on the 2-core "
+                         "machines measured in docs/translation.md).")
+    engines.add_argument("--inter_threads", type=int,
+                         help="CTranslate2 batches decoded at once (default: cores / --intra_threads).")
     parser.add_argument("--interactive", action="store_true",
                         help="Translate each line as it arrives (on by default when stdin is a terminal).")
     args = parser.parse_args(argv)
@@ -55,7 +70,7 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     if args.output is not None and os.path.exists(args.output):
         parser.error(f"--output {args.output!r} exists; translations never replace a file (choose another name)")
     for name in ("num_beams", "batch_size", "max_new_tokens", "chunk_size", "no_repeat_ngram_size",
-                 "num_return_sequences", "top_k"):
+                 "num_return_sequences", "top_k", "intra_threads", "inter_threads"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     if args.top_p is not None and not 0 < args.top_p <= 1:
@@ -65,6 +80,12 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     sampling = [name for name in ("top_k", "top_p", "temperature", "seed") if getattr(args, name) is not None]
     if sampling and not args.do_sample:
         parser.error(f"--{sampling[0]} applies to sampling: add --do_sample")
+    fast = [name for name in ("ctranslate2_model", "quantization") if getattr(args, name) is not None]
+    if fast and args.engine == "transformers":
+        parser.error(f"--{fast[0]} applies to CTranslate2: drop it or --engine transformers")
+    if args.ctranslate2_model is not None and args.quantization is not None:
+        parser.error("--quantization applies to the cached export: an export given by --ctranslate2_model keeps its "
+                     "own weights")
     if args.source_lang is not None and args.no_split_sentences:
         parser.error("--source_lang applies to sentence splitting: drop it or --no_split_sentences")
     return args
@@ -152,8 +173,18 @@ def run(args: argparse.Namespace) -> int:
     model, tokenizer = load_translator(args.model)
     model.to(state.device)
     options = decoding_options(args, model.generation_config)
+    engine = load_engine(args.model, args.engine, model=model, tokenizer=tokenizer, export_dir=args.ctranslate2_model,
+                         quantization=args.quantization, intra_threads=args.intra_threads,
+                         inter_threads=args.inter_threads, main_process_first=state.main_process_first,
+                         sampling=args.do_sample)
+    if state.is_main_process:
+        print(f"engine: {engine.name} ({engine.reason})", file=sys.stderr)
     if args.seed is not None:
         set_seed(args.seed)
+        if engine.name == "ctranslate2":
+            import ctranslate2
+
+            ctranslate2.set_random_seed(args.seed)
     nbest = args.num_return_sequences > 1 or args.scores
     interactive = args.interactive or (not args.text and not args.input and sys.stdin.isatty())
     problems = []
@@ -167,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
                                  max_new_tokens=args.max_new_tokens, chunk_size=1 if interactive else args.chunk_size,
                                  progress=progress.update, num_return_sequences=args.num_return_sequences,
                                  scores=nbest, split_sentences=not args.no_split_sentences,
-                                 source_lang=args.source_lang, **options)
+                                 source_lang=args.source_lang, engine=engine, **options)
     if count == 0 and state.is_main_process:
         print(f"warning: {name or 'the input'} held no lines: nothing was translated (give sentences as arguments, "
               "--input FILE, or lines on stdin)", file=sys.stderr)

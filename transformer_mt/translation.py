@@ -27,15 +27,18 @@ LENGTH_FACTOR, LENGTH_MARGIN = 2, 10
 
 
 def length_budget(model, input_length: int) -> int:
-    """New tokens a translation of an `input_length`-token input may take: relative to the input, within the
-    generation config's `max_length` and within a learned position table (the decoder start token takes one)."""
-    bounds = [LENGTH_FACTOR * input_length + LENGTH_MARGIN]
-    if model.generation_config.max_length is not None:
-        bounds.append(model.generation_config.max_length - 1)
+    """New tokens a translation of an `input_length`-token input may take (`length_bound`), for a loaded model."""
     decoder = model.get_decoder()  # the translation's positions are the decoder's
     positions = getattr(getattr(getattr(decoder, "embeddings", None), "embed_positions", None), "max_positions", None)
-    if positions is not None:
-        bounds.append(positions - 1)
+    return length_bound(input_length, model.generation_config.max_length, positions)
+
+
+def length_bound(input_length: int, max_length: int | None, max_positions: int | None) -> int:
+    """New tokens a translation of an `input_length`-token input may take: relative to the input, within the
+    generation config's `max_length` and within the decoder's position table if it has one (the decoder start
+    token takes one)."""
+    bounds = [LENGTH_FACTOR * input_length + LENGTH_MARGIN]
+    bounds += [limit - 1 for limit in (max_length, max_positions) if limit is not None]
     return max(1, min(bounds))
 
 
@@ -58,7 +61,7 @@ Hypotheses = list[tuple[str, float | None]]  # one text's or sentence's translat
 def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
               max_new_tokens: int | None = None, numbers: list[int] | None = None,
               check_tokenizer: bool = True, split_sentences: bool = True, source_lang: str | None = None,
-              **generate_kwargs) -> list[str]:
+              engine="transformers", **generate_kwargs) -> list[str]:
     """Translate `texts` (the order of `texts` is kept); a blank text gives "" without a model call.
 
     Each text is split into sentences, every sentence of every text is translated in batches of similar length,
@@ -74,17 +77,21 @@ def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, 
     Warnings name texts by `numbers` (default 1, 2, ...) and sentences by place ("Text 3, sentence 2"). A tokenizer
     that is not the model's own is warned about, as the loader and the pipeline do (`check_tokenizer`: callers that
     translate batch after batch check once themselves).
+
+    `engine`: "transformers" (generate()), "ctranslate2" (a CTranslate2 export of the model's saved files, made once
+    into a cache; the model must hold exactly those weights), "auto" (CTranslate2 where it can, else generate()),
+    or an engine from `transformer_mt.engines.load_engine`, which is the fast way to translate call after call.
     """
     return [hypotheses[0][0] if hypotheses else "" for hypotheses in translate_nbest(
         model, tokenizer, texts, num_beams=num_beams, batch_size=batch_size, max_new_tokens=max_new_tokens,
         numbers=numbers, check_tokenizer=check_tokenizer, split_sentences=split_sentences, source_lang=source_lang,
-        **generate_kwargs)]
+        engine=engine, **generate_kwargs)]
 
 
 def translate_nbest(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
                     max_new_tokens: int | None = None, numbers: list[int] | None = None,
                     check_tokenizer: bool = True, num_return_sequences: int = 1, scores: bool = False,
-                    split_sentences: bool = True, source_lang: str | None = None,
+                    split_sentences: bool = True, source_lang: str | None = None, engine="transformers",
                     **generate_kwargs) -> list[Hypotheses]:
     """`translate`, with `num_return_sequences` hypotheses per text, best first, each `(text, score)` (none for a
     blank text). Hypothesis k of a text joins the k-th hypothesis of each of its sentences, and its score (with
@@ -95,9 +102,9 @@ def translate_nbest(model, tokenizer, texts: list[str], num_beams: int | None = 
         check_tokenizer_matches(model.config, tokenizer, "translate()")
     language = sentences.segmenter_language(model.config, source_lang) if split_sentences else None
     flat, names, layout = split_texts(texts, language, numbers or range(1, len(texts) + 1))
-    hypotheses = translate_sentences(model, tokenizer, flat, names, num_beams=num_beams, batch_size=batch_size,
-                                     max_new_tokens=max_new_tokens, num_return_sequences=num_return_sequences,
-                                     scores=scores, **generate_kwargs)
+    hypotheses = _engine(model, tokenizer, engine).translate_sentences(
+        flat, names, num_beams=num_beams, batch_size=batch_size, max_new_tokens=max_new_tokens,
+        num_return_sequences=num_return_sequences, scores=scores, **generate_kwargs)
     return [join_hypotheses([hypotheses[i] for i in span], separators) for span, separators in layout]
 
 
@@ -180,6 +187,7 @@ def hypothesis_scores(model, output, eos_ids: torch.Tensor, length_penalty: floa
     if getattr(output, "sequences_scores", None) is not None:  # beam search computed them itself
         return output.sequences_scores.tolist()
     penalty = model.generation_config.length_penalty if length_penalty is None else length_penalty
+    penalty = 1.0 if penalty is None else penalty  # generate()'s default when the config leaves it unset
     log_probs = model.compute_transition_scores(output.sequences, output.scores, normalize_logits=True)  # (N, new)
     generated = output.sequences[:, -log_probs.shape[1]:]
     ended = torch.isin(generated, eos_ids).long()
@@ -192,11 +200,11 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
                      num_beams: int | None = None, batch_size: int = 16, max_new_tokens: int | None = None,
                      chunk_size: int = 4096, progress: Callable[[int], object] | None = None,
                      num_return_sequences: int = 1, scores: bool = False, split_sentences: bool = True,
-                     source_lang: str | None = None, **generate_kwargs) -> int:
+                     source_lang: str | None = None, engine="transformers", **generate_kwargs) -> int:
     """Translate a stream of lines into `write` (one call per line, in input order); returns the line count.
 
     `write` gets the translation, or with `num_return_sequences` > 1 or `scores` the list of `(text, score)`
-    hypotheses (`translate_nbest`; a blank line gets an empty list). `split_sentences`, `source_lang` and
+    hypotheses (`translate_nbest`; a blank line gets an empty list). `split_sentences`, `source_lang`, `engine` and
     `generate_kwargs`: as for `translate`.
 
     Reads `chunk_size` lines at a time, so memory does not grow with the input. Within a chunk, the lines'
@@ -212,15 +220,18 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
     check_tokenizer_matches(model.config, tokenizer, "translate_stream()")
     language = sentences.segmenter_language(model.config, source_lang) if split_sentences else None
     nbest = num_return_sequences > 1 or scores
+    engine = _engine(model, tokenizer, engine)
     total = 0
     for chunk in _chunks(lines, chunk_size):
         flat, names, layout = split_texts(chunk, language, range(total + 1, total + len(chunk) + 1))
         lengths = [len(ids) for ids in tokenizer(flat)["input_ids"]] if flat else []
         mine = {}
         for batch in length_batches(lengths, batch_size)[state.process_index :: state.num_processes]:
-            outputs = translate_sentences(model, tokenizer, [flat[i] for i in batch], [names[i] for i in batch],
-                                          num_beams=num_beams, batch_size=len(batch), max_new_tokens=max_new_tokens,
-                                          num_return_sequences=num_return_sequences, scores=scores, **generate_kwargs)
+            outputs = engine.translate_sentences([flat[i] for i in batch], [names[i] for i in batch],
+                                                 num_beams=num_beams, batch_size=len(batch),
+                                                 max_new_tokens=max_new_tokens,
+                                                 num_return_sequences=num_return_sequences, scores=scores,
+                                                 **generate_kwargs)
             mine.update(zip(batch, outputs))
         if state.num_processes > 1:
             mine = {index: hypotheses for part in gather_object([mine]) for index, hypotheses in part.items()}
@@ -232,6 +243,12 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
                 progress(len(chunk))
         total += len(chunk)
     return total
+
+
+def _engine(model, tokenizer, engine):
+    from .engines import resolve_engine
+
+    return resolve_engine(model, tokenizer, engine)
 
 
 def process_state():
@@ -279,6 +296,6 @@ def __getattr__(name: str):
 
 __all__ = [
     "LENGTH_FACTOR", "LENGTH_MARGIN", "Hypotheses", "hypothesis_scores", "join_hypotheses", "length_batches",
-    "length_budget", "length_settings", "process_state", "read_lines", "split_texts", "translate", "translate_nbest",
-    "translate_sentences", "translate_stream",
+    "length_bound", "length_budget", "length_settings", "process_state", "read_lines", "split_texts", "translate",
+    "translate_nbest", "translate_sentences", "translate_stream",
 ]

@@ -11,7 +11,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertM
 
 from transformer_mt import train_tokenizer
 
-from ..utils import ABSOLUTE_POSITION_TYPES, POSITION_TYPES, REPO, tiny_model
+from ..utils import ABSOLUTE_POSITION_TYPES, COPY_CORPUS, POSITION_TYPES, REPO, tiny_model, train_copy_model
 
 
 ctranslate2 = pytest.importorskip(
@@ -26,13 +26,6 @@ from transformer_mt.bridges.ctranslate2 import (  # noqa: E402
 )
 
 
-CORPUS = [
-    "Click the Save button.", "Close the dialog window.", "Select the cells that you want to sort.",
-    "Deletes the selected rows.", "Open the file.", "Choose Format - Cells and click the Numbers tab.",
-    "The chart is inserted in the current document.", "Press Enter to confirm the entry.",
-    "Klicken Sie auf Speichern.", "Schließen Sie das Fenster.", "Wählen Sie die Zellen aus.",
-    "Löscht die ausgewählten Zeilen.", "Öffnen Sie die Datei.", "Drücken Sie die Eingabetaste.",
-]
 # Of different lengths, seen and unseen in training, so outputs differ and end at different steps.
 SENTENCES = [
     "Open the file.", "Click the Save button.", "Select the rows that you want to delete.",
@@ -44,28 +37,7 @@ EXPORTED_POSITION_TYPES = [*ABSOLUTE_POSITION_TYPES, "rotary"]  # ALiBi is refus
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    return train_tokenizer(CORPUS * 4, vocab_size=320)
-
-
-def train_copy_model(tokenizer, targets=None, **overrides):
-    """A tiny model trained for a few dozen steps to copy its input (or to give `targets`, one per CORPUS line), so
-    its outputs are decided, not near-ties."""
-    model = tiny_model(vocab_size=len(tokenizer), init_std=0.2, dropout=0.0, attention_dropout=0.0,
-                       activation_dropout=0.0, **overrides)
-    batch = tokenizer(CORPUS, text_target=targets, return_tensors="pt", padding=True)
-    labels = batch.pop("labels") if targets else batch["input_ids"]
-    labels = labels.masked_fill(labels == tokenizer.pad_token_id, -100)
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    model.train()
-    for _ in range(40):
-        optimizer.zero_grad()
-        model(**batch, labels=labels).loss.backward()
-        optimizer.step()
-    model.eval()
-    if model.config.use_final_logits_bias:
-        with torch.no_grad():
-            model.final_logits_bias.normal_(std=0.5)  # a buffer training leaves at zero; make it matter
-    return model
+    return train_tokenizer(COPY_CORPUS * 4, vocab_size=320)
 
 
 def save(model, tokenizer, path: Path) -> Path:
@@ -129,8 +101,8 @@ def test_config_variants_match_generate(overrides, tokenizer, tmp_path):
 
 def test_separate_vocabularies_export_both_and_decode_as_generate(tmp_path):
     """Source and target vocabularies of their own (target_tokenizer.json): two CTranslate2 vocabularies."""
-    targets = [f"{line} Ende {i}." for i, line in enumerate(CORPUS)]  # a target vocabulary unlike the source's
-    tokenizer = train_tokenizer(CORPUS * 4, vocab_size=320, target_texts=targets * 4, target_vocab_size=300)
+    targets = [f"{line} Ende {i}." for i, line in enumerate(COPY_CORPUS)]  # a target vocabulary unlike the source's
+    tokenizer = train_tokenizer(COPY_CORPUS * 4, vocab_size=320, target_texts=targets * 4, target_vocab_size=300)
     model = train_copy_model(tokenizer, targets, decoder_vocab_size=len(tokenizer.target_tokenizer),
                              share_encoder_decoder_embeddings=False)
     assert tokenizer.get_vocab() != tokenizer.target_tokenizer.get_vocab()
@@ -141,10 +113,12 @@ def test_separate_vocabularies_export_both_and_decode_as_generate(tmp_path):
     assert target == tokenizer.target_tokenizer.convert_ids_to_tokens(list(range(len(tokenizer.target_tokenizer))))
     loaded = AutoTokenizer.from_pretrained(tmp_path / "ct2")  # the export holds both vocabularies' tokenizer
     assert loaded.separate_vocabs
-    assert_same_decoding(model, loaded, exported, sentences=CORPUS[:6])
+    assert_same_decoding(model, loaded, exported, sentences=COPY_CORPUS[:6])
     with torch.no_grad():
-        ids = model.generate(**loaded(CORPUS[:6], return_tensors="pt", padding=True), max_new_tokens=MAX_NEW_TOKENS)
-    translations = [hypothesis_text(loaded, tokens) for tokens in translate_tokens(exported, loaded, CORPUS[:6], 1)]
+        ids = model.generate(**loaded(COPY_CORPUS[:6], return_tensors="pt", padding=True),
+                             max_new_tokens=MAX_NEW_TOKENS)
+    translations = [hypothesis_text(loaded, tokens)
+                    for tokens in translate_tokens(exported, loaded, COPY_CORPUS[:6], 1)]
     assert translations == loaded.target_tokenizer.batch_decode(ids, skip_special_tokens=True)
     assert any("Ende" in text for text in translations)  # target words, read with the target vocabulary
 

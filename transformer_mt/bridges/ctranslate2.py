@@ -91,6 +91,7 @@ _VOCABULARY_FILES = tuple(
 
 # generate()'s decoding controls and the translate_batch arguments that do the same.
 CTRANSLATE2_OPTIONS = {"length_penalty": "length_penalty", "no_repeat_ngram_size": "no_repeat_ngram_size",
+                       "repetition_penalty": "repetition_penalty",
                        "num_return_sequences": "num_hypotheses", "top_k": "sampling_topk", "top_p": "sampling_topp",
                        "temperature": "sampling_temperature"}
 

@@ -225,10 +225,11 @@ def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | 
 
 
 def generation_config_for(model, setup: SetupArguments, training_args, checkpoint: str | None) -> GenerationConfig:
-    """How the saved model decodes: beam search (4 unless --num_beams or --generation_num_beams says otherwise),
-    up to its position table, so that a long input is never translated short (translate() bounds lengths relative
-    to the input instead). Fine-tuning keeps the checkpoint's generation config (an imported Opus-MT model's
-    forced_eos_token_id and bad_words_ids, a length penalty, ...) and changes only what this run sets."""
+    """How the saved model decodes: beam search (4 unless --num_beams or --generation_num_beams says otherwise,
+    early_stopping=True), up to its position table, so that a long input is never translated short (translate()
+    bounds lengths relative to the input instead). Fine-tuning keeps the checkpoint's generation config (an
+    imported Opus-MT model's forced_eos_token_id and bad_words_ids, a length penalty, ...) and changes only what
+    this run sets."""
     asked = setup.num_beams or training_args.generation_num_beams  # what this run sets, if anything
     if setup.model_name_or_path and not checkpoint:
         generation_config = copy.deepcopy(model.generation_config)
@@ -241,6 +242,9 @@ def generation_config_for(model, setup: SetupArguments, training_args, checkpoin
         eos_token_id=model.config.eos_token_id,
         pad_token_id=model.config.pad_token_id,
         num_beams=asked or 4,
+        # beam search stops once num_beams hypotheses are finished: as CTranslate2 searches, so that the fast engine
+        # gives generate()'s tokens (transformer_mt.engines)
+        early_stopping=True,
         max_length=model.config.max_position_embeddings,  # counts the decoder start token
     )
 
