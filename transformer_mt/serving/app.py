@@ -1,0 +1,231 @@
+"""The server's HTTP API: LibreTranslate's, so that the applications that speak it work unchanged.
+
+Routes: `POST /translate`, `POST /detect`, `GET /languages`, `GET /frontend/settings` (LibreTranslate's shapes),
+`GET /health`, and `GET /`, a page that calls the same API. Fields are read from the query string and from a JSON,
+urlencoded or multipart body alike (`request_fields`), because each client sends them its own way; unknown fields
+are ignored. Errors are `{"error": "..."}`: 400 for a bad or missing field, an unsupported language or pair, or a
+request over a limit; 403 for a bad API key; 429 for a client over its requests per minute; 503 (with Retry-After)
+when the queue is full; 500 otherwise. Every answer carries CORS headers, and preflights are answered.
+"""
+
+import asyncio
+import collections
+import dataclasses
+import time
+from importlib import resources
+
+from .batcher import Batcher, Overloaded
+from .fields import RequestError, TranslateRequest, request_fields, translate_request
+from .languages import CONFIDENT, detect, language_name
+from .markup import HtmlDocuments, html_text
+
+
+@dataclasses.dataclass
+class Limits:
+    """What one request may ask (LibreTranslate's --char-limit, --batch-limit, --req-limit), and the API keys."""
+
+    char_limit: int = 5000
+    batch_limit: int = 32
+    alternatives_limit: int = 5
+    req_limit: int = 0  # requests per minute per client; 0: none
+    api_keys: frozenset[str] | None = None  # None: no key needed
+
+
+class ServedModel:
+    """One language direction: an engine (`transformer_mt.engines`) with its source and target language."""
+
+    def __init__(self, engine, source: str, target: str):
+        self.engine, self.source, self.target = engine, source, target
+
+    def translate(self, sentences: list[str], hypotheses: int) -> list:
+        beams = max(self.engine.generation_config.num_beams or 1, hypotheses)
+        return self.engine.translate_sentences(sentences, num_beams=beams, num_return_sequences=hypotheses,
+                                               batch_size=len(sentences) or 1)
+
+
+class Service:
+    """What the routes do, for `models` (one per language direction) under `limits`."""
+
+    def __init__(self, models: list[ServedModel], limits: Limits, batcher_options: dict):
+        self.models, self.limits = models, limits
+        self.pairs = {(model.source, model.target): model for model in models}
+        if len(self.pairs) < len(models):
+            raise ValueError("two models serve the same language pair: "
+                             f"{', '.join(f'{m.source}->{m.target}' for m in models)}")
+        self.batcher = Batcher(lambda key, sentences: self.pairs[key[0]].translate(sentences, key[1]),
+                               **batcher_options)
+        self.recent = collections.defaultdict(collections.deque)  # client -> its request times in the last minute
+
+    def check_client(self, request, fields: dict) -> None:
+        """Every request counts towards its client's limit per minute, a refused one too; then the API key."""
+        if self.limits.req_limit:
+            times, now = self.recent[request.client.host if request.client else "?"], time.monotonic()
+            while times and now - times[0] > 60:
+                times.popleft()
+            if len(times) >= self.limits.req_limit:
+                raise RequestError(f"Slowdown: {self.limits.req_limit} per minute", 429)
+            times.append(now)
+        if self.limits.api_keys is not None and fields.get("api_key") not in self.limits.api_keys:
+            raise RequestError("Invalid API key", 403)
+
+    async def translate(self, request, fields: dict) -> dict:
+        asked = translate_request(fields, self.limits)
+        detected, model = self.choose_model(asked)
+        answer = await self.translated(request, asked, model)
+        if asked.source == "auto":
+            answer["detectedLanguage"] = detected if asked.is_list else detected[0]
+        return answer
+
+    def choose_model(self, asked: TranslateRequest) -> tuple[list[dict] | None, ServedModel]:
+        """The model for the request's pair; for source "auto", each text's detected language (a text detected
+        with less than CONFIDENT is taken to be in the source language of the model for the target)."""
+        if asked.source != "auto":
+            return None, self.served(asked.source, asked.target)
+        targets = [model for model in self.models if model.target == asked.target]
+        if not targets:
+            raise RequestError(f"{asked.target} is not a supported target language; supported: "
+                               f"{', '.join(sorted({model.target for model in self.models}))}")
+        detected = []
+        for text in asked.texts:
+            best = detect(html_text(text) if asked.format == "html" else text, 1)[0]
+            if best["confidence"] < CONFIDENT:
+                best = {"confidence": best["confidence"], "language": targets[0].source}
+            detected.append(best)
+        sources = {entry["language"] for entry in detected}
+        for source in sources:
+            self.served(source, asked.target)  # a confident other language is a 400 naming what can be translated
+        if len(sources) > 1:
+            raise RequestError(f"q mixes languages ({', '.join(sorted(sources))}); send one language per request")
+        return detected, self.served(sources.pop(), asked.target)
+
+    def served(self, source: str, target: str) -> ServedModel:
+        if (source, target) in self.pairs:
+            return self.pairs[(source, target)]
+        supported = ", ".join(f"{s}->{t}" for s, t in self.pairs)
+        raise RequestError(f"{source}->{target} is not a supported language pair; this server translates "
+                           f"{supported}")
+
+    async def translated(self, request, asked: TranslateRequest, model: ServedModel) -> dict:
+        """translatedText (and alternatives): every text split into sentences, the sentences batched with other
+        requests' (`Batcher`), each text's hypotheses joined; HTML text nodes translated and put back."""
+        from ..sentences import segmenter_language
+        from ..translation import join_hypotheses, split_texts
+
+        html = HtmlDocuments(asked.texts) if asked.format == "html" else None
+        texts = html.texts if html else asked.texts
+        count = asked.alternatives + 1
+        flat, _, layout = split_texts(texts, segmenter_language(model.engine.config, model.source),
+                                      range(1, len(texts) + 1))
+        hypotheses = await until_disconnected(request, self.batcher.translate(((model.source, model.target), count),
+                                                                              flat))
+        joined = [join_hypotheses([hypotheses[i] for i in span], separators) or [("", None)] * count
+                  for span, separators in layout]
+        ranks = [[text_hypotheses[min(k, len(text_hypotheses) - 1)][0] for text_hypotheses in joined]
+                 for k in range(count)]
+        if html:
+            ranks = [(html if k == 0 else HtmlDocuments(asked.texts)).fill(rank) for k, rank in enumerate(ranks)]
+        answer = {"translatedText": ranks[0] if asked.is_list else ranks[0][0]}
+        if asked.alternatives:
+            alternatives = [[rank[i] for rank in ranks[1:]] for i in range(len(asked.texts))]
+            answer["alternatives"] = alternatives if asked.is_list else alternatives[0]
+        return answer
+
+    def detect(self, fields: dict) -> list[dict]:
+        text = fields.get("q")
+        if not isinstance(text, str) or not text.strip():
+            raise RequestError("Invalid request: missing q parameter" if text is None
+                               else "Invalid request: q must be a non-empty string")
+        if len(text) > self.limits.char_limit:
+            raise RequestError(f"Invalid request: request ({len(text)}) exceeds text limit "
+                               f"({self.limits.char_limit})")
+        return detect(text)
+
+    def languages(self) -> list[dict]:
+        sources = dict.fromkeys(model.source for model in self.models)
+        return [{"code": source, "name": language_name(source),
+                 "targets": [model.target for model in self.models if model.source == source]} for source in sources]
+
+    def frontend_settings(self) -> dict:
+        first, keyed = self.models[0], self.limits.api_keys is not None
+        return {"apiKeys": keyed, "keyRequired": keyed, "charLimit": self.limits.char_limit, "frontendTimeout": 500,
+                "suggestions": False, "filesTranslation": False, "supportedFilesFormat": [],
+                "language": {"source": {"code": first.source, "name": language_name(first.source)},
+                             "target": {"code": first.target, "name": language_name(first.target)}}}
+
+    def health(self) -> dict:
+        return {"status": "ok", "models": [{"source": m.source, "target": m.target, "engine": m.engine.name}
+                                           for m in self.models],
+                "queued_sentences": self.batcher.queued, "batches": self.batcher.batches,
+                "sentences": self.batcher.sentences}
+
+
+def create_app(models: list[ServedModel], limits: Limits | None = None, max_batch: int = 32,
+               max_wait: float = 0.005, max_queued: int = 512):
+    """The FastAPI application serving `models` (one per language direction): LibreTranslate's routes over a
+    `Service`, its errors as `{"error": ...}`, CORS on every answer."""
+    from fastapi import FastAPI, Request
+    from fastapi.middleware.cors import CORSMiddleware
+    from fastapi.responses import HTMLResponse, JSONResponse
+
+    service = Service(models, limits or Limits(), dict(max_batch=max_batch, max_wait=max_wait, max_queued=max_queued))
+
+    async def lifespan(app):
+        service.batcher.start()
+        yield
+        await service.batcher.stop()
+
+    app = FastAPI(title="transformer-mt", lifespan=lifespan)
+    app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["*"], allow_headers=["*"])
+    app.state.service, app.state.models = service, models
+
+    @app.exception_handler(RequestError)
+    async def request_error(request, error: RequestError):
+        headers = {"Retry-After": "1"} if error.status == 503 else None
+        return JSONResponse({"error": str(error)}, status_code=error.status, headers=headers)
+
+    @app.exception_handler(Exception)
+    async def server_error(request, error: Exception):
+        return JSONResponse({"error": f"{type(error).__name__}: {error}"}, status_code=500)
+
+    @app.post("/translate")
+    async def translate(request: Request):
+        fields = await request_fields(request)
+        service.check_client(request, fields)
+        return await service.translate(request, fields)
+
+    @app.post("/detect")
+    async def detect_language(request: Request):
+        fields = await request_fields(request)
+        service.check_client(request, fields)
+        return service.detect(fields)
+
+    app.get("/languages")(service.languages)
+    app.get("/frontend/settings")(service.frontend_settings)
+    app.get("/health")(service.health)
+
+    @app.get("/", response_class=HTMLResponse)
+    async def page():
+        return resources.files(__package__).joinpath("page.html").read_text(encoding="utf-8")
+
+    return app
+
+
+async def until_disconnected(request, work):
+    """The result of `work`, or a cancelled `work` (its queue slot freed) when the client goes away first."""
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=0.25)
+            if done:
+                return task.result()
+            if await request.is_disconnected():
+                task.cancel()
+                raise RequestError("the client went away", 499)
+    except Overloaded as error:
+        raise RequestError(str(error), 503) from None
+    finally:
+        if not task.done():
+            task.cancel()
+
+
+__all__ = ["Limits", "ServedModel", "Service", "create_app", "until_disconnected"]

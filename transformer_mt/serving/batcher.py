@@ -1,0 +1,113 @@
+"""Dynamic batching: sentences from requests that arrive within a few milliseconds are translated as one batch.
+
+Requests put their sentences on one queue and wait. A single worker takes the oldest request, waits up to
+`max_wait` seconds for more of the same kind (the same model and number of hypotheses) until `max_batch` sentences,
+and translates them in one engine call on a thread of its own (engine calls never overlap: the engine already uses
+the cores). The queue is bounded: a request that would take it past `max_queued` sentences is refused at once
+(`Overloaded`, which the server answers with 503 and Retry-After) instead of stalling. A request whose client went
+away is cancelled, and its sentences leave the queue unless they are already being translated.
+"""
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+
+class Overloaded(Exception):
+    """The queue holds too many sentences to take a request's."""
+
+
+@dataclasses.dataclass
+class _Request:
+    key: tuple
+    sentences: list[str]
+    future: asyncio.Future
+
+
+class Batcher:
+    """`await batcher.translate(key, sentences)` -> one result per sentence, from `run(key, sentences)` (a blocking
+    function) called on batches of sentences from many requests."""
+
+    def __init__(self, run: Callable[[tuple, list[str]], list], max_batch: int = 32, max_wait: float = 0.005,
+                 max_queued: int = 512):
+        self.run, self.max_batch, self.max_wait, self.max_queued = run, max_batch, max_wait, max_queued
+        self.waiting: list[_Request] = []
+        self.queued = 0  # sentences waiting, not yet taken into a batch
+        self.batches = self.sentences = 0  # translated so far: the batching efficiency's counts
+        self._wake: asyncio.Event | None = None
+        self._worker: asyncio.Task | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transformer-mt-engine")
+
+    def start(self) -> None:
+        self._wake = asyncio.Event()
+        self._worker = asyncio.get_running_loop().create_task(self._work())
+
+    async def stop(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+            await asyncio.gather(self._worker, return_exceptions=True)
+        self._executor.shutdown(wait=True)
+
+    async def translate(self, key: tuple, sentences: list[str]) -> list:
+        if not sentences:
+            return []
+        if self.queued + len(sentences) > self.max_queued:
+            raise Overloaded(f"the server is busy: {self.queued} sentences are waiting (limit {self.max_queued})")
+        request = _Request(key, sentences, asyncio.get_running_loop().create_future())
+        self.waiting.append(request)
+        self.queued += len(sentences)
+        self._wake.set()
+        try:
+            return await request.future
+        except asyncio.CancelledError:
+            if request in self.waiting:  # not taken yet: its slot is free again
+                self.waiting.remove(request)
+                self.queued -= len(sentences)
+            raise
+
+    async def _work(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            while not self.waiting:
+                self._wake.clear()
+                await self._wake.wait()
+            deadline = time.monotonic() + self.max_wait
+            key = self.waiting[0].key
+            while self._count(key) < self.max_batch and time.monotonic() < deadline:
+                self._wake.clear()
+                try:
+                    await asyncio.wait_for(self._wake.wait(), deadline - time.monotonic())
+                except asyncio.TimeoutError:  # TimeoutError itself from Python 3.11
+                    break
+            batch = self._take(key)
+            sentences = [sentence for request in batch for sentence in request.sentences]
+            try:
+                results = await loop.run_in_executor(self._executor, self.run, key, sentences)
+            except Exception as error:  # every request of the batch gets the error; the worker goes on
+                for request in batch:
+                    if not request.future.done():
+                        request.future.set_exception(error)
+                continue
+            self.batches, self.sentences = self.batches + 1, self.sentences + len(sentences)
+            start = 0
+            for request in batch:
+                if not request.future.done():
+                    request.future.set_result(results[start : start + len(request.sentences)])
+                start += len(request.sentences)
+
+    def _count(self, key: tuple) -> int:
+        return sum(len(request.sentences) for request in self.waiting if request.key == key)
+
+    def _take(self, key: tuple) -> list[_Request]:
+        """The waiting requests of `key`, oldest first, up to `max_batch` sentences (always at least one request)."""
+        taken, count = [], 0
+        for request in list(self.waiting):
+            if request.key != key or (taken and count + len(request.sentences) > self.max_batch):
+                continue
+            taken.append(request)
+            count += len(request.sentences)
+            self.waiting.remove(request)
+        self.queued -= count
+        return taken

@@ -1,0 +1,97 @@
+"""A request's fields, wherever its client put them, checked against the server's limits.
+
+LibreTranslate's clients send the same fields in four ways: a JSON body (Mastodon, Weblate), an urlencoded form
+(Discourse, libretranslatepy), a multipart form (Nextcloud), the query string of a POST (Translate You, Nextcloud's
+/detect). `request_fields` merges the query string and the body (the body wins); `translate_request` checks what
+/translate needs and names the field, the value and what is allowed when it is wrong.
+"""
+
+import dataclasses
+import json
+
+
+class RequestError(Exception):
+    """A request the server answers with `{"error": message}` and `status`."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+FORMATS = ("text", "html")
+
+
+async def request_fields(request) -> dict:
+    """The query string's fields, then the body's: a JSON object, an urlencoded or a multipart form (a field sent
+    several times is a list), or nothing."""
+    fields = dict(request.query_params)
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        try:
+            form = await request.form()
+        except Exception as error:  # the multipart parser's own errors
+            raise RequestError(f"Invalid request: malformed form body ({error})") from None
+        for name in form:
+            values = [value for value in form.getlist(name) if isinstance(value, str)]
+            if values:
+                fields[name] = values if len(values) > 1 else values[0]
+        return fields
+    body = await request.body()
+    if not body.strip():
+        return fields
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise RequestError(f"Invalid request: the body is not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise RequestError(f"Invalid request: the JSON body must be an object of fields, got {type(data).__name__}")
+    fields.update(data)
+    return fields
+
+
+@dataclasses.dataclass
+class TranslateRequest:
+    texts: list[str]
+    is_list: bool
+    source: str
+    target: str
+    format: str
+    alternatives: int
+
+
+def translate_request(fields: dict, limits) -> TranslateRequest:
+    """/translate's fields, checked: q (a string or a list of strings), source (a code or "auto"), target, format,
+    alternatives; a RequestError naming the field otherwise."""
+    q = fields.get("q")
+    if q is None:
+        raise RequestError("Invalid request: missing q parameter")
+    is_list = isinstance(q, list)
+    texts = q if is_list else [q]
+    if not all(isinstance(text, str) for text in texts):
+        kinds = sorted({type(text).__name__ for text in texts if not isinstance(text, str)})
+        raise RequestError(f"Invalid request: q must be a string or a list of strings, got {', '.join(kinds)}")
+    if is_list and len(texts) > limits.batch_limit:
+        raise RequestError(f"Invalid request: request ({len(texts)} texts) exceeds batch limit "
+                           f"({limits.batch_limit})")
+    characters = sum(map(len, texts))
+    if characters > limits.char_limit:
+        raise RequestError(f"Invalid request: request ({characters}) exceeds text limit ({limits.char_limit})")
+    names = {}
+    for name in ("source", "target"):
+        value = fields.get(name)
+        if not isinstance(value, str) or not value.strip():
+            raise RequestError(f"Invalid request: missing {name} parameter" if value is None
+                               else f"Invalid request: {name} must be a language code, got {value!r}")
+        names[name] = value.strip().lower()
+    text_format = fields.get("format") or "text"
+    if text_format not in FORMATS:
+        raise RequestError(f"Invalid request: format must be one of {', '.join(FORMATS)}, got {text_format!r}")
+    alternatives = fields.get("alternatives") or 0
+    try:
+        alternatives = int(alternatives)
+    except (TypeError, ValueError):
+        raise RequestError(f"Invalid request: alternatives must be a whole number, got {alternatives!r}") from None
+    if not 0 <= alternatives <= limits.alternatives_limit:
+        raise RequestError(f"Invalid request: alternatives must be 0 to {limits.alternatives_limit}, got "
+                           f"{alternatives}")
+    return TranslateRequest(texts, is_list, names["source"], names["target"], text_format, alternatives)
