@@ -225,14 +225,15 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
     for chunk in _chunks(lines, chunk_size):
         flat, names, layout = split_texts(chunk, language, range(total + 1, total + len(chunk) + 1))
         lengths = [len(ids) for ids in tokenizer(flat)["input_ids"]] if flat else []
-        mine = {}
-        for batch in length_batches(lengths, batch_size)[state.process_index :: state.num_processes]:
-            outputs = engine.translate_sentences([flat[i] for i in batch], [names[i] for i in batch],
-                                                 num_beams=num_beams, batch_size=len(batch),
-                                                 max_new_tokens=max_new_tokens,
-                                                 num_return_sequences=num_return_sequences, scores=scores,
-                                                 **generate_kwargs)
-            mine.update(zip(batch, outputs))
+        # this process's batches, handed to the engine in one call: it cuts the same length batches again (they
+        # are consecutive runs of one length order), and an engine with several workers decodes them at once
+        indices = [i for batch in length_batches(lengths, batch_size)[state.process_index :: state.num_processes]
+                   for i in batch]
+        outputs = engine.translate_sentences([flat[i] for i in indices], [names[i] for i in indices],
+                                             num_beams=num_beams, batch_size=batch_size,
+                                             max_new_tokens=max_new_tokens, num_return_sequences=num_return_sequences,
+                                             scores=scores, **generate_kwargs)
+        mine = dict(zip(indices, outputs))
         if state.num_processes > 1:
             mine = {index: hypotheses for part in gather_object([mine]) for index, hypotheses in part.items()}
         if state.is_main_process:

@@ -61,6 +61,7 @@ def compare_engines(model_dir: str, lines: list[str], references: list[str], con
     from ..engines import cached_export
     from ..metrics import translation_scores
 
+    configurations = {**{name: CONFIGURATIONS[name] for name in DEFAULTS}, **configurations}  # always compared
     results = {"lines": len(lines), "batch_size": batch_size, "configurations": {}}
     with tempfile.TemporaryDirectory(prefix="transformer-mt-engines-") as cache:
         exports = {kind: cached_export(model_dir, None if kind == "float32" else kind, cache)
@@ -75,7 +76,7 @@ def compare_engines(model_dir: str, lines: list[str], references: list[str], con
         first = measured[0]
         scores = translation_scores(first["outputs"][: len(references)], references)
         results["configurations"][name] = {
-            "engine": first["engine"], "reason": first["reason"], **configurations[name],
+            **configurations[name], "engine": first["engine"], "reason": first["reason"],
             "lines_per_second": sample_stats([run["lines_per_second"] for run in measured]),
             "sentences_per_second": sample_stats([run["sentences_per_second"] for run in measured]),
             "bleu": scores["bleu"], "chrf": scores["chrf"],
