@@ -30,11 +30,12 @@ def main(argv=None):
     parser.add_argument("--requests", type=int, default=800)
     parser.add_argument("--overload_clients", type=int, default=256)
     parser.add_argument("--queue_limit", type=int, default=64)
-    parser.add_argument("--max_batch", type=int, default=32)
+    parser.add_argument("--max_batch", type=int, help="The server's --max_batch (default: its own default).")
+    parser.add_argument("--max_wait_ms", type=float, default=2.0)
     parser.add_argument("--json", help="Also write the results here.")
     args = parser.parse_args(argv)
     for name in ("clients", "requests", "overload_clients", "queue_limit", "max_batch"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     config = read_config(args.model_dir, TransformerMTConfig.model_type, "TransformerMT")
     source, target = config.get("source_lang"), config.get("target_lang")
@@ -43,7 +44,7 @@ def main(argv=None):
     sentences = list(load_parallel_data(args.data, source, target)["test"][source])
     gflops = matmul_gflops()
     results = load_test(args.model_dir, sentences, source, target, args.engine, args.clients, args.requests,
-                        args.overload_clients, args.queue_limit, args.max_batch)
+                        args.overload_clients, args.queue_limit, args.max_batch, args.max_wait_ms)
     results["matmul_gflops"] = gflops
     print(load_report(results))
     print(f"Machine: fp32 2048x2048 matmul, 2 threads: {gflops:.0f} GFLOP/s")

@@ -33,12 +33,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--batch_limit", type=int, default=32, help="Texts per request when q is a list.")
     parser.add_argument("--req_limit", type=int, default=0, help="Requests per minute per client (0: no limit).")
     parser.add_argument("--api_keys", help="A file of API keys, one a line: requests must carry one (403 else).")
-    parser.add_argument("--max_batch", type=int, default=32, help="Sentences translated together at most.")
-    parser.add_argument("--max_wait_ms", type=float, default=5.0, help="How long a batch waits for more requests.")
+    parser.add_argument("--max_batch", type=int, help="Sentences per engine call at most (default: 8 per "
+                        "CTranslate2 worker call, 32 for generate(); measured in docs/serving.md).")
+    parser.add_argument("--max_wait_ms", type=float, default=2.0, help="How long a batch waits for more requests.")
     parser.add_argument("--queue_limit", type=int, default=512, help="Sentences waiting at most; then 503.")
     args = parser.parse_args(argv)
     for name in ("port", "char_limit", "batch_limit", "max_batch", "queue_limit", "intra_threads"):
-        if getattr(args, name) < 1:
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     for name in ("req_limit", "max_wait_ms"):
         if getattr(args, name) < 0:

@@ -41,6 +41,7 @@ class GenerateEngine:
     """generate() of a loaded model: `translation.translate_sentences`."""
 
     name = "transformers"
+    workers = 1  # one call at a time: generate() already uses every core
 
     def __init__(self, model, tokenizer, reason: str = "asked for"):
         self.model, self.tokenizer, self.reason = model, tokenizer, reason
@@ -72,6 +73,7 @@ class CTranslate2Engine:
         self.translator = ctranslate2.Translator(export_dir, device="cpu", compute_type=compute_type,
                                                  intra_threads=intra_threads, inter_threads=inter_threads)
         self.threads = {"intra_threads": intra_threads, "inter_threads": inter_threads}
+        self.workers = inter_threads  # batches decoded at once
         # the decoder's positions: a learned table's rows, the exported sinusoid table's rows, or none (rotary)
         self.max_positions = {"learned": config.max_position_embeddings,
                               "sinusoidal": max(config.max_position_embeddings, SINUSOID_POSITIONS)}.get(

@@ -1,7 +1,8 @@
 """The server under load, against offline batch translation with the same engine (scripts/load_test.py).
 
 Three measurements, each engine in a process of its own, loopback only, bounded in count and time:
-1. offline: the sentences translated in batches of the server's `max_batch` by the same engine (a worker process);
+1. offline: the sentences translated at once, in length-sorted batches of 16 (translate.py's default), by the same
+   engine (a worker process): what the engine does with all the sentences in hand;
 2. the server (a `scripts/serve.py` process) under `clients` concurrent clients, each sending one-sentence
    requests until `requests` are answered: requests/s, sentences/s, p50/p95 latency, answers by status, and the
    batching efficiency, the server's sentences/s as a share of offline;
@@ -25,43 +26,46 @@ def offline_worker(spec: dict) -> dict:
     from ..engines import load_engine
 
     engine = load_engine(spec["model_dir"], spec["engine"])
-    sentences, size = spec["sentences"], spec["max_batch"]
+    sentences, size = spec["sentences"], spec["batch_size"]
     engine.translate_sentences(sentences[:size], batch_size=size)  # warm-up
     start = time.perf_counter()
-    for begin in range(0, len(sentences), size):
-        engine.translate_sentences(sentences[begin : begin + size], batch_size=size)
+    engine.translate_sentences(sentences, batch_size=size)  # all at once: length-sorted batches, every worker busy
     return {"engine": engine.name, "sentences_per_second": len(sentences) / (time.perf_counter() - start)}
 
 
 async def _clients(url: str, sentences: list[str], clients: int, requests: int, source: str, target: str,
                    timeout: float) -> dict:
-    import httpx
+    """`clients` concurrent clients (aiohttp: the lightest well-kept client, so that the load generator takes little
+    of the machine it shares with the server) sending one-sentence requests until `requests` are sent."""
+    import aiohttp
 
     latencies, statuses, retry_after = [], collections.Counter(), set()
     counter = iter(range(requests))
 
-    async def client(http):
+    async def client(session):
         for index in counter:
             start = time.perf_counter()
+            body = {"q": sentences[index % len(sentences)], "source": source, "target": target}
             try:
-                answer = await http.post(url + "/translate", json={"q": sentences[index % len(sentences)],
-                                                                   "source": source, "target": target})
-            except httpx.HTTPError as error:
+                async with session.post(url + "/translate", json=body) as answer:
+                    await answer.read()
+                    status, retry = answer.status, answer.headers.get("Retry-After")
+            except (aiohttp.ClientError, asyncio.TimeoutError) as error:
                 statuses[type(error).__name__] += 1
                 continue
-            statuses[answer.status_code] += 1
-            if answer.status_code == 200:
+            statuses[status] += 1
+            if status == 200:
                 latencies.append(time.perf_counter() - start)
-            elif answer.status_code == 503:
-                retry_after.add(answer.headers.get("retry-after"))
+            elif status == 503:
+                retry_after.add(retry)
 
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(timeout=timeout, limits=limits) as http:
+    connector = aiohttp.TCPConnector(limit=clients)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=timeout)) as session:
         start = time.perf_counter()
-        await asyncio.gather(*(client(http) for _ in range(clients)))
+        await asyncio.gather(*(client(session) for _ in range(clients)))
         seconds = time.perf_counter() - start
     answered = statuses.get(200, 0)
-    return {"clients": clients, "requests": requests, "seconds": seconds, "requests_per_second": answered / seconds,
+    return {"clients": clients, "requests": requests, "seconds": seconds, "requests_per_second": requests / seconds,
             "sentences_per_second": answered / seconds, "statuses": {str(k): v for k, v in statuses.items()},
             "retry_after": sorted(filter(None, retry_after)),
             "latency_p50_ms": 1000 * statistics.median(latencies) if latencies else None,
@@ -69,12 +73,14 @@ async def _clients(url: str, sentences: list[str], clients: int, requests: int, 
 
 
 @contextlib.contextmanager
-def _server(model_dir: str, engine: str, queue_limit: int, max_batch: int, startup: float = 180):
+def _server(model_dir: str, engine: str, queue_limit: int, max_batch: int | None, max_wait_ms: float,
+            startup: float = 180):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     process = subprocess.Popen([sys.executable, "-m", "transformer_mt.scripts.serve", model_dir, "--port", str(port),
-                                "--engine", engine, "--queue_limit", str(queue_limit), "--max_batch", str(max_batch)],
+                                "--engine", engine, "--queue_limit", str(queue_limit), "--max_wait_ms",
+                                str(max_wait_ms), *(["--max_batch", str(max_batch)] if max_batch else [])],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + startup
@@ -92,17 +98,19 @@ def _server(model_dir: str, engine: str, queue_limit: int, max_batch: int, start
 
 def load_test(model_dir: str, sentences: list[str], source: str, target: str, engine: str = "auto",
               clients: int = 16, requests: int = 800, overload_clients: int = 256, queue_limit: int = 64,
-              max_batch: int = 32, timeout: float = 120) -> dict:
+              max_batch: int | None = None, max_wait_ms: float = 2.0, offline_batch: int = 16,
+              timeout: float = 120) -> dict:
     """Offline, then the server at `clients` clients, then overloaded; see the module's docstring."""
     offline = run_worker(offline_worker, {"model_dir": model_dir, "engine": engine, "sentences": sentences,
-                                          "max_batch": max_batch}, threads=2)
-    with _server(model_dir, engine, queue_limit, max_batch) as url:
+                                          "batch_size": offline_batch}, threads=2)
+    with _server(model_dir, engine, queue_limit, max_batch, max_wait_ms) as url:
         asyncio.run(_clients(url, sentences, clients, min(64, requests), source, target, timeout))  # warm-up
         loaded = asyncio.run(_clients(url, sentences, clients, requests, source, target, timeout))
         overloaded = asyncio.run(_clients(url, sentences, overload_clients, overload_clients * 2, source, target,
                                           timeout))
     return {"engine": offline["engine"], "offline_sentences_per_second": offline["sentences_per_second"],
             "loaded": loaded, "overloaded": overloaded, "queue_limit": queue_limit, "max_batch": max_batch,
+            "max_wait_ms": max_wait_ms, "offline_batch": offline_batch,
             "batching_efficiency": loaded["sentences_per_second"] / offline["sentences_per_second"]}
 
 
@@ -116,7 +124,8 @@ def load_report(results: dict) -> str:
                     f"{', '.join(f'{k}: {v}' for k, v in sorted(run['statuses'].items()))} |")
     return "\n".join([
         f"engine {results['engine']}, queue limit {results['queue_limit']} sentences, batches of up to "
-        f"{results['max_batch']}; offline: {results['offline_sentences_per_second']:.1f} sentences/s",
+        f"{results['max_batch'] or 'the default'} waiting {results['max_wait_ms']} ms; offline (batches of "
+        f"{results['offline_batch']}): {results['offline_sentences_per_second']:.1f} sentences/s",
         "", "| load | requests | requests/s | sentences/s | p50 ms | p95 ms | answers by status |",
         "| --- | --- | --- | --- | --- | --- | --- |", *rows, "",
         f"batching efficiency at {results['loaded']['clients']} clients: {results['batching_efficiency']:.2f} "

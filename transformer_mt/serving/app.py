@@ -20,6 +20,13 @@ from .languages import CONFIDENT, detect, language_name
 from .markup import HtmlDocuments, html_text
 
 
+# Sentences per engine call by default: CTranslate2 decodes one call per worker, and at 16 clients small batches
+# that start at once kept 0.78 of offline throughput against 0.56 for batches of up to 32; generate() takes one
+# call at a time over every core, where larger batches pay.
+SMALL_BATCH, LARGE_BATCH = 8, 32
+DEFAULT_WAIT = 0.002  # seconds a batch waits for more requests
+
+
 @dataclasses.dataclass
 class Limits:
     """What one request may ask (LibreTranslate's --char-limit, --batch-limit, --req-limit), and the API keys."""
@@ -52,8 +59,11 @@ class Service:
         if len(self.pairs) < len(models):
             raise ValueError("two models serve the same language pair: "
                              f"{', '.join(f'{m.source}->{m.target}' for m in models)}")
+        concurrency = max(getattr(model.engine, "workers", 1) for model in models)
+        if batcher_options.get("max_batch") is None:  # measured with scripts/load_test.py (docs/serving.md)
+            batcher_options["max_batch"] = SMALL_BATCH if concurrency > 1 else LARGE_BATCH
         self.batcher = Batcher(lambda key, sentences: self.pairs[key[0]].translate(sentences, key[1]),
-                               **batcher_options)
+                               concurrency=concurrency, **batcher_options)
         self.recent = collections.defaultdict(collections.deque)  # client -> its request times in the last minute
 
     def check_client(self, request, fields: dict) -> None:
@@ -159,8 +169,8 @@ class Service:
                 "sentences": self.batcher.sentences}
 
 
-def create_app(models: list[ServedModel], limits: Limits | None = None, max_batch: int = 32,
-               max_wait: float = 0.005, max_queued: int = 512):
+def create_app(models: list[ServedModel], limits: Limits | None = None, max_batch: int | None = None,
+               max_wait: float = DEFAULT_WAIT, max_queued: int = 512):
     """The FastAPI application serving `models` (one per language direction): LibreTranslate's routes over a
     `Service`, its errors as `{"error": ...}`, CORS on every answer."""
     from fastapi import FastAPI, Request
@@ -187,17 +197,18 @@ def create_app(models: list[ServedModel], limits: Limits | None = None, max_batc
     async def server_error(request, error: Exception):
         return JSONResponse({"error": f"{type(error).__name__}: {error}"}, status_code=500)
 
+    # answers are JSONResponse at once: plain dicts and lists of strings need none of FastAPI's encoding pass
     @app.post("/translate")
     async def translate(request: Request):
         fields = await request_fields(request)
         service.check_client(request, fields)
-        return await service.translate(request, fields)
+        return JSONResponse(await service.translate(request, fields))
 
     @app.post("/detect")
     async def detect_language(request: Request):
         fields = await request_fields(request)
         service.check_client(request, fields)
-        return service.detect(fields)
+        return JSONResponse(service.detect(fields))
 
     app.get("/languages")(service.languages)
     app.get("/frontend/settings")(service.frontend_settings)

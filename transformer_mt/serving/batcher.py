@@ -1,11 +1,13 @@
 """Dynamic batching: sentences from requests that arrive within a few milliseconds are translated as one batch.
 
-Requests put their sentences on one queue and wait. A single worker takes the oldest request, waits up to
-`max_wait` seconds for more of the same kind (the same model and number of hypotheses) until `max_batch` sentences,
-and translates them in one engine call on a thread of its own (engine calls never overlap: the engine already uses
-the cores). The queue is bounded: a request that would take it past `max_queued` sentences is refused at once
-(`Overloaded`, which the server answers with 503 and Retry-After) instead of stalling. A request whose client went
-away is cancelled, and its sentences leave the queue unless they are already being translated.
+Requests put their sentences on one queue and wait. Whenever an engine call can start, the worker takes the oldest
+request, waits up to `max_wait` seconds for more of the same kind (the same model and number of hypotheses) until
+`max_batch` sentences, and translates them in one engine call on a thread of its own. At most `concurrency` calls
+run at once: 1 for generate(), which already uses every core, and one per CTranslate2 worker (`inter_threads`), so
+that one batch is decoded while the next forms. The queue is bounded: a request that would take it past
+`max_queued` sentences is refused at once (`Overloaded`, which the server answers with 503 and Retry-After) instead
+of stalling. A request whose client went away is cancelled, and its sentences leave the queue unless they are
+already being translated.
 """
 
 import asyncio
@@ -31,14 +33,16 @@ class Batcher:
     function) called on batches of sentences from many requests."""
 
     def __init__(self, run: Callable[[tuple, list[str]], list], max_batch: int = 32, max_wait: float = 0.005,
-                 max_queued: int = 512):
+                 max_queued: int = 512, concurrency: int = 1):
         self.run, self.max_batch, self.max_wait, self.max_queued = run, max_batch, max_wait, max_queued
+        self.concurrency = concurrency
         self.waiting: list[_Request] = []
         self.queued = 0  # sentences waiting, not yet taken into a batch
         self.batches = self.sentences = 0  # translated so far: the batching efficiency's counts
         self._wake: asyncio.Event | None = None
         self._worker: asyncio.Task | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transformer-mt-engine")
+        self._executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="transformer-mt-engine")
+        self._running: set[asyncio.Task] = set()
 
     def start(self) -> None:
         self._wake = asyncio.Event()
@@ -68,8 +72,9 @@ class Batcher:
             raise
 
     async def _work(self) -> None:
-        loop = asyncio.get_running_loop()
+        free = asyncio.Semaphore(self.concurrency)
         while True:
+            await free.acquire()  # a batch is formed only when an engine call can start at once
             while not self.waiting:
                 self._wake.clear()
                 await self._wake.wait()
@@ -81,21 +86,25 @@ class Batcher:
                     await asyncio.wait_for(self._wake.wait(), deadline - time.monotonic())
                 except asyncio.TimeoutError:  # TimeoutError itself from Python 3.11
                     break
-            batch = self._take(key)
-            sentences = [sentence for request in batch for sentence in request.sentences]
-            try:
-                results = await loop.run_in_executor(self._executor, self.run, key, sentences)
-            except Exception as error:  # every request of the batch gets the error; the worker goes on
-                for request in batch:
-                    if not request.future.done():
-                        request.future.set_exception(error)
-                continue
-            self.batches, self.sentences = self.batches + 1, self.sentences + len(sentences)
-            start = 0
+            task = asyncio.get_running_loop().create_task(self._translate(key, self._take(key)))
+            self._running.add(task)
+            task.add_done_callback(lambda done: (self._running.discard(done), free.release()))
+
+    async def _translate(self, key: tuple, batch: list[_Request]) -> None:
+        sentences = [sentence for request in batch for sentence in request.sentences]
+        try:
+            results = await asyncio.get_running_loop().run_in_executor(self._executor, self.run, key, sentences)
+        except Exception as error:  # every request of the batch gets the error; the server goes on
             for request in batch:
                 if not request.future.done():
-                    request.future.set_result(results[start : start + len(request.sentences)])
-                start += len(request.sentences)
+                    request.future.set_exception(error)
+            return
+        self.batches, self.sentences = self.batches + 1, self.sentences + len(sentences)
+        start = 0
+        for request in batch:
+            if not request.future.done():
+                request.future.set_result(results[start : start + len(request.sentences)])
+            start += len(request.sentences)
 
     def _count(self, key: tuple) -> int:
         return sum(len(request.sentences) for request in self.waiting if request.key == key)
