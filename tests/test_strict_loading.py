@@ -1,8 +1,8 @@
 """Strict loading in every command: a model whose files do not belong together is named, never used.
 
 transformers' `from_pretrained` loads what fits and reports the rest: a missing tensor is drawn at random, a config
-with fewer layers than the weights drops the extra ones. Every command (translate, score, export, average, push)
-loads through `checkpoints.load_translator` instead, which stops with one line naming the file and what is wrong;
+with fewer layers than the weights drops the extra ones. Every command (translate, score, serve, export, average,
+push) loads through `checkpoints.load_translator` instead, which stops with one line naming the file and what is wrong;
 `from_pretrained` from Python keeps transformers' behaviour."""
 
 import json
@@ -15,7 +15,7 @@ from transformers import AutoModelForSeq2SeqLM
 
 from transformer_mt import train_tokenizer
 from transformer_mt.checkpoints import load_translator
-from transformer_mt.scripts import average_checkpoints, export_ctranslate2, push_to_hub, score, translate
+from transformer_mt.scripts import average_checkpoints, export_ctranslate2, push_to_hub, score, serve, translate
 
 from .utils import DATA
 
@@ -109,7 +109,7 @@ def fake_run(model_dir, run_dir):
     return run_dir
 
 
-@pytest.mark.parametrize("command", ["translate", "score", "export", "push"])
+@pytest.mark.parametrize("command", ["translate", "score", "export", "push", "serve"])
 def test_every_command_stops_on_a_damaged_model_with_one_line_naming_it(damaged, command, tmp_path, capsys):
     model_dir, words = damaged
     main, argv = {
@@ -117,6 +117,7 @@ def test_every_command_stops_on_a_damaged_model_with_one_line_naming_it(damaged,
         "score": (score.main, ["--model", str(model_dir), "--data", str(DATA), "--max_samples", "2"]),
         "export": (export_ctranslate2.main, [str(model_dir), str(tmp_path / "ct2")]),
         "push": (push_to_hub.main, [str(model_dir), "user/model", "--dry_run"]),
+        "serve": (serve.main, [str(model_dir), "--port", "5999"]),  # refused before it listens
     }[command]
     line = fail(main, argv, capsys)
     assert all(word in line for word in words), line
