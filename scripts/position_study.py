@@ -15,7 +15,7 @@ from pathlib import Path
 
 from transformer_mt.cli import command
 from transformer_mt.configuration import POSITION_EMBEDDING_TYPES
-from transformer_mt.position_study import count_sentences, markdown_seeds, markdown_summary, run_study
+from transformer_mt.position_study import count_sentences, markdown_kept, markdown_seeds, markdown_summary, run_study
 from transformer_mt.studies import add_study_arguments
 
 
@@ -34,6 +34,9 @@ def main(argv=None):
                         help="Instead: how many sentences the models in --output_dir write for 2, 4 and 8 joined "
                              "test pairs (the first 40 of each, greedy), against the references; to "
                              "OUTPUT_DIR/sentence_counts.json.")
+    parser.add_argument("--of_joined_variant", action="store_true",
+                        help="With --count_sentences: count the \"+ joined pairs\" variant's models, at 2, 4, 8 "
+                             "and 16 joined pairs.")
     parser.add_argument("--quick", action="store_true",
                         help="A tiny model on 400 pairs, 20 steps, one seed: checks the pipeline in about a minute.")
     args = parser.parse_args(argv)
@@ -42,10 +45,12 @@ def main(argv=None):
     if steps < 1:
         parser.error(f"--steps must be >= 1, got {steps}")
     if args.count_sentences:
+        joined = (2,) if args.quick else (2, 4, 8, 16) if args.of_joined_variant else (2, 4, 8)
         counts = count_sentences(args.output_dir, args.data, tuple(args.seeds or [0]), tuple(args.position_types),
-                                 joined=(2,) if args.quick else (2, 4, 8), pairs=8 if args.quick else 40,
-                                 source_lang=args.source_lang, target_lang=args.target_lang)
-        Path(args.output_dir, "sentence_counts.json").write_text(json.dumps(counts, indent=1), encoding="utf-8")
+                                 joined=joined, pairs=8 if args.quick else 40, source_lang=args.source_lang,
+                                 target_lang=args.target_lang, run_suffix="-joined" if args.of_joined_variant else "")
+        name = "sentence_counts_joined.json" if args.of_joined_variant else "sentence_counts.json"
+        Path(args.output_dir, name).write_text(json.dumps(counts, indent=1), encoding="utf-8")
         print("| inputs | sentence ends per reference | per output |\n| --- | ---: | ---: |")
         for name, entry in counts.items():
             print(f"| {name} | {entry['reference']:.2f} | {entry['output']:.2f} |")
@@ -55,6 +60,7 @@ def main(argv=None):
                         results_dir=args.results_dir, source_lang=args.source_lang, target_lang=args.target_lang)
     print(markdown_summary(results))
     print("\nTest BLEU (greedy, all pairs) per seed:\n" + markdown_seeds(results))
+    print("\nWhat is kept from 2 to 8 joined pairs:\n" + markdown_kept(results))
     print(f"\nFigure and numbers: {args.output_dir}/position_study.png, position_study.json")
 
 

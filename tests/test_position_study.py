@@ -23,8 +23,17 @@ def test_the_quick_study_writes_finite_numbers_and_a_figure(tmp_path):
     assert (tmp_path / "study" / "position_study.png").stat().st_size > 10_000
     saved = json.loads((tmp_path / "study" / "position_study.json").read_text())
     assert saved["summary"] == json.loads(json.dumps(results["summary"]))
-    assert set(results["summary"]) == {"plain", "+ joined pairs"}
-    for variant in results["summary"].values():
+    assert set(results["summary"]) == {"plain", "+ joined pairs", position_study.EXACT_TABLE}
+    # the paper's comparison: learned positions with a table as long as the training inputs, and what it does past it
+    exact = [run for run in results["runs"] if run["variant"] == position_study.EXACT_TABLE]
+    assert {run["position_embedding_type"] for run in exact} == {"learned"} and len(exact) == 2
+    for run in exact:
+        past = run["past_the_table"]
+        assert past["table_positions"] == results["recipe"]["max_source_length"]
+        assert past["inputs_cut"]["test, 1-10 tokens"] == 0 and past["inputs_cut"]["2 joined pairs"] > 0
+    kept = position_study.markdown_kept(results, longer=4)
+    assert kept.count("\n") == 1 + 5 and "| learned + joined pairs, learned table of the training length | 2 |" in kept
+    for variant in (results["summary"][name] for name in ("plain", "+ joined pairs")):
         assert set(variant) == {"sinusoidal", "learned"}
         for by_set in variant.values():
             assert "2 joined pairs" in by_set and any(name.startswith("test, ") for name in by_set)

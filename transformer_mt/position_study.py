@@ -31,6 +31,9 @@ BUCKETS = ((1, 10), (11, 20), (21, 30), (31, 1000))  # test-split source lengths
 JOINED = (2, 4, 8, 16)
 ALL_PAIRS = "test, all pairs"  # the whole test split: each run's test BLEU, compared across seeds
 JOINED_SHARE = 0.25  # the "+ joined pairs" variant: --joined_pairs_share (2-3 consecutive pairs joined)
+# The paper's comparison: learned positions with a table exactly as long as the training inputs, where sinusoids
+# need none. Past its table such a model cannot place a token: translation cuts the input there, with a warning.
+EXACT_TABLE = "+ joined pairs, learned table of the training length"
 
 
 def evaluation_sets(sources: list[str], references: list[str], tokenizer, joined=JOINED) -> dict:
@@ -48,7 +51,7 @@ def evaluation_sets(sources: list[str], references: list[str], tokenizer, joined
     for name, (set_sources, set_references) in sets.items():
         set_lengths = [len(ids) for ids in tokenizer(set_sources)["input_ids"]]
         described[name] = {"sources": set_sources, "references": set_references, "size": len(set_sources),
-                           "mean_source_tokens": statistics.mean(set_lengths),
+                           "lengths": set_lengths, "mean_source_tokens": statistics.mean(set_lengths),
                            "max_source_tokens": max(set_lengths)}
     return described
 
@@ -70,16 +73,16 @@ SENTENCE_END = re.compile(r"[.!?:](?:\s|$)")  # a sentence- or clause-final mark
 
 def count_sentences(output_dir: str, data_dir: str, seeds=(0,), position_types=POSITION_EMBEDDING_TYPES,
                     joined=(2, 4, 8), pairs: int = 40, batch_size: int = 20, source_lang: str = "en",
-                    target_lang: str = "de") -> dict:
+                    target_lang: str = "de", run_suffix: str = "") -> dict:
     """How many sentences the study's models write for joined inputs: (position type, k) -> mean sentence ends per
     reference and per greedy output, over the first `pairs` inputs of k joined test pairs. Reads the models a study
-    left in output_dir/runs."""
+    left in output_dir/runs (`run_suffix` "-joined": the "+ joined pairs" variant's)."""
     test = load_parallel_data(data_dir, source_lang, target_lang)["test"]
     counts = {}
     for position_type in position_types:
         for seed in seeds:
-            translate = translator(str(Path(output_dir) / "runs" / f"{position_type}-seed{seed}"), num_beams=1,
-                                   batch_size=batch_size)
+            model_dir = Path(output_dir) / "runs" / f"{position_type}-seed{seed}{run_suffix}"
+            translate = translator(str(model_dir), num_beams=1, batch_size=batch_size)
             for k in joined:
                 sources, references = join_consecutive(list(test[source_lang]), list(test[target_lang]), k)
                 outputs = translate(sources[:pairs])
@@ -130,21 +133,33 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
     sets = evaluation_sets(list(test[source_lang]), list(test[target_lang]), tokenizer,
                            joined=JOINED[:2] if quick else JOINED)
 
-    variants = {"plain": {}}
+    table = {**RECIPE, **overrides}["max_source_length"]  # the exact table: as long as the longest training input
+    variants = {"plain": ({}, "", position_types)}
     if joined_variant:
-        variants["+ joined pairs"] = {"joined_pairs_share": JOINED_SHARE}
+        variants["+ joined pairs"] = ({"joined_pairs_share": JOINED_SHARE}, "-joined", position_types)
+        variants[EXACT_TABLE] = ({"joined_pairs_share": JOINED_SHARE, "max_position_embeddings": table},
+                                 f"-joined-table{table}", [t for t in position_types if t == "learned"])
     scored_runs(results_path, steps)  # refuse a mix before training anything
-    runs = [StudyRun(name=f"{position_type}-seed{seed}" + ("" if variant == "plain" else "-joined"), seed=seed,
+    runs = [StudyRun(name=f"{position_type}-seed{seed}{suffix}", seed=seed,
                      overrides={**overrides, **variant_overrides, "position_embedding_type": position_type},
                      fields={"variant": variant, "position_embedding_type": position_type})
-            for variant, variant_overrides in variants.items()
+            for variant, (variant_overrides, suffix, variant_types) in variants.items()
             for seed in seeds  # seed-major: a study cut short holds every position type for every seed it reached
-            for position_type in position_types]
+            for position_type in variant_types]
     scored_sets = {name: (described["sources"], described["references"]) for name, described in sets.items()}
 
     def score(study_run: StudyRun, model_dir: Path) -> dict:
-        return {"scores": score_sets(str(model_dir), scored_sets, batch_size=batch_size),
-                "untrained_rows": untrained_rows(AutoModelForSeq2SeqLM.from_pretrained(model_dir), train_lengths[-1])}
+        model = AutoModelForSeq2SeqLM.from_pretrained(model_dir)
+        result = {"scores": score_sets(str(model_dir), scored_sets, batch_size=batch_size),
+                  "untrained_rows": untrained_rows(model, train_lengths[-1])}
+        if study_run.overrides.get("max_position_embeddings", TABLE_SIZE) < TABLE_SIZE:  # what it does past its table
+            rows = model.config.max_position_embeddings
+            result["past_the_table"] = {
+                "table_positions": rows,
+                "what_happens": f"inputs are cut to their first {rows} tokens, with a warning",
+                "inputs_cut": {name: sum(n > rows for n in described["lengths"]) / described["size"]
+                               for name, described in sets.items()}}
+        return result
 
     def keep_probe(rows: list[dict]) -> dict:
         return {"source_gain": [(row["step"], round(row["source_gain"], 3)) for row in rows]}
@@ -159,8 +174,8 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
         "training_source_tokens": {"mean": statistics.mean(train_lengths),
                                    "p99": train_lengths[int(0.99 * (len(train_lengths) - 1))],
                                    "max": train_lengths[-1], "max_source_length": max_length},
-        "sets": {name: {key: value for key, value in described.items() if key not in ("sources", "references")}
-                 for name, described in sets.items()},
+        "sets": {name: {key: value for key, value in described.items()
+                        if key not in ("sources", "references", "lengths")} for name, described in sets.items()},
         "runs": runs,
         "summary": seed_spread(runs),
     }
@@ -231,6 +246,24 @@ def markdown_summary(results: dict) -> str:
     return "\n".join(lines)
 
 
+def markdown_kept(results: dict, longer: int = 8, shorter: int = 2) -> str:
+    """Per variant and type: BLEU and length ratio at `shorter` and `longer` joined pairs (mean over seeds), and
+    the share of the `shorter`-joined BLEU kept at `longer`."""
+    lines = [f"| positions | seeds | {shorter} joined: BLEU (length ratio) | {longer} joined: BLEU (length ratio) "
+             f"| kept at {longer} |", "| --- | ---: | ---: | ---: | ---: |"]
+    for variant, by_type in results["summary"].items():
+        for position_type, by_set in by_type.items():
+            near, far = by_set.get(f"{shorter} joined pairs"), by_set.get(f"{longer} joined pairs")
+            if near is None or far is None:
+                continue
+            kept = far["bleu"]["mean"] / near["bleu"]["mean"] if near["bleu"]["mean"] else float("nan")
+            name = position_type + ("" if variant == "plain" else f" {variant}")
+            lines.append(f"| {name} | {near['bleu']['n']} | {near['bleu']['mean']:.1f} "
+                         f"({near['length_ratio']['mean']:.2f}) | {far['bleu']['mean']:.1f} "
+                         f"({far['length_ratio']['mean']:.2f}) | {kept:.0%} |")
+    return "\n".join(lines)
+
+
 def markdown_seeds(results: dict, set_name: str = ALL_PAIRS) -> str:
     """Seed spread: BLEU of every run on one set (default the whole test split), per position type and seed, with
     mean ± sd and the gap between the best and the worst seed."""
@@ -251,5 +284,6 @@ def markdown_seeds(results: dict, set_name: str = ALL_PAIRS) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["count_sentences", "evaluation_sets", "join_consecutive", "markdown_seeds", "markdown_summary",
+__all__ = ["EXACT_TABLE", "count_sentences", "evaluation_sets", "join_consecutive", "markdown_kept", "markdown_seeds",
+           "markdown_summary",
            "plot_study", "run_study"]
