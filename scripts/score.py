@@ -5,10 +5,13 @@ sacreBLEU signatures, as papers report them.
     python scripts/score.py --model runs/main-ct2-int8 --data data/en-de --bootstrap 1000
     python scripts/score.py --hypotheses test.hyp.de --data data/en-de --split test --metrics bleu chrf
     python scripts/score.py --model runs/my-model --data wmt14 --dataset_config_name de-en --split test
+    python scripts/score.py --model runs/main-sinusoidal --data data/en-de --join_pairs 2   # 2 pairs an input
 
 --data is a directory of train/validation/test .tsv/.csv/.jsonl files or a Hub dataset name (online). A model
 directory translates with generate() and its generation config (or --num_beams); a directory holding model.bin is
-taken as a CTranslate2 export. --bootstrap N adds sacreBLEU's bootstrap mean and 95% confidence interval.
+taken as a CTranslate2 export; each source is translated whole, never split into sentences. --join_pairs K joins
+the split's pairs K at a time (sources and references alike) to score long, multi-sentence inputs.
+--bootstrap N adds sacreBLEU's bootstrap mean and 95% confidence interval.
 Prints one line per metric with its signature; --output writes the JSON (never over a file).
 """
 
@@ -31,6 +34,7 @@ def main(argv=None):
     parser.add_argument("--source_lang", default="en")
     parser.add_argument("--target_lang", default="de")
     parser.add_argument("--max_samples", type=int, help="Score only the first N pairs.")
+    parser.add_argument("--join_pairs", type=int, default=1, help="Join the pairs K at a time (default 1: none).")
     parser.add_argument("--metrics", nargs="+", choices=METRICS, default=list(METRICS))
     parser.add_argument("--bootstrap", type=int, help="Bootstrap resamples for a 95%% confidence interval.")
     parser.add_argument("--num_beams", type=int, help="Beam size (default: the model's generation config).")
@@ -39,13 +43,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.output and os.path.exists(args.output):
         parser.error(f"--output {args.output!r} exists; results never replace a file")
-    for name in ("max_samples", "num_beams", "batch_size"):
+    for name in ("max_samples", "num_beams", "batch_size", "join_pairs"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     results = evaluate_split(args.data, args.split, args.model, args.hypotheses, args.source_lang, args.target_lang,
                              args.dataset_config_name, args.max_samples, tuple(args.metrics), args.bootstrap,
-                             args.num_beams, args.batch_size)
-    print(f"{results['system']} on {results['data']} ({results['split']}, {results['pairs']} pairs):")
+                             args.num_beams, args.batch_size, args.join_pairs)
+    inputs = f"{results['pairs']} inputs of {args.join_pairs} joined pairs" if args.join_pairs > 1 \
+        else f"{results['pairs']} pairs"
+    print(f"{results['system']} on {results['data']} ({results['split']}, {inputs}):")
     print(signature_line(results))
     if args.output:
         write_results(results, args.output)

@@ -45,6 +45,19 @@ def test_a_file_of_hypotheses_is_scored_against_the_split(tmp_path):
     assert results["pairs"] == 5 and results["scores"]["bleu"]["score"] == 100.0
 
 
+def test_joined_pairs_are_scored_as_joined_inputs(tmp_path):
+    from transformer_mt.data import join_consecutive, load_parallel_data
+
+    test = load_parallel_data(str(DATA))["test"]
+    _, joined = join_consecutive(list(test["en"][:6]), list(test["de"][:6]), 2)
+    path = tmp_path / "joined.hyp"
+    path.write_text("\n".join(joined) + "\n", encoding="utf-8")
+    results = evaluate_split(str(DATA), "test", hypotheses_file=str(path), max_samples=6, join_pairs=2)
+    assert results["pairs"] == 3 and results["joined_pairs"] == 2 and results["scores"]["bleu"]["score"] == 100.0
+    single = evaluate_split(str(DATA), "test", hypotheses_file=str(path), max_samples=3)
+    assert single["scores"]["bleu"]["score"] < 100  # the same lines against single references do not match
+
+
 def test_a_model_and_its_ctranslate2_export_are_scored_alike(tmp_path, capsys):
     from transformer_mt.bridges.ctranslate2 import export_ctranslate2
 

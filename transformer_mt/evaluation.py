@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import sacrebleu
 
-from .data import load_parallel_data
+from .data import join_consecutive, load_parallel_data
 
 
 METRICS = ("bleu", "chrf", "chrf++", "ter")
@@ -107,8 +107,10 @@ def score_sets(model_path: str, sets: dict[str, tuple[list[str], list[str]]], nu
 def evaluate_split(data: str, split: str = "test", model: str | None = None, hypotheses_file: str | None = None,
                    source_lang: str = "en", target_lang: str = "de", config_name: str | None = None,
                    max_samples: int | None = None, metrics=METRICS, bootstrap: int | None = None,
-                   num_beams: int | None = None, batch_size: int = 16) -> dict:
-    """Translate (or read) and score one split; returns the scores with what was scored and how."""
+                   num_beams: int | None = None, batch_size: int = 16, join_pairs: int = 1) -> dict:
+    """Translate (or read) and score one split; returns the scores with what was scored and how. `join_pairs` k > 1
+    scores the split's pairs joined k at a time (sources and references alike, `data.join_consecutive`): long,
+    multi-sentence inputs, each translated whole."""
     if (model is None) == (hypotheses_file is None):
         raise ValueError("give exactly one of a model (a saved model directory or a CTranslate2 export) and a file "
                          "of hypotheses")
@@ -119,12 +121,15 @@ def evaluate_split(data: str, split: str = "test", model: str | None = None, hyp
     if max_samples:
         pairs = pairs.select(range(min(max_samples, len(pairs))))
     sources, references = list(pairs[source_lang]), list(pairs[target_lang])
+    if join_pairs > 1:
+        sources, references = join_consecutive(sources, references, join_pairs)
     if hypotheses_file is not None:
         with open(hypotheses_file, encoding="utf-8") as f:
             hypotheses = [line.rstrip("\n") for line in f]
     else:
         hypotheses = translate_with(model, sources, num_beams=num_beams, batch_size=batch_size)
     return {"data": data, "split": split, "pairs": len(references), "system": model or hypotheses_file,
+            **({"joined_pairs": join_pairs} if join_pairs > 1 else {}),
             "scores": score(hypotheses, references, metrics, bootstrap)}
 
 
