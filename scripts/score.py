@@ -6,12 +6,19 @@ sacreBLEU signatures, as papers report them.
     python scripts/score.py --hypotheses test.hyp.de --data data/en-de --split test --metrics bleu chrf
     python scripts/score.py --model runs/my-model --data wmt14 --dataset_config_name de-en --split test
     python scripts/score.py --model runs/main-sinusoidal --data data/en-de --join_pairs 2   # 2 pairs an input
+    python scripts/score.py --model runs/main-sinusoidal --pairs pairs.tsv > pair_scores.tsv  # given translations
+    python scripts/score.py --model runs/broad --data ../shared/data/en-de --by_column origin  # per origin too
 
 --data is a directory of train/validation/test .tsv/.csv/.jsonl files or a Hub dataset name (online). A model
 directory translates with generate() and its generation config (or --num_beams); a directory holding model.bin is
 taken as a CTranslate2 export; each source is translated whole, never split into sentences. --join_pairs K joins
 the split's pairs K at a time (sources and references alike) to score long, multi-sentence inputs.
 --bootstrap N adds sacreBLEU's bootstrap mean and 95% confidence interval.
+
+--pairs FILE (one source<TAB>target a line) scores given translations instead: how likely the model finds each
+target given its source (teacher forcing, </s> included; `transformer_mt.pair_scoring`), one TSV row a pair: line
+number, log-probability, tokens, per token, and the n-best score (log-probability / tokens**--length_penalty, the
+generation config's by default), in the file's order. For filtering back-translations, reranking, quality checks.
 Prints one line per metric with its signature; --output writes the JSON (never over a file).
 """
 
@@ -28,19 +35,26 @@ def main(argv=None):
     system = parser.add_mutually_exclusive_group(required=True)
     system.add_argument("--model", help="A saved model directory, or a CTranslate2 export.")
     system.add_argument("--hypotheses", help="A file of translations, one per line of the split.")
-    parser.add_argument("--data", required=True)
+    parser.add_argument("--data", help="The data to score on (required unless --pairs).")
+    parser.add_argument("--pairs", help="Score these given pairs (source<TAB>target a line) with --model instead.")
+    parser.add_argument("--length_penalty", type=float, help="--pairs: the score's length penalty.")
     parser.add_argument("--dataset_config_name", help="The Hub dataset's configuration, e.g. de-en.")
     parser.add_argument("--split", default="test")
     parser.add_argument("--source_lang", default="en")
     parser.add_argument("--target_lang", default="de")
     parser.add_argument("--max_samples", type=int, help="Score only the first N pairs.")
     parser.add_argument("--join_pairs", type=int, default=1, help="Join the pairs K at a time (default 1: none).")
+    parser.add_argument("--by_column", help="Also score each value of this column of the data apart (e.g. origin).")
     parser.add_argument("--metrics", nargs="+", choices=METRICS, default=list(METRICS))
     parser.add_argument("--bootstrap", type=int, help="Bootstrap resamples for a 95%% confidence interval.")
     parser.add_argument("--num_beams", type=int, help="Beam size (default: the model's generation config).")
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--output", help="Also write the results as JSON here.")
     args = parser.parse_args(argv)
+    if args.pairs is not None:
+        return score_given_pairs(parser, args)
+    if args.data is None:
+        parser.error("--data is required (or --pairs FILE with --model)")
     if args.output and os.path.exists(args.output):
         parser.error(f"--output {args.output!r} exists; results never replace a file")
     for name in ("max_samples", "num_beams", "batch_size", "join_pairs"):
@@ -48,13 +62,30 @@ def main(argv=None):
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     results = evaluate_split(args.data, args.split, args.model, args.hypotheses, args.source_lang, args.target_lang,
                              args.dataset_config_name, args.max_samples, tuple(args.metrics), args.bootstrap,
-                             args.num_beams, args.batch_size, args.join_pairs)
+                             args.num_beams, args.batch_size, args.join_pairs, args.by_column)
     inputs = f"{results['pairs']} inputs of {args.join_pairs} joined pairs" if args.join_pairs > 1 \
         else f"{results['pairs']} pairs"
     print(f"{results['system']} on {results['data']} ({results['split']}, {inputs}):")
     print(signature_line(results))
     if args.output:
         write_results(results, args.output)
+
+
+def score_given_pairs(parser, args) -> None:
+    from transformer_mt.pair_scoring import read_pairs, score_saved
+    from transformer_mt.translate_command import atomic_output
+
+    if args.model is None:
+        parser.error("--pairs scores with a model: give --model")
+    if args.output and os.path.exists(args.output):
+        parser.error(f"--output {args.output!r} exists; results never replace a file")
+    if not os.path.isfile(args.pairs):
+        parser.error(f"--pairs {args.pairs!r} does not exist")
+    scores = score_saved(args.model, *read_pairs(args.pairs), args.batch_size, args.length_penalty)
+    with atomic_output(args.output) as output:
+        for number, pair in enumerate(scores, 1):
+            print(f"{number}\t{pair.log_prob:.4f}\t{pair.tokens}\t{pair.per_token:.4f}\t{pair.score:.4f}",
+                  file=output)
 
 
 if __name__ == "__main__":

@@ -58,6 +58,28 @@ def test_joined_pairs_are_scored_as_joined_inputs(tmp_path):
     assert single["scores"]["bleu"]["score"] < 100  # the same lines against single references do not match
 
 
+def test_a_split_is_scored_by_a_column_too(tmp_path, capsys):
+    from transformer_mt.scripts import score as score_script
+
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = [("Open the file.", "Öffnen Sie die Datei.", "help"), ("Close it.", "Schließen Sie es.", "help"),
+            ("A package.", "Ein Paket.", "ddtp"), ("A library.", "Eine Bibliothek.", "ddtp")]
+    (data / "test.tsv").write_text("en\tde\torigin\n" + "".join("\t".join(row) + "\n" for row in rows),
+                                   encoding="utf-8")
+    hypotheses = tmp_path / "test.hyp"
+    hypotheses.write_text("Öffnen Sie die Datei.\nSchließen Sie es.\nEtwas anderes.\nNoch etwas.\n", encoding="utf-8")
+    results = evaluate_split(str(data), "test", hypotheses_file=str(hypotheses), metrics=("bleu",), by_column="origin")
+    assert {value: group["pairs"] for value, group in results["by_origin"].items()} == {"ddtp": 2, "help": 2}
+    assert results["by_origin"]["help"]["scores"]["bleu"]["score"] == 100.0
+    assert results["by_origin"]["ddtp"]["scores"]["bleu"]["score"] < 10
+    score_script.main(["--hypotheses", str(hypotheses), "--data", str(data), "--by_column", "origin",
+                       "--metrics", "bleu"])
+    assert "origin=help (2 pairs): BLEU 100.00" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="score either by a column or with joined pairs"):
+        evaluate_split(str(data), "test", hypotheses_file=str(hypotheses), by_column="origin", join_pairs=2)
+
+
 def test_a_model_and_its_ctranslate2_export_are_scored_alike(tmp_path, capsys):
     from transformer_mt.bridges.ctranslate2 import export_ctranslate2
 

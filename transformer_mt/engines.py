@@ -50,6 +50,13 @@ class GenerateEngine:
     def translate_sentences(self, texts: list[str], names: list[str] | None = None, **options) -> list[Hypotheses]:
         return translate_sentences(self.model, self.tokenizer, texts, names, **options)
 
+    def score_pairs(self, sources: list[str], targets: list[str], batch_size: int = 16,
+                    length_penalty: float | None = None) -> list:
+        """Given translations' scores (`pair_scoring.score_pairs`)."""
+        from .pair_scoring import score_pairs
+
+        return score_pairs(self.model, self.tokenizer, sources, targets, batch_size, length_penalty)
+
 
 class CTranslate2Engine:
     """A CTranslate2 `Translator` over an export of a TransformerMT model, decoding as generate() does.
@@ -115,6 +122,14 @@ class CTranslate2Engine:
                     logger.warning(f"Text {names[index]}: the translation reached the length bound ({budget} tokens) "
                                    "without ending; it may be cut (pass max_new_tokens to allow more).")
         return translations
+
+    def score_pairs(self, sources: list[str], targets: list[str], batch_size: int = 16,
+                    length_penalty: float | None = None) -> list:
+        """Given translations' scores through `score_batch` (`pair_scoring.score_pairs_ctranslate2`)."""
+        from .pair_scoring import score_pairs_ctranslate2
+
+        return score_pairs_ctranslate2(self.translator, self.tokenizer, sources, targets, self.generation_config,
+                                       batch_size, length_penalty)
 
     def decoding_options(self, num_beams, num_return_sequences: int, scores: bool, generate_kwargs: dict) -> dict:
         """translate_batch's keywords for generate()'s: the generation config's settings unless the call gives

@@ -107,14 +107,19 @@ def score_sets(model_path: str, sets: dict[str, tuple[list[str], list[str]]], nu
 def evaluate_split(data: str, split: str = "test", model: str | None = None, hypotheses_file: str | None = None,
                    source_lang: str = "en", target_lang: str = "de", config_name: str | None = None,
                    max_samples: int | None = None, metrics=METRICS, bootstrap: int | None = None,
-                   num_beams: int | None = None, batch_size: int = 16, join_pairs: int = 1) -> dict:
+                   num_beams: int | None = None, batch_size: int = 16, join_pairs: int = 1,
+                   by_column: str | None = None) -> dict:
     """Translate (or read) and score one split; returns the scores with what was scored and how. `join_pairs` k > 1
     scores the split's pairs joined k at a time (sources and references alike, `data.join_consecutive`): long,
-    multi-sentence inputs, each translated whole."""
+    multi-sentence inputs, each translated whole. `by_column` (e.g. "origin"): the scores of each value of that
+    column of the data too, under "by_<column>"."""
     if (model is None) == (hypotheses_file is None):
         raise ValueError("give exactly one of a model (a saved model directory or a CTranslate2 export) and a file "
                          "of hypotheses")
-    splits = load_parallel_data(data, source_lang, target_lang, config_name=config_name)
+    if by_column is not None and join_pairs > 1:
+        raise ValueError("score either by a column or with joined pairs: a joined input may mix the column's values")
+    splits = load_parallel_data(data, source_lang, target_lang, config_name=config_name,
+                                extra_columns=[by_column] if by_column else ())
     if split not in splits:
         raise ValueError(f"{data} has no {split!r} split; it has: {', '.join(splits)}.")
     pairs = splits[split]
@@ -128,18 +133,33 @@ def evaluate_split(data: str, split: str = "test", model: str | None = None, hyp
             hypotheses = [line.rstrip("\n") for line in f]
     else:
         hypotheses = translate_with(model, sources, num_beams=num_beams, batch_size=batch_size)
-    return {"data": data, "split": split, "pairs": len(references), "system": model or hypotheses_file,
-            **({"joined_pairs": join_pairs} if join_pairs > 1 else {}),
-            "scores": score(hypotheses, references, metrics, bootstrap)}
+    results = {"data": data, "split": split, "pairs": len(references), "system": model or hypotheses_file,
+               **({"joined_pairs": join_pairs} if join_pairs > 1 else {}),
+               "scores": score(hypotheses, references, metrics, bootstrap)}
+    if by_column is not None:
+        groups = {}
+        for value, hypothesis, reference in zip(pairs[by_column], hypotheses, references):
+            groups.setdefault(value, ([], []))
+            groups[value][0].append(hypothesis)
+            groups[value][1].append(reference)
+        results[f"by_{by_column}"] = {value: {"pairs": len(group[1]), "scores": score(*group, metrics, bootstrap)}
+                                      for value, group in sorted(groups.items())}
+    return results
 
 
 def signature_line(results: dict) -> str:
-    """One line per metric as papers print them: `BLEU 23.31 (nrefs:1|...)`."""
+    """One line per metric as papers print them: `BLEU 23.31 (nrefs:1|...)`; then, scored by a column, one line
+    per value: `origin=ddtp (1,500 pairs): BLEU 15.20, chrF 40.10`."""
     names = {"bleu": "BLEU", "chrf": "chrF", "chrf++": "chrF++", "ter": "TER"}
     lines = []
     for name, entry in results["scores"].items():
         interval = f" (mean {entry['mean']} ± {entry['ci95']})" if "ci95" in entry else ""
         lines.append(f"{names[name]} {entry['score']}{interval}  {entry['signature']}")
+    for key, groups in results.items():
+        if key.startswith("by_"):
+            for value, group in groups.items():
+                scores = ", ".join(f"{names[name]} {entry['score']:.2f}" for name, entry in group["scores"].items())
+                lines.append(f"{key[3:]}={value} ({group['pairs']:,} pairs): {scores}")
     return "\n".join(lines)
 
 
