@@ -88,8 +88,11 @@ class CTranslate2Engine:
 
     def translate_sentences(self, texts: list[str], names: list[str] | None = None, *, num_beams: int | None = None,
                             batch_size: int = 16, max_new_tokens: int | None = None, num_return_sequences: int = 1,
-                            scores: bool = False, **generate_kwargs) -> list[Hypotheses]:
+                            scores: bool = False, target_prefix: list[str | None] | None = None,
+                            bad_words: list[str] | None = None, **generate_kwargs) -> list[Hypotheses]:
         from .bridges.ctranslate2 import hypothesis_text
+        from .constraints import bad_words_ids, prefix_token_ids
+        from .tokenization import target_side
 
         names = names or [str(number) for number in range(1, len(texts) + 1)]
         tokenizer = self.tokenizer
@@ -101,13 +104,20 @@ class CTranslate2Engine:
                                "(the model's limit, tokenizer.model_max_length).")
                 ids[index] = row[: limit - 1] + row[-1:]  # as the tokenizer truncates: the end token stays
         options = self.decoding_options(num_beams, num_return_sequences, scores, generate_kwargs)
+        target = target_side(tokenizer)
+        if bad_words:
+            options["suppress_sequences"] = [target.convert_ids_to_tokens(ids)
+                                             for ids in bad_words_ids(tokenizer, bad_words)]
+        prefixes = [target.convert_ids_to_tokens(ids) if ids else None
+                    for ids in prefix_token_ids(tokenizer, target_prefix)] if target_prefix else None
         pending = []
         for indices in length_batches([len(row) for row in ids], batch_size):
             budget = max_new_tokens or length_bound(max(len(ids[i]) for i in indices),
                                                     self.generation_config.max_length, self.max_positions)
             batch = [tokenizer.convert_ids_to_tokens(ids[i]) for i in indices]
+            batch_prefixes = [prefixes[i] for i in indices] if prefixes else None
             pending.append((indices, budget, self.translator.translate_batch(
-                batch, max_decoding_length=budget, max_batch_size=len(batch), max_input_length=0,
+                batch, batch_prefixes, max_decoding_length=budget, max_batch_size=len(batch), max_input_length=0,
                 asynchronous=True, **options)))
         translations = [None] * len(texts)
         for indices, budget, results in pending:

@@ -48,6 +48,10 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     decoding.add_argument("--top_p", type=float, help="Sample from the smallest set of tokens of this probability.")
     decoding.add_argument("--temperature", type=float, help="Divide the logits by this before sampling.")
     decoding.add_argument("--seed", type=int, help="Seed the sampling: the same seed gives the same output.")
+    given = parser.add_argument_group("given text (transformer_mt.constraints)")
+    given.add_argument("--target_prefix", help="A UTF-8 file of prefixes, one per input line (empty: none): each "
+                       "translation begins with its line's prefix (with splitting on: the line's first sentence).")
+    given.add_argument("--bad_words", nargs="+", metavar="WORD", help="Words no translation may contain.")
     engines = parser.add_argument_group("engine (what decodes: generate(), or a CTranslate2 export of the model)")
     engines.add_argument("--engine", choices=ENGINES, default="auto",
                          help="auto (default): CTranslate2 when it is installed and the model exports as generate() "
@@ -65,8 +69,9 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("--interactive", action="store_true",
                         help="Translate each line as it arrives (on by default when stdin is a terminal).")
     args = parser.parse_args(argv)
-    if args.input is not None and not os.path.isfile(args.input):
-        parser.error(f"--input {args.input!r} does not exist")
+    for name in ("input", "target_prefix"):
+        if getattr(args, name) is not None and not os.path.isfile(getattr(args, name)):
+            parser.error(f"--{name} {getattr(args, name)!r} does not exist")
     if args.output is not None and os.path.exists(args.output):
         parser.error(f"--output {args.output!r} exists; translations never replace a file (choose another name)")
     for name in ("num_beams", "batch_size", "max_new_tokens", "chunk_size", "no_repeat_ngram_size",
@@ -193,12 +198,17 @@ def run(args: argparse.Namespace) -> int:
         output = stack.enter_context(atomic_output(args.output if state.is_main_process else None))
         progress = stack.enter_context(tqdm(total=total, unit="lines", disable=args.no_progress or interactive
                                             or not state.is_main_process or None))
+        prefixes = None
+        if args.target_prefix:
+            prefix_stream = stack.enter_context(open(args.target_prefix, "rb"))
+            prefixes = (line or None for line in read_lines(prefix_stream, args.target_prefix))
         count = translate_stream(model, tokenizer, lines, line_writer(output, nbest, flush=interactive),
                                  num_beams=args.num_beams, batch_size=args.batch_size,
                                  max_new_tokens=args.max_new_tokens, chunk_size=1 if interactive else args.chunk_size,
                                  progress=progress.update, num_return_sequences=args.num_return_sequences,
                                  scores=nbest, split_sentences=not args.no_split_sentences,
-                                 source_lang=args.source_lang, engine=engine, **options)
+                                 source_lang=args.source_lang, engine=engine, target_prefix=prefixes,
+                                 bad_words=args.bad_words, **options)
     if count == 0 and state.is_main_process:
         print(f"warning: {name or 'the input'} held no lines: nothing was translated (give sentences as arguments, "
               "--input FILE, or lines on stdin)", file=sys.stderr)

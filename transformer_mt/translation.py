@@ -92,19 +92,24 @@ def translate_nbest(model, tokenizer, texts: list[str], num_beams: int | None = 
                     max_new_tokens: int | None = None, numbers: list[int] | None = None,
                     check_tokenizer: bool = True, num_return_sequences: int = 1, scores: bool = False,
                     split_sentences: bool = True, source_lang: str | None = None, engine="transformers",
+                    target_prefix: list[str | None] | None = None, bad_words: list[str] | None = None,
                     **generate_kwargs) -> list[Hypotheses]:
     """`translate`, with `num_return_sequences` hypotheses per text, best first, each `(text, score)` (none for a
     blank text). Hypothesis k of a text joins the k-th hypothesis of each of its sentences, and its score (with
     `scores`) is the sum of theirs. A sentence's score is what beam search ranks by: the hypothesis'
     log-probability divided by its length to the power `length_penalty` (for greedy search and sampling: under
-    the decoding distribution)."""
+    the decoding distribution). `target_prefix` (one per text, None for none: a text's translation begins with it;
+    with splitting, its first sentence's) and `bad_words` (never written): `transformer_mt.constraints`."""
+    from .constraints import first_sentence_prefixes
+
     if check_tokenizer:
         check_tokenizer_matches(model.config, tokenizer, "translate()")
     language = sentences.segmenter_language(model.config, source_lang) if split_sentences else None
     flat, names, layout = split_texts(texts, language, numbers or range(1, len(texts) + 1))
     hypotheses = _engine(model, tokenizer, engine).translate_sentences(
         flat, names, num_beams=num_beams, batch_size=batch_size, max_new_tokens=max_new_tokens,
-        num_return_sequences=num_return_sequences, scores=scores, **generate_kwargs)
+        num_return_sequences=num_return_sequences, scores=scores, bad_words=bad_words,
+        target_prefix=first_sentence_prefixes(layout, target_prefix, len(flat)), **generate_kwargs)
     return [join_hypotheses([hypotheses[i] for i in span], separators) for span, separators in layout]
 
 
@@ -139,13 +144,21 @@ def join_hypotheses(sentence_hypotheses: list[Hypotheses], separators: list[str]
 
 def translate_sentences(model, tokenizer, texts: list[str], names: list[str] | None = None, *,
                         num_beams: int | None = None, batch_size: int = 16, max_new_tokens: int | None = None,
-                        num_return_sequences: int = 1, scores: bool = False, **generate_kwargs) -> list[Hypotheses]:
+                        num_return_sequences: int = 1, scores: bool = False,
+                        target_prefix: list[str | None] | None = None, bad_words: list[str] | None = None,
+                        **generate_kwargs) -> list[Hypotheses]:
     """The sentence-level engine that every entry runs: `num_return_sequences` hypotheses for each of `texts`
     (sentences, each one sequence), best first, from generate() in batches of similar length (`length_batches`).
 
-    Bounds and warnings as `translate` says; `names` label the sentences in warnings (default 1, 2, ...). Another
-    engine that takes sentences and gives back hypotheses can stand in for this function.
+    Bounds and warnings as `translate` says; `names` label the sentences in warnings (default 1, 2, ...);
+    `target_prefix` (one per sentence, None for none) and `bad_words` as `transformer_mt.constraints` applies them.
+    Another engine that takes sentences and gives back hypotheses can stand in for this function.
     """
+    from .constraints import bad_words_ids, prefix_constraint, prefix_token_ids
+
+    if bad_words:
+        generate_kwargs["bad_words_ids"] = bad_words_ids(tokenizer, bad_words)
+    prefixes = prefix_token_ids(tokenizer, target_prefix) if target_prefix else None
     names = names or [str(number) for number in range(1, len(texts) + 1)]
     limit = tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None  # else: "no limit"
     lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
@@ -162,6 +175,9 @@ def translate_sentences(model, tokenizer, texts: list[str], names: list[str] | N
                           truncation=limit is not None, max_length=limit).to(model.device)
         settings = {**length_settings(budget), **({"num_beams": num_beams} if num_beams is not None else {}),
                     **generate_kwargs, "num_return_sequences": num_return_sequences}
+        if prefixes and any(prefixes[i] for i in indices):
+            vocab_size = model.get_output_embeddings().weight.shape[0]
+            settings["prefix_allowed_tokens_fn"] = prefix_constraint([prefixes[i] for i in indices], vocab_size)
         if scores:
             settings.update(output_scores=True, return_dict_in_generate=True)
         with torch.inference_mode():
@@ -200,12 +216,15 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
                      num_beams: int | None = None, batch_size: int = 16, max_new_tokens: int | None = None,
                      chunk_size: int = 4096, progress: Callable[[int], object] | None = None,
                      num_return_sequences: int = 1, scores: bool = False, split_sentences: bool = True,
-                     source_lang: str | None = None, engine="transformers", **generate_kwargs) -> int:
+                     source_lang: str | None = None, engine="transformers",
+                     target_prefix: Iterable[str | None] | None = None, bad_words: list[str] | None = None,
+                     **generate_kwargs) -> int:
     """Translate a stream of lines into `write` (one call per line, in input order); returns the line count.
 
     `write` gets the translation, or with `num_return_sequences` > 1 or `scores` the list of `(text, score)`
-    hypotheses (`translate_nbest`; a blank line gets an empty list). `split_sentences`, `source_lang`, `engine` and
-    `generate_kwargs`: as for `translate`.
+    hypotheses (`translate_nbest`; a blank line gets an empty list). `split_sentences`, `source_lang`, `engine`,
+    `bad_words` and `generate_kwargs`: as for `translate`; `target_prefix`: an iterable of prefixes beside `lines`
+    (None for none), read along with them.
 
     Reads `chunk_size` lines at a time, so memory does not grow with the input. Within a chunk, the lines'
     sentences are batched by length (`length_batches`) and each line's translations joined; a blank line gives an
@@ -216,14 +235,19 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
     """
     from accelerate.utils import gather_object
 
+    from .constraints import first_sentence_prefixes
+
     state = process_state()
     check_tokenizer_matches(model.config, tokenizer, "translate_stream()")
     language = sentences.segmenter_language(model.config, source_lang) if split_sentences else None
     nbest = num_return_sequences > 1 or scores
     engine = _engine(model, tokenizer, engine)
     total = 0
+    prefixes = iter(target_prefix) if target_prefix is not None else None
     for chunk in _chunks(lines, chunk_size):
         flat, names, layout = split_texts(chunk, language, range(total + 1, total + len(chunk) + 1))
+        chunk_prefixes = first_sentence_prefixes(layout, _take(prefixes, len(chunk)), len(flat)) if prefixes \
+            else None
         lengths = [len(ids) for ids in tokenizer(flat)["input_ids"]] if flat else []
         # this process's batches, handed to the engine in one call: it cuts the same length batches again (they
         # are consecutive runs of one length order), and an engine with several workers decodes them at once
@@ -232,7 +256,9 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
         outputs = engine.translate_sentences([flat[i] for i in indices], [names[i] for i in indices],
                                              num_beams=num_beams, batch_size=batch_size,
                                              max_new_tokens=max_new_tokens, num_return_sequences=num_return_sequences,
-                                             scores=scores, **generate_kwargs)
+                                             scores=scores, bad_words=bad_words, target_prefix=[
+                                                 chunk_prefixes[i] for i in indices] if chunk_prefixes else None,
+                                             **generate_kwargs)
         mine = dict(zip(indices, outputs))
         if state.num_processes > 1:
             mine = {index: hypotheses for part in gather_object([mine]) for index, hypotheses in part.items()}
@@ -258,6 +284,14 @@ def process_state():
     from accelerate import PartialState
 
     return PartialState(cpu=not torch.accelerator.is_available())
+
+
+def _take(prefixes: Iterator, count: int) -> list:
+    """The next `count` prefixes; an error when the prefixes end before the lines do."""
+    taken = [next(prefixes, StopIteration) for _ in range(count)]
+    if StopIteration in taken:
+        raise ValueError("target_prefix ended before the lines did: give one prefix per line (empty for none)")
+    return taken
 
 
 def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:

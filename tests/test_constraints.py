@@ -1,0 +1,88 @@
+"""Given text constrains decoding: every translation begins with its target prefix, forbidden words never appear,
+and generate() and CTranslate2 agree, from Python and from translate.py."""
+
+import pytest
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+from transformer_mt import train_tokenizer
+from transformer_mt.scripts import translate as translate_script
+from transformer_mt.translation import translate
+
+from .utils import COPY_CORPUS, train_copy_model
+
+
+SOURCES = ["Klicken Sie auf Speichern.", "Open the file.", "Select the cells that you want to sort.",
+           "Schließen Sie das Fenster."]
+PREFIXES = ["Bitte", None, "Wählen Sie", "Schließen"]
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    tokenizer = train_tokenizer(COPY_CORPUS * 4, vocab_size=320)
+    model = train_copy_model(tokenizer)
+    model.config.source_lang, model.config.target_lang = "en", "de"
+    model.generation_config.update(num_beams=4, early_stopping=True, max_length=40)
+    path = tmp_path_factory.mktemp("constrained")
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path, AutoModelForSeq2SeqLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+
+
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_every_translation_begins_with_its_prefix(saved, num_beams):
+    _, model, tokenizer = saved
+    plain = translate(model, tokenizer, SOURCES, num_beams=num_beams)
+    prefixed = translate(model, tokenizer, SOURCES, num_beams=num_beams, target_prefix=PREFIXES)
+    for output, prefix, unconstrained in zip(prefixed, PREFIXES, plain):
+        assert output.startswith(prefix) if prefix else output == unconstrained
+    assert prefixed[0] != plain[0]  # the copy model would not begin with "Bitte" by itself
+
+
+def test_a_prefix_applies_to_the_first_sentence_of_a_text(saved):
+    _, model, tokenizer = saved
+    text = "Open the file. Schließen Sie das Fenster."
+    (output,) = translate(model, tokenizer, [text], num_beams=1, target_prefix=["Bitte"])
+    second = translate(model, tokenizer, ["Schließen Sie das Fenster."], num_beams=1)[0]
+    assert output.startswith("Bitte") and output.endswith(" " + second)
+    with pytest.raises(ValueError, match="one prefix per text"):
+        translate(model, tokenizer, [text, text], target_prefix=["Bitte"])
+
+
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_a_forbidden_word_never_appears(saved, num_beams):
+    _, model, tokenizer = saved
+    plain = translate(model, tokenizer, SOURCES, num_beams=num_beams)
+    assert "Speichern" in plain[0] and "Fenster" in plain[3]  # what the copy model writes unconstrained
+    constrained = translate(model, tokenizer, SOURCES, num_beams=num_beams, bad_words=["Speichern", "Fenster"])
+    assert not any("Speichern" in output or "Fenster" in output for output in constrained)
+    assert constrained[1] == plain[1]  # a translation without them is unchanged
+    with pytest.raises(ValueError, match="a forbidden word must hold text"):
+        translate(model, tokenizer, SOURCES, bad_words=[" "])
+
+
+def test_both_engines_agree(saved, tmp_path, monkeypatch):
+    pytest.importorskip("ctranslate2")
+    monkeypatch.setenv("TRANSFORMER_MT_CACHE", str(tmp_path / "cache"))
+    _, model, tokenizer = saved
+    for settings in (dict(target_prefix=PREFIXES), dict(bad_words=["Speichern", "Fenster"]),
+                     dict(target_prefix=PREFIXES, bad_words=["Zellen"])):
+        assert translate(model, tokenizer, SOURCES, num_beams=1, engine="ctranslate2", **settings) == \
+            translate(model, tokenizer, SOURCES, num_beams=1, **settings), settings
+
+
+def test_translate_py_takes_a_prefix_file_and_forbidden_words(saved, tmp_path, capsys):
+    path, model, tokenizer = saved
+    source = tmp_path / "input.txt"
+    source.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
+    prefixes = tmp_path / "prefixes.txt"
+    prefixes.write_text("\n".join(prefix or "" for prefix in PREFIXES) + "\n", encoding="utf-8")
+    translate_script.main(["--model", str(path), "--input", str(source), "--target_prefix", str(prefixes),
+                           "--bad_words", "Fenster", "--no_progress", "--engine", "transformers"])
+    outputs = capsys.readouterr().out.splitlines()
+    assert outputs == translate(model, tokenizer, SOURCES, target_prefix=PREFIXES, bad_words=["Fenster"])
+    assert outputs[0].startswith("Bitte") and "Fenster" not in outputs[3]
+    prefixes.write_text("Bitte\n", encoding="utf-8")  # fewer prefixes than lines
+    with pytest.raises(SystemExit) as stopped:
+        translate_script.main(["--model", str(path), "--input", str(source), "--target_prefix", str(prefixes),
+                               "--no_progress"])
+    assert stopped.value.code == 2 and "target_prefix ended before the lines did" in capsys.readouterr().err
