@@ -110,6 +110,9 @@ def test_translate_commands_run_as_written(readme_dir, capsys, monkeypatch):
         if "--input" in arguments:  # a file in, a file out (run in this process, whatever the launcher)
             source = readme_dir / arguments[arguments.index("--input") + 1]
             source.write_text("Click the Save button.\n\nDeletes the selected rows.\n", encoding="utf-8")
+            if "--target_prefix" in arguments:  # one prefix a line (empty: none)
+                prefixes = readme_dir / arguments[arguments.index("--target_prefix") + 1]
+                prefixes.write_text("Klicken\n\n\n", encoding="utf-8")
             output = readme_dir / arguments[arguments.index("--output") + 1]
             output.unlink(missing_ok=True)
             translate.main(arguments)
