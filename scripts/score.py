@@ -8,6 +8,8 @@ sacreBLEU signatures, as papers report them.
     python scripts/score.py --model runs/main-sinusoidal --data data/en-de --join_pairs 2   # 2 pairs an input
     python scripts/score.py --model runs/main-sinusoidal --pairs pairs.tsv > pair_scores.tsv  # given translations
     python scripts/score.py --model runs/broad --data ../shared/data/en-de --by_column origin  # per origin too
+    python scripts/score.py --hypotheses a.de --compare b.de runs/other --paired bs --data data/en-de  # significance
+    python scripts/score.py --hypotheses zh.hyp --data my_test.tsv --tokenize zh --segment_scores lines.tsv
 
 --data is a directory of train/validation/test .tsv/.csv/.jsonl files or a Hub dataset name (online). A model
 directory translates with generate() and its generation config (or --num_beams); a directory holding model.bin is
@@ -26,7 +28,7 @@ import argparse
 import os
 
 from transformer_mt.cli import command
-from transformer_mt.evaluation import METRICS, evaluate_split, signature_line, write_results
+from transformer_mt.evaluation import METRICS, TOKENIZERS, evaluate_split, signature_line, write_results
 
 
 @command
@@ -50,6 +52,19 @@ def main(argv=None):
     parser.add_argument("--num_beams", type=int, help="Beam size (default: the model's generation config).")
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--output", help="Also write the results as JSON here.")
+    sacre = parser.add_argument_group("sacreBLEU's settings (kept in the signatures)")
+    sacre.add_argument("--tokenize", choices=TOKENIZERS, default="13a",
+                       help="BLEU's tokenizer: 13a (default), zh for Chinese, ja-mecab for Japanese, char, intl, ...")
+    sacre.add_argument("--lowercase", action="store_true", help="Score case-insensitively.")
+    sacre.add_argument("--references", nargs="+", default=[], metavar="FILE",
+                       help="More references: files of one reference a line, aligned with the split.")
+    sacre.add_argument("--segment_scores", metavar="FILE",
+                       help="Also write each line's sentence BLEU and chrF as TSV: line, BLEU, chrF.")
+    sacre.add_argument("--paired", choices=("bs", "ar"), help="Compare with --compare's systems: paired bootstrap "
+                       "resampling (bs) or approximate randomization (ar), p-values against this system.")
+    sacre.add_argument("--compare", nargs="+", default=[], metavar="SYSTEM",
+                       help="--paired: other systems, each a file of hypotheses or a model directory.")
+    sacre.add_argument("--paired_samples", type=int, default=1000, help="--paired: resamples (default 1000).")
     args = parser.parse_args(argv)
     if args.pairs is not None:
         return score_given_pairs(parser, args)
@@ -57,18 +72,55 @@ def main(argv=None):
         parser.error("--data is required (or --pairs FILE with --model)")
     if args.output and os.path.exists(args.output):
         parser.error(f"--output {args.output!r} exists; results never replace a file")
-    for name in ("max_samples", "num_beams", "batch_size", "join_pairs"):
+    for name in ("max_samples", "num_beams", "batch_size", "join_pairs", "paired_samples"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if bool(args.paired) != bool(args.compare):
+        parser.error("--paired and --compare go together: a test, and the systems to compare with")
+    for path in [args.segment_scores, args.output]:
+        if path and os.path.exists(path):
+            parser.error(f"{path!r} exists; results never replace a file")
+    if args.paired:
+        return compare(args)
     results = evaluate_split(args.data, args.split, args.model, args.hypotheses, args.source_lang, args.target_lang,
                              args.dataset_config_name, args.max_samples, tuple(args.metrics), args.bootstrap,
-                             args.num_beams, args.batch_size, args.join_pairs, args.by_column)
+                             args.num_beams, args.batch_size, args.join_pairs, args.by_column, args.tokenize,
+                             args.lowercase, args.references, segments=bool(args.segment_scores))
     inputs = f"{results['pairs']} inputs of {args.join_pairs} joined pairs" if args.join_pairs > 1 \
         else f"{results['pairs']} pairs"
     print(f"{results['system']} on {results['data']} ({results['split']}, {inputs}):")
     print(signature_line(results))
+    if args.segment_scores:
+        from transformer_mt.translate_command import atomic_output
+
+        with atomic_output(args.segment_scores) as output:
+            for number, row in enumerate(results.pop("segments"), 1):
+                print(f"{number}\t{row['bleu']}\t{row['chrf']}", file=output)
     if args.output:
         write_results(results, args.output)
+
+
+def compare(args) -> None:
+    """--paired: this system against --compare's on the split, sacreBLEU's paired test."""
+    from transformer_mt.evaluation import (
+        compare_systems,
+        comparison_lines,
+        read_references,
+        split_pairs,
+        system_hypotheses,
+    )
+
+    _, sources, references = split_pairs(args.data, args.split, args.source_lang, args.target_lang,
+                                         args.dataset_config_name, args.max_samples, args.join_pairs)
+    baseline = args.model or args.hypotheses
+    systems = {name: system_hypotheses(name, sources, args.num_beams, args.batch_size,
+                                       is_model=True if name == args.model else None)
+               for name in [baseline, *args.compare]}
+    compared = compare_systems(systems, references, args.metrics, args.paired, args.paired_samples, args.tokenize,
+                               args.lowercase, read_references(args.references))
+    print(comparison_lines(compared))
+    if args.output:
+        write_results(compared, args.output)
 
 
 def score_given_pairs(parser, args) -> None:

@@ -97,3 +97,62 @@ def test_a_model_and_its_ctranslate2_export_are_scored_alike(tmp_path, capsys):
         evaluate_main(["--model", str(tmp_path / "model"), "--data", str(DATA), "--output",
                        str(tmp_path / "model.json")])
     assert "exists; results never replace a file" in capsys.readouterr().err
+
+
+SYSTEM_REFERENCES = ["Das ist ein Test.", "Hallo Welt.", "Ich bin hier.", "Guten Morgen."] * 5
+BASELINE = ["Das ist ein Test.", "Hallo Welt!", "Ich bin da.", "Guten Tag."] * 5
+BETTER = ["Das ist Test.", "Hallo Welt.", "Ich bin hier.", "Guten Morgen."] * 5
+
+
+def test_paired_tests_are_sacrebleus():
+    from sacrebleu.significance import PairedTest
+
+    from transformer_mt.evaluation import compare_systems
+
+    compared = compare_systems({"base": BASELINE, "better": BETTER}, SYSTEM_REFERENCES, ("bleu", "chrf"), "bs", 100)
+    _, expected = PairedTest([("base", BASELINE), ("better", BETTER)],
+                             {"BLEU": sacrebleu.BLEU(), "chrF": sacrebleu.CHRF()}, [SYSTEM_REFERENCES],
+                             test_type="bs", n_samples=100)()
+    assert compared["metrics"]["bleu"]["systems"]["better"]["p_value"] == expected["BLEU"][1].p_value
+    assert compared["metrics"]["chrf"]["systems"]["better"]["score"] == round(expected["chrF2"][1].score, 2)
+    assert compared["metrics"]["bleu"]["systems"]["base"]["p_value"] is None
+    assert "bs:100" in compared["metrics"]["bleu"]["signature"]
+    randomized = compare_systems({"base": BASELINE, "better": BETTER}, SYSTEM_REFERENCES, ("bleu",), "ar", 100)
+    assert "ar:100" in randomized["metrics"]["bleu"]["signature"]
+    with pytest.raises(ValueError, match="at least 2 systems"):
+        compare_systems({"base": BASELINE}, SYSTEM_REFERENCES)
+
+
+def test_segment_scores_tokenizers_and_more_references():
+    from transformer_mt.evaluation import segment_scores
+
+    rows = segment_scores(BASELINE[:2], SYSTEM_REFERENCES[:2])
+    assert rows[0] == {"bleu": 100.0, "chrf": 100.0}
+    assert rows[1]["bleu"] == round(sacrebleu.sentence_bleu(BASELINE[1], [SYSTEM_REFERENCES[1]]).score, 2)
+    chinese = score(["我们在这里。"], ["我们在这里。"], ("bleu",), tokenize="zh", lowercase=True)
+    assert "tok:zh" in chinese["bleu"]["signature"] and "case:lc" in chinese["bleu"]["signature"]
+    two = score(BASELINE, SYSTEM_REFERENCES, ("bleu",), more_references=[BASELINE])
+    assert two["bleu"]["score"] == 100.0 and "nrefs:2" in two["bleu"]["signature"]
+    with pytest.raises(ValueError, match="reference set 2"):
+        score(BASELINE, SYSTEM_REFERENCES, ("bleu",), more_references=[BASELINE[:3]])
+
+
+def test_score_py_compares_systems_writes_segments_and_reads_one_file(tmp_path, capsys):
+    data = tmp_path / "my_test.tsv"
+    data.write_text("en\tde\n" + "".join(f"x{i}\t{ref}\n" for i, ref in enumerate(SYSTEM_REFERENCES)),
+                    encoding="utf-8")
+    base, better = tmp_path / "base.de", tmp_path / "better.de"
+    base.write_text("\n".join(BASELINE) + "\n", encoding="utf-8")
+    better.write_text("\n".join(BETTER) + "\n", encoding="utf-8")
+    evaluate_main(["--hypotheses", str(base), "--data", str(data), "--segment_scores", str(tmp_path / "lines.tsv"),
+                   "--metrics", "bleu"])
+    assert "BLEU 59.42" in capsys.readouterr().out
+    lines = (tmp_path / "lines.tsv").read_text().splitlines()
+    assert len(lines) == 20 and lines[0] == "1\t100.0\t100.0"
+    evaluate_main(["--hypotheses", str(base), "--compare", str(better), "--paired", "bs", "--paired_samples", "100",
+                   "--data", str(data), "--metrics", "bleu", "chrf"])
+    out = capsys.readouterr().out
+    assert "paired bootstrap resampling (100 samples)" in out and f"{better}: 68.91" in out and "p = " in out
+    with pytest.raises(SystemExit):
+        evaluate_main(["--hypotheses", str(base), "--paired", "bs", "--data", str(data)])
+    assert "--paired and --compare go together" in capsys.readouterr().err

@@ -20,27 +20,40 @@ from .data import join_consecutive, load_parallel_data
 METRICS = ("bleu", "chrf", "chrf++", "ter")
 
 
-def _metric(name: str, tokenize: str):
+TOKENIZERS = tuple(sacrebleu.BLEU.TOKENIZERS)  # sacreBLEU's: 13a (its default), intl, zh, ja-mecab, char, ...
+
+
+def _metric(name: str, tokenize: str = "13a", lowercase: bool = False):
     if name == "bleu":
-        return sacrebleu.BLEU(tokenize=tokenize)
+        return sacrebleu.BLEU(tokenize=tokenize, lowercase=lowercase)
     if name in ("chrf", "chrf++"):
-        return sacrebleu.CHRF(word_order=2 if name == "chrf++" else 0)
+        return sacrebleu.CHRF(word_order=2 if name == "chrf++" else 0, lowercase=lowercase)
     if name == "ter":
-        return sacrebleu.TER()
+        return sacrebleu.TER(case_sensitive=not lowercase)
     raise ValueError(f"metric {name!r} is not one of {', '.join(METRICS)}")
 
 
+def _reference_streams(hypotheses: list[str], references: list[str], more_references=()) -> list[list[str]]:
+    streams = [list(references), *map(list, more_references)]
+    for number, stream in enumerate(streams, 1):
+        if len(stream) != len(hypotheses):
+            raise ValueError(f"{len(hypotheses)} hypotheses for {len(stream)} references (reference set {number}): "
+                             "one each is needed.")
+    return streams
+
+
 def score(hypotheses: list[str], references: list[str], metrics=METRICS, bootstrap: int | None = None,
-          tokenize: str = "13a") -> dict:
-    """{metric: {"score", "signature"[, "mean", "ci95"]}} of `hypotheses` against one reference each."""
-    if len(hypotheses) != len(references):
-        raise ValueError(f"{len(hypotheses)} hypotheses for {len(references)} references: one each is needed.")
+          tokenize: str = "13a", lowercase: bool = False, more_references=()) -> dict:
+    """{metric: {"score", "signature"[, "mean", "ci95"]}} of `hypotheses` against their references (one each,
+    and one more from each of `more_references`); `tokenize` and `lowercase` as sacreBLEU takes them, and named
+    in the signature."""
+    streams = _reference_streams(hypotheses, references, more_references)
     if bootstrap is not None and bootstrap < 2:
         raise ValueError(f"bootstrap must be >= 2 resamples, got {bootstrap}.")
     results = {}
     for name in metrics:
-        metric = _metric(name, tokenize)
-        result = metric.corpus_score(hypotheses, [references], n_bootstrap=bootstrap or 1)
+        metric = _metric(name, tokenize, lowercase)
+        result = metric.corpus_score(hypotheses, streams, n_bootstrap=bootstrap or 1)
         entry = {"score": round(result.score, 2), "signature": str(metric.get_signature())}
         if bootstrap:
             entry.update(mean=round(result._mean, 2), ci95=round(result._ci, 2))
@@ -104,22 +117,13 @@ def score_sets(model_path: str, sets: dict[str, tuple[list[str], list[str]]], nu
     return scores
 
 
-def evaluate_split(data: str, split: str = "test", model: str | None = None, hypotheses_file: str | None = None,
-                   source_lang: str = "en", target_lang: str = "de", config_name: str | None = None,
-                   max_samples: int | None = None, metrics=METRICS, bootstrap: int | None = None,
-                   num_beams: int | None = None, batch_size: int = 16, join_pairs: int = 1,
-                   by_column: str | None = None) -> dict:
-    """Translate (or read) and score one split; returns the scores with what was scored and how. `join_pairs` k > 1
-    scores the split's pairs joined k at a time (sources and references alike, `data.join_consecutive`): long,
-    multi-sentence inputs, each translated whole. `by_column` (e.g. "origin"): the scores of each value of that
-    column of the data too, under "by_<column>"."""
-    if (model is None) == (hypotheses_file is None):
-        raise ValueError("give exactly one of a model (a saved model directory or a CTranslate2 export) and a file "
-                         "of hypotheses")
-    if by_column is not None and join_pairs > 1:
-        raise ValueError("score either by a column or with joined pairs: a joined input may mix the column's values")
-    splits = load_parallel_data(data, source_lang, target_lang, config_name=config_name,
-                                extra_columns=[by_column] if by_column else ())
+def split_pairs(data: str, split: str = "test", source_lang: str = "en", target_lang: str = "de",
+                config_name: str | None = None, max_samples: int | None = None, join_pairs: int = 1,
+                extra_columns=()) -> tuple:
+    """(the split's Dataset, its sources, its references): of a data directory, a Hub dataset, or a single
+    .tsv/.csv/.jsonl file (scored as the split it is); the first `max_samples` pairs, joined `join_pairs` at a time."""
+    files = {split: data} if os.path.isfile(data) else data
+    splits = load_parallel_data(files, source_lang, target_lang, config_name=config_name, extra_columns=extra_columns)
     if split not in splits:
         raise ValueError(f"{data} has no {split!r} split; it has: {', '.join(splits)}.")
     pairs = splits[split]
@@ -128,23 +132,126 @@ def evaluate_split(data: str, split: str = "test", model: str | None = None, hyp
     sources, references = list(pairs[source_lang]), list(pairs[target_lang])
     if join_pairs > 1:
         sources, references = join_consecutive(sources, references, join_pairs)
-    if hypotheses_file is not None:
-        with open(hypotheses_file, encoding="utf-8") as f:
-            hypotheses = [line.rstrip("\n") for line in f]
-    else:
-        hypotheses = translate_with(model, sources, num_beams=num_beams, batch_size=batch_size)
+    return pairs, sources, references
+
+
+def system_hypotheses(system: str, sources: list[str], num_beams: int | None = None, batch_size: int = 16,
+                      is_model: bool | None = None) -> list[str]:
+    """A system's translations of `sources`: a saved model directory or a CTranslate2 export translates them (a
+    directory, or `is_model`), a file of hypotheses (one a line) is read."""
+    if is_model or (is_model is None and os.path.isdir(system)):
+        return translate_with(system, sources, num_beams=num_beams, batch_size=batch_size)
+    with open(system, encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f]
+
+
+def read_references(paths) -> list[list[str]]:
+    """More reference sets: files of one reference a line, aligned with the split."""
+    streams = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            streams.append([line.rstrip("\n") for line in f])
+    return streams
+
+
+def evaluate_split(data: str, split: str = "test", model: str | None = None, hypotheses_file: str | None = None,
+                   source_lang: str = "en", target_lang: str = "de", config_name: str | None = None,
+                   max_samples: int | None = None, metrics=METRICS, bootstrap: int | None = None,
+                   num_beams: int | None = None, batch_size: int = 16, join_pairs: int = 1,
+                   by_column: str | None = None, tokenize: str = "13a", lowercase: bool = False,
+                   references_files=(), segments: bool = False) -> dict:
+    """Translate (or read) and score one split (`split_pairs`); returns the scores with what was scored and how.
+    `join_pairs` k > 1 scores the split's pairs joined k at a time (sources and references alike,
+    `data.join_consecutive`): long, multi-sentence inputs, each translated whole. `by_column` (e.g. "origin"): the
+    scores of each value of that column too, under "by_<column>". `tokenize`, `lowercase` and more references
+    (`references_files`) as `score` takes them; `segments`: each line's BLEU and chrF under "segments"."""
+    if (model is None) == (hypotheses_file is None):
+        raise ValueError("give exactly one of a model (a saved model directory or a CTranslate2 export) and a file "
+                         "of hypotheses")
+    if by_column is not None and join_pairs > 1:
+        raise ValueError("score either by a column or with joined pairs: a joined input may mix the column's values")
+    pairs, sources, references = split_pairs(data, split, source_lang, target_lang, config_name, max_samples,
+                                             join_pairs, [by_column] if by_column else ())
+    hypotheses = system_hypotheses(model or hypotheses_file, sources, num_beams, batch_size, is_model=bool(model))
+    more = read_references(references_files)
+    settings = dict(tokenize=tokenize, lowercase=lowercase, more_references=more)
     results = {"data": data, "split": split, "pairs": len(references), "system": model or hypotheses_file,
                **({"joined_pairs": join_pairs} if join_pairs > 1 else {}),
-               "scores": score(hypotheses, references, metrics, bootstrap)}
+               "scores": score(hypotheses, references, metrics, bootstrap, **settings)}
     if by_column is not None:
         groups = {}
-        for value, hypothesis, reference in zip(pairs[by_column], hypotheses, references):
-            groups.setdefault(value, ([], []))
-            groups[value][0].append(hypothesis)
-            groups[value][1].append(reference)
-        results[f"by_{by_column}"] = {value: {"pairs": len(group[1]), "scores": score(*group, metrics, bootstrap)}
-                                      for value, group in sorted(groups.items())}
+        for index, value in enumerate(pairs[by_column]):
+            groups.setdefault(value, []).append(index)
+        results[f"by_{by_column}"] = {
+            value: {"pairs": len(rows), "scores": score([hypotheses[i] for i in rows], [references[i] for i in rows],
+                                                        metrics, bootstrap, tokenize, lowercase,
+                                                        [[stream[i] for i in rows] for stream in more])}
+            for value, rows in sorted(groups.items())}
+    if segments:
+        results["segments"] = segment_scores(hypotheses, references, **settings)
     return results
+
+
+def segment_scores(hypotheses: list[str], references: list[str], tokenize: str = "13a", lowercase: bool = False,
+                   more_references=()) -> list[dict]:
+    """Per line: sentence BLEU and chrF (sacreBLEU's `sentence_score`, with the corpus metrics' settings)."""
+    streams = _reference_streams(hypotheses, references, more_references)
+    bleu = sacrebleu.BLEU(tokenize=tokenize, lowercase=lowercase, effective_order=True)  # sentence BLEU's setting
+    chrf = _metric("chrf", tokenize, lowercase)
+    rows = []
+    for index, hypothesis in enumerate(hypotheses):
+        line_references = [stream[index] for stream in streams]
+        rows.append({"bleu": round(bleu.sentence_score(hypothesis, line_references).score, 2),
+                     "chrf": round(chrf.sentence_score(hypothesis, line_references).score, 2)})
+    return rows
+
+
+def compare_systems(systems: dict[str, list[str]], references: list[str], metrics=("bleu", "chrf"),
+                    test: str = "bs", samples: int = 1000, tokenize: str = "13a", lowercase: bool = False,
+                    more_references=()) -> dict:
+    """Paired significance of each system against the first (the baseline): sacreBLEU's paired bootstrap
+    resampling (`test` "bs", `samples` resamples) or approximate randomization ("ar"). Per metric: its signature,
+    and per system the score, and (bootstrap) the mean and 95% confidence interval, and the p-value against the
+    baseline (None for the baseline itself)."""
+    from sacrebleu.significance import PairedTest
+
+    if test not in ("bs", "ar"):
+        raise ValueError(f"test must be 'bs' (paired bootstrap) or 'ar' (approximate randomization), got {test!r}")
+    if len(systems) < 2:
+        raise ValueError(f"a paired test compares at least 2 systems, got {len(systems)}")
+    for hypotheses in systems.values():
+        streams = _reference_streams(hypotheses, references, more_references)
+    named = {name: _metric(name, tokenize, lowercase) for name in metrics}
+    signatures, results = PairedTest(list(systems.items()), named, streams, test_type=test, n_samples=samples)()
+    compared = {"test": {"bs": "paired bootstrap resampling", "ar": "approximate randomization"}[test],
+                "samples": samples, "baseline": next(iter(systems)), "metrics": {}}
+    for name in metrics:
+        compared["metrics"][name] = {"signature": str(signatures[_sacrebleu_name(name, signatures)]), "systems": {}}
+        for system, result in zip(results["System"], results[_sacrebleu_name(name, results)]):
+            entry = {"score": round(result.score, 2), "p_value": result.p_value}
+            if test == "bs":
+                entry.update(mean=round(float(result.mean), 2), ci95=round(float(result.ci), 2))
+            compared["metrics"][name]["systems"][system] = entry
+    return compared
+
+
+def _sacrebleu_name(name: str, keyed: dict) -> str:
+    """sacreBLEU's key for one of our metric names ("chrf" -> "chrF2", "chrf++" -> "chrF2++", "bleu" -> "BLEU")."""
+    wanted = {"bleu": "BLEU", "chrf": "chrF2", "chrf++": "chrF2++", "ter": "TER"}[name]
+    return wanted if wanted in keyed else next(key for key in keyed if key.lower().startswith(name[:3]))
+
+
+def comparison_lines(compared: dict) -> str:
+    """A table as sacreBLEU prints its paired tests: one row per system, the p-value against the baseline."""
+    lines = [f"{compared['test']} ({compared['samples']} samples), baseline {compared['baseline']}:"]
+    for name, metric in compared["metrics"].items():
+        lines.append(f"{name}: {metric['signature']}")
+        for system, entry in metric["systems"].items():
+            interval = f" (μ = {entry['mean']} ± {entry['ci95']})" if "ci95" in entry else ""
+            p_value = "" if entry["p_value"] is None else f"  p = {entry['p_value']:.4f}" + (
+                " *" if entry["p_value"] < 0.05 else "")
+            lines.append(f"  {system}: {entry['score']}{interval}{p_value}")
+    return "\n".join(lines)
 
 
 def signature_line(results: dict) -> str:
@@ -168,5 +275,6 @@ def write_results(results: dict, path: str) -> None:
         json.dump(results, f, indent=2, ensure_ascii=False)
 
 
-__all__ = ["METRICS", "evaluate_split", "score", "score_sets", "signature_line", "translate_with", "translator",
-           "write_results"]
+__all__ = ["METRICS", "TOKENIZERS", "compare_systems", "comparison_lines", "evaluate_split", "read_references",
+           "score", "score_sets", "segment_scores", "signature_line", "split_pairs", "system_hypotheses",
+           "translate_with", "translator", "write_results"]
