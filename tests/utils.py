@@ -244,3 +244,48 @@ def train_copy_model(tokenizer, targets=None, **overrides):
         with torch.no_grad():
             model.final_logits_bias.normal_(std=0.5)  # a buffer training leaves at zero; make it matter
     return model
+
+
+# A corpus for a tiny MarianMT checkpoint's sentencepiece model (marian_checkpoint).
+MARIAN_TEXT = [
+    "Click the Save button.", "Klicken Sie auf Speichern.", "Close the dialog window.", "Schließen Sie das Fenster.",
+    "Select the cells that you want to sort.", "Wählen Sie die Zellen aus, die Sie sortieren möchten.",
+    "Deletes the selected rows.", "Löscht die ausgewählten Zeilen.",
+] * 20
+
+
+def marian_checkpoint(path: Path, share: bool = True):
+    """A randomly initialised MarianMTModel with a real (tiny) sentencepiece tokenizer, saved to `path`."""
+    import json
+
+    import sentencepiece as spm
+    from transformers import MarianConfig, MarianMTModel, MarianTokenizer
+
+    path.mkdir(parents=True, exist_ok=True)
+    corpus = path / "corpus.txt"
+    corpus.write_text("\n".join(MARIAN_TEXT), encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(path / "spm"), vocab_size=60,
+                                   character_coverage=1.0, bos_id=-1, eos_id=1, unk_id=2, pad_id=-1)
+    corpus.unlink()
+    processor = spm.SentencePieceProcessor(model_file=str(path / "spm.model"))
+    vocab = {processor.id_to_piece(i): i for i in range(processor.get_piece_size())}
+    vocab["<pad>"] = len(vocab)
+    (path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    tokenizer = MarianTokenizer(str(path / "spm.model"), str(path / "spm.model"), str(path / "vocab.json"))
+    torch.manual_seed(0)
+    config = MarianConfig(
+        vocab_size=len(vocab), decoder_vocab_size=None if share else len(vocab),
+        share_encoder_decoder_embeddings=share,
+        d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+        encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64, activation_function="swish",
+        pad_token_id=vocab["<pad>"], decoder_start_token_id=vocab["<pad>"], eos_token_id=1, forced_eos_token_id=1,
+    )
+    model = MarianMTModel(config).eval()
+    with torch.no_grad():
+        model.final_logits_bias.normal_()  # real checkpoints carry a non-zero bias
+    model.generation_config.bad_words_ids = [[config.pad_token_id]]
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    for spm_file in ("spm.model", "spm.vocab"):
+        (path / spm_file).unlink()
+    return model

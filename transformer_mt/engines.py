@@ -105,9 +105,10 @@ class CTranslate2Engine:
                 ids[index] = row[: limit - 1] + row[-1:]  # as the tokenizer truncates: the end token stays
         options = self.decoding_options(num_beams, num_return_sequences, scores, generate_kwargs)
         target = target_side(tokenizer)
-        if bad_words:
-            options["suppress_sequences"] = [target.convert_ids_to_tokens(ids)
-                                             for ids in bad_words_ids(tokenizer, bad_words)]
+        suppressed = list(self.generation_config.bad_words_ids or []) + (
+            bad_words_ids(tokenizer, bad_words) if bad_words else [])
+        if suppressed:
+            options["suppress_sequences"] = [target.convert_ids_to_tokens(ids) for ids in suppressed]
         prefixes = [target.convert_ids_to_tokens(ids) if ids else None
                     for ids in prefix_token_ids(tokenizer, target_prefix)] if target_prefix else None
         pending = []
@@ -162,8 +163,13 @@ def unsupported_settings(generation_config) -> list[str]:
     if (generation_config.num_beams or 1) > 1 and generation_config.early_stopping is not True:
         found.append(f"early_stopping={generation_config.early_stopping!r} with beam search (CTranslate2 stops as "
                      "early_stopping=True)")
-    for name in ("bad_words_ids", "forced_bos_token_id", "forced_eos_token_id", "suppress_tokens", "min_new_tokens",
-                 "begin_suppress_tokens", "sequence_bias"):
+    # bad_words_ids map to suppress_sequences; a forced </s> acts only at the length bound, where generate() writes
+    # </s> and CTranslate2 stops: the same text (Opus-MT models carry both)
+    forced_eos = generation_config.forced_eos_token_id
+    if forced_eos is not None and forced_eos != generation_config.eos_token_id:
+        found.append(f"forced_eos_token_id={forced_eos!r}")
+    for name in ("forced_bos_token_id", "suppress_tokens", "min_new_tokens", "begin_suppress_tokens",
+                 "sequence_bias"):
         if getattr(generation_config, name, None):
             found.append(f"{name}={getattr(generation_config, name)!r}")
     if (generation_config.min_length or 0) > 0:

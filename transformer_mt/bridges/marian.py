@@ -7,6 +7,7 @@ checkpoint's own tokenizer files and generation config, so `AutoTokenizer` still
 """
 
 import json
+import logging
 import os
 
 import torch
@@ -17,6 +18,9 @@ from ..checkpoints import check_output_dir, copy_tokenizer_files, read_config
 from ..configuration import TransformerMTConfig
 from ..modeling import TransformerMTForConditionalGeneration
 from ..tokenization import tokenizer_fingerprint
+
+
+logger = logging.getLogger(__name__)
 
 
 # Marian's sinusoid tables are stored as weights; ours are derived from the config.
@@ -151,6 +155,26 @@ def convert_marian(marian_dir: str, output_dir: str, overwrite: bool = False, so
     model.config.tokenizer_fingerprint = tokenizer_fingerprint(AutoTokenizer.from_pretrained(output_dir))
     model.save_pretrained(output_dir)
     return model
+
+
+CONVERTED_FOR_RUN = "converted-from-marian"  # where a run converts a MarianMT starting point, in its output_dir
+
+
+def converted_for_run(model_name_or_path: str | None, training_args, source_lang: str, target_lang: str):
+    """Fine-tuning an Opus-MT (MarianMT) checkpoint in one step: a `--model_name_or_path` naming a MarianMT
+    directory is converted (weights, tokenizer and generation config kept; the data's languages recorded) into
+    output_dir/converted-from-marian, and that path is returned for the run to start from, as from any TransformerMT
+    model. The main process converts; the others wait and read it. Anything else is returned as it is."""
+    config_file = os.path.join(model_name_or_path, "config.json") if model_name_or_path else ""
+    if not os.path.isfile(config_file) or AutoConfig.from_pretrained(model_name_or_path).model_type != "marian":
+        return model_name_or_path
+    converted = os.path.join(training_args.output_dir, CONVERTED_FOR_RUN)
+    with training_args.main_process_first(desc="MarianMT conversion"):
+        if training_args.process_index == 0 and not os.path.isfile(os.path.join(converted, "config.json")):
+            convert_marian(model_name_or_path, converted, source_lang=source_lang, target_lang=target_lang)
+            logger.warning(f"{model_name_or_path} is a MarianMT checkpoint: converted to TransformerMT in "
+                           f"{converted} (the same logits), which this run fine-tunes.")
+    return converted
 
 
 def _check_vocabulary(marian_dir: str, config) -> None:

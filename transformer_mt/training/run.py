@@ -4,6 +4,7 @@ collator and the callbacks, training, prediction (what the run leaves behind is 
 
 import atexit
 import copy
+import dataclasses
 import itertools
 import logging
 import os
@@ -53,6 +54,7 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     """
     training_args = copy.copy(training_args)
     checkpoint = check_run(data_args, setup, model_args, training_args)
+    setup = start_from_marian(setup, data_args, training_args)
     set_seed(training_args.seed)
     datasets = load_splits(data_args, training_args, setup)
 
@@ -84,6 +86,14 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     if push and trainer.is_world_process_zero():
         push_run(training_args, setup)
     return trainer
+
+
+def start_from_marian(setup: SetupArguments, data_args: DataArguments, training_args) -> SetupArguments:
+    """A MarianMT (Opus-MT) `--model_name_or_path`, converted for this run (`bridges.marian.converted_for_run`)."""
+    from ..bridges.marian import converted_for_run
+
+    path = converted_for_run(setup.model_name_or_path, training_args, data_args.source_lang, data_args.target_lang)
+    return setup if path == setup.model_name_or_path else dataclasses.replace(setup, model_name_or_path=path)
 
 
 def check_run(data_args: DataArguments, setup: SetupArguments, model_args, training_args) -> str | None:
