@@ -16,6 +16,7 @@ from transformers import set_seed
 
 from .checkpoints import load_translator
 from .engines import DEFAULT_INTRA_THREADS, ENGINES, load_engine
+from .files import file_format
 from .translation import Hypotheses, process_state, read_lines, translate_stream
 
 
@@ -66,9 +67,17 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
                          "machines measured in docs/translation.md).")
     engines.add_argument("--inter_threads", type=int,
                          help="CTranslate2 batches decoded at once (default: cores / --intra_threads).")
+    parser.add_argument("--overwrite", action="store_true", help="A .po or XLIFF --input: translate entries that "
+                        "already have a translation too (default: keep them).")
     parser.add_argument("--interactive", action="store_true",
                         help="Translate each line as it arrives (on by default when stdin is a terminal).")
     args = parser.parse_args(argv)
+    check_args(parser, args)
+    return args
+
+
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A one-line parser error (exit 2) for a value or a combination of options that cannot work."""
     for name in ("input", "target_prefix"):
         if getattr(args, name) is not None and not os.path.isfile(getattr(args, name)):
             parser.error(f"--{name} {getattr(args, name)!r} does not exist")
@@ -91,9 +100,16 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     if args.ctranslate2_model is not None and args.quantization is not None:
         parser.error("--quantization applies to the cached export: an export given by --ctranslate2_model keeps its "
                      "own weights")
+    kind = file_format(args.input) if args.input else None
+    if kind and args.output is None:
+        parser.error(f"--input {args.input!r} is a {kind} file: give --output, written in the same format")
+    if kind and (args.num_return_sequences > 1 or args.scores or args.target_prefix):
+        parser.error(f"a {kind} file gets one translation per text: drop --num_return_sequences, --scores and "
+                     "--target_prefix")
+    if args.overwrite and not kind:
+        parser.error("--overwrite applies to a .po or XLIFF --input (its entries already translated)")
     if args.source_lang is not None and args.no_split_sentences:
         parser.error("--source_lang applies to sentence splitting: drop it or --no_split_sentences")
-    return args
 
 
 def decoding_options(args, generation_config) -> dict:
@@ -184,6 +200,8 @@ def run(args: argparse.Namespace) -> int:
                          sampling=args.do_sample)
     if state.is_main_process:
         print(f"engine: {engine.name} ({engine.reason})", file=sys.stderr)
+    if args.input and file_format(args.input):
+        return translate_structured_file(args, model, tokenizer, engine, options, state)
     if args.seed is not None:
         set_seed(args.seed)
         if engine.name == "ctranslate2":
@@ -216,4 +234,31 @@ def run(args: argparse.Namespace) -> int:
     return count
 
 
-__all__ = ["atomic_output", "decoding_options", "input_lines", "line_writer", "parse_args", "report_unreadable", "run"]
+def translate_structured_file(args, model, tokenizer, engine, options: dict, state) -> int:
+    """A .po, XLIFF or HTML --input, written to --output in its own format (`transformer_mt.files`); one process."""
+    from .files import translate_file
+    from .translation import translate
+
+    if state.num_processes > 1:
+        raise ValueError(f"{args.input}: a .po, XLIFF or HTML file is translated by one process; run it without a "
+                         "launcher")
+    if args.seed is not None:
+        set_seed(args.seed)
+
+    def translate_texts(texts: list[str]) -> list[str]:
+        return translate(model, tokenizer, texts, num_beams=args.num_beams, batch_size=args.batch_size,
+                         max_new_tokens=args.max_new_tokens, split_sentences=not args.no_split_sentences,
+                         source_lang=args.source_lang, engine=engine, bad_words=args.bad_words, **options)
+
+    with atomic_output(args.output) as output:
+        output.close()  # translate_file writes by path; atomic_output renames it into place when this ends
+        report = translate_file(args.input, output.name, translate_texts, overwrite=args.overwrite)
+    differ = len(report.placeholders_differ)
+    differ = f"; placeholders or tags differ in {differ} (marked for review)" if differ else ""
+    print(f"{args.input} -> {args.output} ({report.format}): {report.translated} translated, {report.kept} kept"
+          f"{differ}", file=sys.stderr)
+    return report.translated
+
+
+__all__ = ["atomic_output", "check_args", "decoding_options", "input_lines", "line_writer", "parse_args",
+           "report_unreadable", "run", "translate_structured_file"]

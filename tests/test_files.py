@@ -1,0 +1,153 @@
+"""Files translated in their own format: .po through polib, XLIFF 1.2 and 2.0 through lxml, HTML through the
+server's markup handling; entries already translated kept, new ones marked for review, placeholders checked."""
+
+import pytest
+
+from transformer_mt.files import placeholders_kept, translate_document, translate_file
+
+from .utils import COPY_CORPUS, train_copy_model
+
+
+polib = pytest.importorskip("polib", reason="the .po format needs polib: pip install -e '.[files]'")
+
+PO = r'''# German translation of a small application.
+msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\n"
+"Plural-Forms: nplurals=2; plural=(n != 1);\n"
+
+#: app.py:10
+msgid "Open the file."
+msgstr ""
+
+#: app.py:11
+msgid "Close the window."
+msgstr "Schließen Sie das Fenster."
+
+#: app.py:12
+msgid "One file was deleted."
+msgid_plural "%d files were deleted."
+msgstr[0] ""
+msgstr[1] ""
+
+#: app.py:13
+#, python-format
+msgid "Hello %(name)s, you have %s messages."
+msgstr ""
+
+#~ msgid "Old message."
+#~ msgstr "Alte Nachricht."
+'''
+
+XLIFF_12 = '''<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file source-language="en" target-language="de" datatype="plaintext" original="app">
+    <body>
+      <trans-unit id="1"><source>Open the file.</source></trans-unit>
+      <trans-unit id="2"><source>Close the window.</source><target state="final">Schließen Sie das Fenster.</target></trans-unit>
+      <trans-unit id="3"><source>Click <g id="b">Save</g> now.</source><target/></trans-unit>
+    </body>
+  </file>
+</xliff>
+'''
+
+XLIFF_20 = '''<?xml version="1.0" encoding="UTF-8"?>
+<xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.0" srcLang="en" trgLang="de">
+  <file id="f1">
+    <unit id="u1"><segment><source>Open the file.</source></segment></unit>
+    <unit id="u2"><segment state="final"><source>Close it.</source><target>Schließen.</target></segment></unit>
+  </file>
+</xliff>
+'''
+
+
+def mark(texts):
+    """A translation that shows what was translated: «text»."""
+    return [f"«{text}»" for text in texts]
+
+
+def test_po_entries_are_translated_plurals_filled_and_kept_ones_kept(tmp_path):
+    (tmp_path / "app.po").write_text(PO, encoding="utf-8")
+    report = translate_file(str(tmp_path / "app.po"), str(tmp_path / "out.po"), mark)
+    assert (report.format, report.translated, report.kept) == ("po", 3, 1)
+    catalogue = polib.pofile(str(tmp_path / "out.po"))
+    entries = {entry.msgid: entry for entry in catalogue if not entry.obsolete}
+    assert entries["Open the file."].msgstr == "«Open the file.»" and "fuzzy" in entries["Open the file."].flags
+    assert entries["Close the window."].msgstr == "Schließen Sie das Fenster."  # kept
+    assert "fuzzy" not in entries["Close the window."].flags
+    plural = entries["One file was deleted."]
+    assert plural.msgstr_plural == {0: "«One file was deleted.»", 1: "«%d files were deleted.»"}
+    assert entries["Hello %(name)s, you have %s messages."].flags == ["python-format", "fuzzy"]
+    assert [entry.msgstr for entry in catalogue.obsolete_entries()] == ["Alte Nachricht."]
+    assert catalogue.metadata["Plural-Forms"] == "nplurals=2; plural=(n != 1);"
+    overwritten = translate_file(str(tmp_path / "app.po"), str(tmp_path / "all.po"), mark, overwrite=True)
+    assert overwritten.translated == 4 and overwritten.kept == 0
+
+
+def test_lost_placeholders_are_named_and_marked(tmp_path):
+    (tmp_path / "app.po").write_text(PO, encoding="utf-8")
+    report = translate_file(str(tmp_path / "app.po"), str(tmp_path / "out.po"),
+                            lambda texts: [text.replace("%(name)s", "Name").replace("%d", "viele") for text in texts])
+    assert sorted(report.placeholders_differ) == ["Hello %(name)s, you have %s messages.", "One file was deleted."]
+    entry = polib.pofile(str(tmp_path / "out.po")).find("Hello %(name)s, you have %s messages.")
+    assert "placeholders or tags differ" in entry.tcomment and "fuzzy" in entry.flags
+    assert placeholders_kept("Delete {0} of {count}?", "{count}: {0} löschen?")
+    assert not placeholders_kept("Press <b>OK</b>.", "Drücken Sie OK.")
+
+
+def test_xliff_1_2_and_2_0_get_targets_and_states(tmp_path):
+    from lxml import etree
+
+    (tmp_path / "app.xlf").write_text(XLIFF_12, encoding="utf-8")
+    report = translate_file(str(tmp_path / "app.xlf"), str(tmp_path / "out.xlf"), mark)
+    assert (report.translated, report.kept) == (2, 1)
+    ns = {"x": "urn:oasis:names:tc:xliff:document:1.2"}
+    root = etree.parse(str(tmp_path / "out.xlf")).getroot()
+    targets = {unit.get("id"): unit.find("x:target", ns) for unit in root.iterfind(".//x:trans-unit", ns)}
+    assert targets["1"].text == "«Open the file.»" and targets["1"].get("state") == "needs-review-translation"
+    assert targets["2"].text == "Schließen Sie das Fenster." and targets["2"].get("state") == "final"
+    assert etree.tostring(targets["3"], encoding="unicode").startswith(
+        '<target xmlns="urn:oasis:names:tc:xliff:document:1.2" state="needs-review-translation">«Click» <g id="b">'
+        "«Save»</g> «now.»</target>")
+
+    (tmp_path / "app2.xlf").write_text(XLIFF_20, encoding="utf-8")
+    report = translate_file(str(tmp_path / "app2.xlf"), str(tmp_path / "out2.xlf"), mark)
+    assert (report.translated, report.kept) == (1, 1)
+    ns = {"x": "urn:oasis:names:tc:xliff:document:2.0"}
+    segments = etree.parse(str(tmp_path / "out2.xlf")).getroot().findall(".//x:segment", ns)
+    assert segments[0].get("state") == "translated" and segments[0].find("x:target", ns).text == "«Open the file.»"
+    assert segments[1].find("x:target", ns).text == "Schließen."
+
+
+def test_html_keeps_its_markup(tmp_path):
+    (tmp_path / "page.html").write_text('<html><head><title>Help</title><style>p {color: red}</style></head>'
+                                        '<body><p class="x">Open <b>the file</b>.</p><p translate="no">Name</p>'
+                                        '</body></html>', encoding="utf-8")
+    report = translate_file(str(tmp_path / "page.html"), str(tmp_path / "out.html"), mark)
+    assert report.translated == 4
+    assert (tmp_path / "out.html").read_text(encoding="utf-8") == (
+        '<html><head><title>«Help»</title><style>p {color: red}</style></head><body><p class="x">«Open» '
+        '<b>«the file»</b>«.»</p><p translate="no">Name</p></body></html>')
+
+
+def test_translate_py_and_python_translate_a_po_file_with_the_model(tmp_path, capsys):
+    from transformer_mt import train_tokenizer
+    from transformer_mt.scripts import translate as translate_script
+
+    tokenizer = train_tokenizer(COPY_CORPUS * 4, vocab_size=320)
+    model = train_copy_model(tokenizer)
+    model.config.source_lang, model.config.target_lang = "en", "de"
+    model.save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    (tmp_path / "app.po").write_text(PO, encoding="utf-8")
+    translate_script.main(["--model", str(tmp_path / "model"), "--input", str(tmp_path / "app.po"), "--output",
+                           str(tmp_path / "out.po"), "--engine", "transformers", "--no_progress"])
+    assert "app.po -> " in capsys.readouterr().err
+    report = translate_document(model, tokenizer, str(tmp_path / "app.po"), str(tmp_path / "python.po"))
+    assert report.translated == 3
+    assert (tmp_path / "out.po").read_text(encoding="utf-8") == (tmp_path / "python.po").read_text(encoding="utf-8")
+    opened = polib.pofile(str(tmp_path / "out.po")).find("Open the file.").msgstr
+    assert opened and opened != "«Open the file.»"
+    with pytest.raises(SystemExit):
+        translate_script.main(["--model", str(tmp_path / "model"), "--input", str(tmp_path / "app.po")])
+    assert "is a po file: give --output" in capsys.readouterr().err
