@@ -10,6 +10,8 @@ import shlex
 
 import pytest
 
+from transformer_mt.files import file_format
+
 from .utils import DATA, REPO, save_tiny
 
 
@@ -97,6 +99,17 @@ def test_every_command_uses_existing_scripts_and_options(capsys):
             assert re.search(rf"{re.escape(option)}\b", helps[script]), f"{option} of {line!r} is not an option"
 
 
+# A file of each structured format with one text, "Click the Save button.", for the documented commands
+STRUCTURED = {
+    "po": 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "Click the Save button."\n'
+          'msgstr ""\n',
+    "xliff": '<?xml version="1.0" encoding="UTF-8"?>\n<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:'
+             '1.2"><file source-language="en" target-language="de" datatype="plaintext" original="x"><body>'
+             '<trans-unit id="1"><source>Click the Save button.</source></trans-unit></body></file></xliff>\n',
+    "html": "<p>Click the Save button.</p>\n",
+}
+
+
 def test_translate_commands_run_as_written(readme_dir, capsys, monkeypatch):
     translate = importlib.import_module("transformer_mt.scripts.translate")
     lines = [line for line in COMMANDS if "scripts/translate.py" in line]
@@ -107,6 +120,14 @@ def test_translate_commands_run_as_written(readme_dir, capsys, monkeypatch):
             text = shlex.split(line)[1] if line.startswith("echo") else "Click the Save button."
             stdin = io.TextIOWrapper(io.BytesIO((text + "\n").encode("utf-8")), encoding="utf-8")
             monkeypatch.setattr("sys.stdin", stdin)
+        if "--input" in arguments and file_format(arguments[arguments.index("--input") + 1]):  # .po, XLIFF, HTML
+            source = readme_dir / arguments[arguments.index("--input") + 1]
+            source.write_text(STRUCTURED[file_format(str(source))], encoding="utf-8")
+            output = readme_dir / arguments[arguments.index("--output") + 1]
+            output.unlink(missing_ok=True)
+            translate.main(arguments)
+            assert output.read_text(encoding="utf-8") != source.read_text(encoding="utf-8"), line  # translated
+            continue
         if "--input" in arguments:  # a file in, a file out (run in this process, whatever the launcher)
             source = readme_dir / arguments[arguments.index("--input") + 1]
             source.write_text("Click the Save button.\n\nDeletes the selected rows.\n", encoding="utf-8")
