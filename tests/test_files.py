@@ -44,7 +44,8 @@ XLIFF_12 = '''<?xml version="1.0" encoding="UTF-8"?>
   <file source-language="en" target-language="de" datatype="plaintext" original="app">
     <body>
       <trans-unit id="1"><source>Open the file.</source></trans-unit>
-      <trans-unit id="2"><source>Close the window.</source><target state="final">Schließen Sie das Fenster.</target></trans-unit>
+      <trans-unit id="2"><source>Close the window.</source>
+        <target state="final">Schließen Sie das Fenster.</target></trans-unit>
       <trans-unit id="3"><source>Click <g id="b">Save</g> now.</source><target/></trans-unit>
     </body>
   </file>
