@@ -81,7 +81,7 @@ def score_pairs_ctranslate2(translator, tokenizer, sources: list[str], targets: 
     penalty = _penalty(generation_config, length_penalty)
     target = target_side(tokenizer)
     target_tokens = [target.convert_ids_to_tokens(ids)[:-1]  # without </s>: score_batch adds it
-                     for ids in tokenizer(text_target=targets)["labels"]]
+                     for ids in tokenizer(text_target=targets)["input_ids"]]  # target side alone: input_ids
     results = translator.score_batch(source_tokens(tokenizer, sources), target_tokens, max_batch_size=batch_size)
     return [_pair_score(float(sum(result.log_probs)), len(result.log_probs), penalty) for result in results]
 
