@@ -29,7 +29,7 @@ def _metric(name: str, tokenize: str = "13a", lowercase: bool = False):
     if name in ("chrf", "chrf++"):
         return sacrebleu.CHRF(word_order=2 if name == "chrf++" else 0, lowercase=lowercase)
     if name == "ter":
-        return sacrebleu.TER(case_sensitive=not lowercase)
+        return sacrebleu.TER()  # case-insensitive already (sacreBLEU's default), --lowercase or not
     raise ValueError(f"metric {name!r} is not one of {', '.join(METRICS)}")
 
 
