@@ -73,8 +73,8 @@ def test_decoding_controls_reach_generate(model_dir, capsys, monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(GenerationMixin, "generate", spy)
-    run_translate(model_dir, capsys, "--length_penalty", "0.6", "--no_repeat_ngram_size", "2", "--num_beams", "3",
-                  SENTENCES[0])
+    run_translate(model_dir, capsys, "--engine", "transformers", "--length_penalty", "0.6", "--no_repeat_ngram_size",
+                  "2", "--num_beams", "3", SENTENCES[0])  # generate()'s controls (the CTranslate2 path: test_engines)
     assert seen and all((call["length_penalty"], call["no_repeat_ngram_size"], call["num_beams"]) == (0.6, 2, 3)
                         for call in seen)
 
