@@ -63,6 +63,27 @@ def test_a_forbidden_word_never_appears(saved, num_beams):
         translate(model, tokenizer, SOURCES, bad_words=[" "])
 
 
+def test_forbidden_words_add_to_the_generation_configs_own_and_prefix_scores_are_real(saved):
+    from transformer_mt.constraints import bad_words_ids
+    from transformer_mt.pair_scoring import score_pairs
+    from transformer_mt.translation import translate_nbest
+
+    _, model, tokenizer = saved
+    words = re.compile(r"\b(Save|selected)\b")
+    model.generation_config.bad_words_ids = bad_words_ids(tokenizer, ["Save"])  # as an imported model carries
+    try:
+        outputs = translate(model, tokenizer, SOURCES, num_beams=1, bad_words=["selected"])
+    finally:
+        model.generation_config.bad_words_ids = None
+    assert not any(words.search(output) for output in outputs), outputs
+    # greedy with a forced prefix: the forced tokens count with their real log-probability (not 0)
+    nbest = translate_nbest(model, tokenizer, SOURCES[:2], num_beams=1, scores=True, split_sentences=False,
+                            target_prefix=["Bitte", "Bitte"])
+    texts = [hypotheses[0][0] for hypotheses in nbest]
+    forced = score_pairs(model, tokenizer, SOURCES[:2], texts)
+    assert [hypotheses[0][1] for hypotheses in nbest] == pytest.approx([pair.score for pair in forced], abs=1e-3)
+
+
 def test_both_engines_agree(saved, tmp_path, monkeypatch):
     pytest.importorskip("ctranslate2")
     monkeypatch.setenv("TRANSFORMER_MT_CACHE", str(tmp_path / "cache"))

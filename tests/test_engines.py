@@ -84,7 +84,7 @@ def test_auto_says_why_it_keeps_generate(copy_tokenizer, tmp_path, cache):
     model.generation_config.early_stopping = False  # what models saved before 0.4 hold: CTranslate2 would differ
     model.save_pretrained(tmp_path / "late")
     engine = load_engine(str(tmp_path / "late"), "auto")
-    assert engine.name == "transformers" and "early_stopping=False with beam search" in engine.reason
+    assert engine.name == "transformers" and "early_stopping=False (CTranslate2's beam search" in engine.reason
     assert load_engine(str(tmp_path / "late"), "auto", sampling=True).name == "transformers"
     assert not cache.exists()  # nothing exported for any of them
 

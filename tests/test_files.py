@@ -120,6 +120,28 @@ def test_xliff_1_2_and_2_0_get_targets_and_states(tmp_path):
     assert segments[1].find("x:target", ns).text == "Schließen."
 
 
+def test_what_is_not_text_stays_untranslated(tmp_path):
+    from lxml import etree
+
+    xliff = XLIFF_12.replace('<trans-unit id="1"><source>Open the file.</source></trans-unit>',
+                             '<trans-unit id="1"><source>Click <bpt id="1">&lt;b&gt;</bpt>here<ept id="1">&lt;/b&gt;'
+                             '</ept><!-- a note --></source></trans-unit>'
+                             '<trans-unit id="4" translate="no"><source>Mastodon</source></trans-unit>')
+    (tmp_path / "app.xlf").write_text(xliff, encoding="utf-8")
+    translate_file(str(tmp_path / "app.xlf"), str(tmp_path / "out.xlf"), mark)
+    ns = {"x": "urn:oasis:names:tc:xliff:document:1.2"}
+    units = {unit.get("id"): unit for unit in etree.parse(str(tmp_path / "out.xlf")).iterfind(".//x:trans-unit", ns)}
+    target = etree.tostring(units["1"].find("x:target", ns), encoding="unicode")
+    assert "«Click» <bpt id=\"1\">&lt;b&gt;</bpt>«here»<ept id=\"1\">&lt;/b&gt;</ept><!-- a note -->" in target
+    assert units["4"].find("x:target", ns) is None  # translate="no"
+    (tmp_path / "app.po").write_text(PO.replace('msgid "Open the file."', 'msgid "Name: "'), encoding="utf-8")
+    translate_file(str(tmp_path / "app.po"), str(tmp_path / "out.po"), mark)
+    assert polib.pofile(str(tmp_path / "out.po")).find("Name: ").msgstr == "«Name:» "  # the program's space kept
+    (tmp_path / "bom.html").write_bytes("\ufeff<p>Hello</p>".encode("utf-8"))
+    translate_file(str(tmp_path / "bom.html"), str(tmp_path / "bom.out.html"), mark)
+    assert (tmp_path / "bom.out.html").read_text(encoding="utf-8") == "<p>«Hello»</p>"
+
+
 def test_html_keeps_its_markup(tmp_path):
     (tmp_path / "page.html").write_text('<html><head><title>Help</title><style>p {color: red}</style></head>'
                                         '<body><p class="x">Open <b>the file</b>.</p><p translate="no">Name</p>'

@@ -170,6 +170,24 @@ def test_malformed_bodies_are_named_and_the_server_keeps_serving(client):
         {"translatedText": "«Hi.»"}
 
 
+def test_edge_requests_get_4xx_and_a_failing_engine_a_500_with_cors():
+    with TestClient(fake_app(Limits(api_keys=frozenset({"k1"})), max_queued=4)) as edgy:
+        fields = {"source": "en", "target": "de", "api_key": "k1"}
+        answer = edgy.post("/translate", json={**fields, "q": [], "source": "auto"})
+        assert answer.status_code == 400 and "empty list" in answer.json()["error"]
+        assert edgy.post("/translate", json={**fields, "q": "Hi", "api_key": ["k1"]}).status_code == 403
+        answer = edgy.post("/translate", json={**fields, "q": "One. Two. Three. Four. Five."})
+        assert answer.status_code == 400 and "the queue takes at most 4" in answer.json()["error"]
+    app = fake_app()
+    app.state.models[0].engine.translate_sentences = lambda *args, **kwargs: 1 / 0
+    with TestClient(app, raise_server_exceptions=False) as failing:
+        answer = failing.post("/translate", json={"q": "Hi.", "source": "en", "target": "de"},
+                              headers={"Origin": "https://example.org"})
+        assert answer.status_code == 500 and answer.json() == {"error": "Internal server error (ZeroDivisionError)"}
+        assert answer.headers["access-control-allow-origin"] == "*"
+        assert failing.post("/translate", json={"q": "Hi.", "source": "de", "target": "en"}).status_code == 200
+
+
 def test_api_keys_and_the_request_limit(tmp_path):
     with TestClient(fake_app(Limits(api_keys=frozenset({"k1"}), req_limit=3))) as keyed:
         fields = {"q": "Hi", "source": "en", "target": "de"}

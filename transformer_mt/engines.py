@@ -160,8 +160,8 @@ class CTranslate2Engine:
 def unsupported_settings(generation_config) -> list[str]:
     """The generation config's settings that CTranslate2 would not decode as generate() does; [] when none."""
     found = []
-    if (generation_config.num_beams or 1) > 1 and generation_config.early_stopping is not True:
-        found.append(f"early_stopping={generation_config.early_stopping!r} with beam search (CTranslate2 stops as "
+    if generation_config.early_stopping is not True:  # any call may ask for beams (the server's alternatives do)
+        found.append(f"early_stopping={generation_config.early_stopping!r} (CTranslate2's beam search stops as "
                      "early_stopping=True)")
     # bad_words_ids map to suppress_sequences; a forced </s> acts only at the length bound, where generate() writes
     # </s> and CTranslate2 stops: the same text (Opus-MT models carry both)

@@ -72,7 +72,9 @@ def _translate_po(input_path, output_path, translate_texts, overwrite) -> FileRe
         todo.append(entry)
     texts = [text for entry in todo for text in ([entry.msgid, entry.msgid_plural] if entry.msgid_plural
                                                    else [entry.msgid])]
-    translations = iter(translate_texts(texts))
+    # a message's leading and trailing whitespace ("Name: ", "Usage: %s\n") belongs to the program: kept as it is
+    translations = iter([_rewrap(text, translation) for text, translation in
+                         zip(texts, translate_texts([text.strip() for text in texts]))])
     for entry in todo:
         singular = next(translations)
         if entry.msgid_plural:
@@ -94,6 +96,11 @@ def _translate_po(input_path, output_path, translate_texts, overwrite) -> FileRe
     return report
 
 
+def _rewrap(source: str, translation: str) -> str:
+    """`translation` with the leading and trailing whitespace of `source`."""
+    return source[: len(source) - len(source.lstrip())] + translation + source[len(source.rstrip()):]
+
+
 def _translate_xliff(input_path, output_path, translate_texts, overwrite) -> FileReport:
     from lxml import etree
 
@@ -107,7 +114,7 @@ def _translate_xliff(input_path, output_path, translate_texts, overwrite) -> Fil
     todo = []
     for unit in units:
         source, target = unit.find(tag("source")), unit.find(tag("target"))
-        if source is None:
+        if source is None or any(node.get("translate") == "no" for node in (unit, *unit.iterancestors())):
             continue
         if target is not None and "".join(target.itertext()).strip() and not overwrite:
             report.kept += 1
@@ -133,15 +140,31 @@ def _translate_xliff(input_path, output_path, translate_texts, overwrite) -> Fil
     return report
 
 
+# XLIFF 1.2 inline codes hold the original document's markup, never text to translate
+_CODES = {"bpt", "ept", "ph", "it"}
+
+
+def _local(tag) -> str | None:
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else None  # None: a comment or processing instruction
+
+
 def _text_nodes(element) -> list[tuple]:
-    """(element, "text" or "tail", text) for every non-blank text of `element` and its descendants: the same order
-    for a source and its copy, which is all that filling needs."""
+    """(element, "text" or "tail", text) for every non-blank text of `element` and its descendants that is text to
+    translate: not inside an inline code (bpt, ept, ph, it), a comment, or an element marked translate="no". The
+    same order for a source and its copy, which is all that filling needs."""
     found = []
-    for node in element.iter():
-        if node is not element and node.tail and node.tail.strip():
-            found.append((node, "tail", node.tail))
-        if node.text and node.text.strip():
+
+    def visit(node, translatable: bool):
+        name = _local(node.tag)
+        inside = translatable and name is not None and name not in _CODES and node.get("translate") != "no"
+        if inside and node.text and node.text.strip():
             found.append((node, "text", node.text))
+        for child in node:
+            visit(child, inside)
+            if translatable and child.tail and child.tail.strip():
+                found.append((child, "tail", child.tail))
+
+    visit(element, True)
     return found
 
 
@@ -162,7 +185,7 @@ def _copy_translated(source, target_tag: str, translations):
 def _translate_html(input_path, output_path, translate_texts, overwrite) -> FileReport:
     from .serving.markup import HtmlDocuments
 
-    with open(input_path, encoding="utf-8") as f:
+    with open(input_path, encoding="utf-8-sig") as f:  # a byte-order mark is no text to translate
         document = HtmlDocuments([f.read()])
     translated = document.fill(translate_texts(document.texts))
     with open(output_path, "w", encoding="utf-8") as f:

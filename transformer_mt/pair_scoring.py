@@ -74,15 +74,16 @@ def score_pairs(model, tokenizer, sources: list[str], targets: list[str], batch_
 def score_pairs_ctranslate2(translator, tokenizer, sources: list[str], targets: list[str], generation_config,
                             batch_size: int = 16, length_penalty: float | None = None) -> list[PairScore]:
     """`score_pairs` through a CTranslate2 `Translator` (its `score_batch`, which adds `</s>` and scores it)."""
-    from .bridges.ctranslate2 import source_tokens
     from .tokenization import target_side
 
     check_pairs(sources, targets)
     penalty = _penalty(generation_config, length_penalty)
     target = target_side(tokenizer)
-    target_tokens = [target.convert_ids_to_tokens(ids)[:-1]  # without </s>: score_batch adds it
-                     for ids in tokenizer(text_target=targets)["input_ids"]]  # target side alone: input_ids
-    results = translator.score_batch(source_tokens(tokenizer, sources), target_tokens, max_batch_size=batch_size)
+    limit = tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None  # as score_pairs cuts
+    encoded = tokenizer(sources, text_target=targets, truncation=limit is not None, max_length=limit)
+    sources_tokens = [tokenizer.convert_ids_to_tokens(ids) for ids in encoded["input_ids"]]
+    target_tokens = [target.convert_ids_to_tokens(ids)[:-1] for ids in encoded["labels"]]  # score_batch adds </s>
+    results = translator.score_batch(sources_tokens, target_tokens, max_batch_size=batch_size, max_input_length=0)
     return [_pair_score(float(sum(result.log_probs)), len(result.log_probs), penalty) for result in results]
 
 

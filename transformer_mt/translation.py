@@ -156,8 +156,10 @@ def translate_sentences(model, tokenizer, texts: list[str], names: list[str] | N
     """
     from .constraints import bad_words_ids, prefix_constraint, prefix_token_ids
 
-    if bad_words:
-        generate_kwargs["bad_words_ids"] = bad_words_ids(tokenizer, bad_words)
+    if bad_words:  # added to the generation config's own (an Opus-MT model's [[pad]], say), never replacing them
+        generate_kwargs["bad_words_ids"] = [*(generate_kwargs.get("bad_words_ids")
+                                              or model.generation_config.bad_words_ids or []),
+                                            *bad_words_ids(tokenizer, bad_words)]
     prefixes = prefix_token_ids(tokenizer, target_prefix) if target_prefix else None
     names = names or [str(number) for number in range(1, len(texts) + 1)]
     limit = tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None  # else: "no limit"
@@ -178,8 +180,8 @@ def translate_sentences(model, tokenizer, texts: list[str], names: list[str] | N
         if prefixes and any(prefixes[i] for i in indices):
             vocab_size = model.get_output_embeddings().weight.shape[0]
             settings["prefix_allowed_tokens_fn"] = prefix_constraint([prefixes[i] for i in indices], vocab_size)
-        if scores:
-            settings.update(output_scores=True, return_dict_in_generate=True)
+        if scores:  # the raw logits too: a forced prefix token's score is its real log-probability, not 0
+            settings.update(output_scores=True, output_logits=True, return_dict_in_generate=True)
         with torch.inference_mode():
             output = model.generate(**batch, **settings)
         ids = output.sequences if scores else output
@@ -204,7 +206,8 @@ def hypothesis_scores(model, output, eos_ids: torch.Tensor, length_penalty: floa
         return output.sequences_scores.tolist()
     penalty = model.generation_config.length_penalty if length_penalty is None else length_penalty
     penalty = 1.0 if penalty is None else penalty  # generate()'s default when the config leaves it unset
-    log_probs = model.compute_transition_scores(output.sequences, output.scores, normalize_logits=True)  # (N, new)
+    steps = output.logits if getattr(output, "logits", None) is not None else output.scores  # before any mask
+    log_probs = model.compute_transition_scores(output.sequences, steps, normalize_logits=True)  # (N, new)
     generated = output.sequences[:, -log_probs.shape[1]:]
     ended = torch.isin(generated, eos_ids).long()
     counted = (ended.cumsum(-1) - ended) == 0  # up to and including the first </s>

@@ -11,6 +11,7 @@ when the queue is full; 500 otherwise. Every answer carries CORS headers, and pr
 import asyncio
 import collections
 import dataclasses
+import logging
 import time
 from importlib import resources
 
@@ -18,6 +19,9 @@ from .batcher import Batcher, Overloaded
 from .fields import RequestError, TranslateRequest, request_fields, translate_request
 from .languages import CONFIDENT, detect, language_name
 from .markup import HtmlDocuments, html_text
+
+
+logger = logging.getLogger(__name__)
 
 
 # Sentences per engine call by default: CTranslate2 decodes one call per worker, and at 16 clients small batches
@@ -69,13 +73,17 @@ class Service:
     def check_client(self, request, fields: dict) -> None:
         """Every request counts towards its client's limit per minute, a refused one too; then the API key."""
         if self.limits.req_limit:
-            times, now = self.recent[request.client.host if request.client else "?"], time.monotonic()
+            now = time.monotonic()
+            for host in [host for host, times in self.recent.items() if not times or now - times[-1] > 60]:
+                del self.recent[host]  # clients quiet for a minute are forgotten: the table does not grow
+            times = self.recent[request.client.host if request.client else "?"]
             while times and now - times[0] > 60:
                 times.popleft()
             if len(times) >= self.limits.req_limit:
                 raise RequestError(f"Slowdown: {self.limits.req_limit} per minute", 429)
             times.append(now)
-        if self.limits.api_keys is not None and fields.get("api_key") not in self.limits.api_keys:
+        key = fields.get("api_key")
+        if self.limits.api_keys is not None and (not isinstance(key, str) or key not in self.limits.api_keys):
             raise RequestError("Invalid API key", 403)
 
     async def translate(self, request, fields: dict) -> dict:
@@ -91,6 +99,8 @@ class Service:
         with less than CONFIDENT is taken to be in the source language of the model for the target)."""
         if asked.source != "auto":
             return None, self.served(asked.source, asked.target)
+        if not asked.texts:
+            raise RequestError("Invalid request: q is an empty list, so there is no language to detect")
         targets = [model for model in self.models if model.target == asked.target]
         if not targets:
             raise RequestError(f"{asked.target} is not a supported target language; supported: "
@@ -195,7 +205,11 @@ def create_app(models: list[ServedModel], limits: Limits | None = None, max_batc
 
     @app.exception_handler(Exception)
     async def server_error(request, error: Exception):
-        return JSONResponse({"error": f"{type(error).__name__}: {error}"}, status_code=500)
+        # Starlette answers this outside the CORS middleware: its headers are added here. The detail goes to the
+        # log, not to the client.
+        logger.exception("error answering %s %s", request.method, request.url.path)
+        return JSONResponse({"error": f"Internal server error ({type(error).__name__})"}, status_code=500,
+                            headers={"Access-Control-Allow-Origin": "*"})
 
     # answers are JSONResponse at once: plain dicts and lists of strings need none of FastAPI's encoding pass
     @app.post("/translate")
@@ -234,6 +248,8 @@ async def until_disconnected(request, work):
                 raise RequestError("the client went away", 499)
     except Overloaded as error:
         raise RequestError(str(error), 503) from None
+    except ValueError as error:  # a request larger than the whole queue
+        raise RequestError(f"Invalid request: {error}") from None
     finally:
         if not task.done():
             task.cancel()

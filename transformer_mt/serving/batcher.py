@@ -57,6 +57,9 @@ class Batcher:
     async def translate(self, key: tuple, sentences: list[str]) -> list:
         if not sentences:
             return []
+        if len(sentences) > self.max_queued:  # could never be admitted: no use retrying
+            raise ValueError(f"the request holds {len(sentences)} sentences (or HTML text nodes); the queue takes "
+                             f"at most {self.max_queued} at a time: send fewer at once")
         if self.queued + len(sentences) > self.max_queued:
             raise Overloaded(f"the server is busy: {self.queued} sentences are waiting (limit {self.max_queued})")
         request = _Request(key, sentences, asyncio.get_running_loop().create_future())
