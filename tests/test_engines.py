@@ -84,9 +84,15 @@ def test_auto_says_why_it_keeps_generate(copy_tokenizer, tmp_path, cache):
     model.generation_config.early_stopping = False  # what models saved before 0.4 hold: CTranslate2 would differ
     model.save_pretrained(tmp_path / "late")
     engine = load_engine(str(tmp_path / "late"), "auto")
-    assert engine.name == "transformers" and "early_stopping=False (CTranslate2's beam search" in engine.reason
+    assert engine.name == "transformers" and "early_stopping=False with beam search" in engine.reason
     assert load_engine(str(tmp_path / "late"), "auto", sampling=True).name == "transformers"
     assert not cache.exists()  # nothing exported for any of them
+    model.generation_config.update(num_beams=1, early_stopping=None)  # greedy: early stopping plays no part
+    model.save_pretrained(tmp_path / "late")
+    engine = load_engine(str(tmp_path / "late"), "auto")
+    assert engine.name == "ctranslate2"
+    with pytest.raises(ValueError, match="beam search \\(3 beams\\) on CTranslate2 .* early_stopping=None"):
+        engine.translate_sentences(["Open the file."], num_beams=3)  # a call that asks for beams is refused
 
 
 def test_an_in_memory_model_is_never_served_from_other_weights(copy_tokenizer, tmp_path, cache):

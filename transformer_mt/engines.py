@@ -16,6 +16,7 @@ hypotheses per sentence out, batches of similar length, the same length bound, t
 """
 
 import contextlib
+import copy
 import hashlib
 import importlib.util
 import logging
@@ -150,8 +151,13 @@ class CTranslate2Engine:
         settings = self.generation_config
         controls = {"length_penalty": settings.length_penalty, "no_repeat_ngram_size": settings.no_repeat_ngram_size
                     or None, "repetition_penalty": settings.repetition_penalty, **generate_kwargs}
-        options = translate_options(num_beams or settings.num_beams or 1, num_return_sequences=num_return_sequences,
-                                    **controls)
+        beams = num_beams or settings.num_beams or 1
+        if beams > 1 and settings.early_stopping is not True and not generate_kwargs.get("do_sample"):
+            raise ValueError(f"beam search ({beams} beams) on CTranslate2 stops as generate(early_stopping=True) "
+                             f"does, and this model's generation config says early_stopping="
+                             f"{settings.early_stopping!r}: set it to true in generation_config.json, or translate "
+                             "with engine 'transformers'")
+        options = translate_options(beams, num_return_sequences=num_return_sequences, **controls)
         options.pop("max_decoding_length")
         options["return_scores"] = scores
         return options
@@ -160,8 +166,8 @@ class CTranslate2Engine:
 def unsupported_settings(generation_config) -> list[str]:
     """The generation config's settings that CTranslate2 would not decode as generate() does; [] when none."""
     found = []
-    if generation_config.early_stopping is not True:  # any call may ask for beams (the server's alternatives do)
-        found.append(f"early_stopping={generation_config.early_stopping!r} (CTranslate2's beam search stops as "
+    if (generation_config.num_beams or 1) > 1 and generation_config.early_stopping is not True:
+        found.append(f"early_stopping={generation_config.early_stopping!r} with beam search (CTranslate2 stops as "
                      "early_stopping=True)")
     # bad_words_ids map to suppress_sequences; a forced </s> acts only at the length bound, where generate() writes
     # </s> and CTranslate2 stops: the same text (Opus-MT models carry both)
@@ -177,14 +183,18 @@ def unsupported_settings(generation_config) -> list[str]:
     return found
 
 
-def fast_engine_problem(config, generation_config) -> str | None:
-    """Why this model cannot translate with CTranslate2 as generate() does, or None when it can."""
+def fast_engine_problem(config, generation_config, num_beams: int | None = None) -> str | None:
+    """Why this model cannot translate with CTranslate2 as generate() does (with `num_beams`, else its generation
+    config's), or None when it can."""
     from .bridges.ctranslate2 import NOT_EXPORTED_POSITIONS
 
     if importlib.util.find_spec("ctranslate2") is None:
         return "CTranslate2 is not installed (pip install 'transformer-mt[fast]')"
     if config.position_embedding_type in NOT_EXPORTED_POSITIONS:
         return f"{config.position_embedding_type} positions do not export to CTranslate2"
+    if num_beams is not None:
+        generation_config = copy.deepcopy(generation_config)
+        generation_config.num_beams = num_beams
     unsupported = unsupported_settings(generation_config)
     if unsupported:
         return "its generation config has " + "; ".join(unsupported)
@@ -250,18 +260,19 @@ def cached_export(model_dir: str, quantization: str | None = None, cache_dir: st
 def load_engine(model_dir: str, engine: str = "auto", *, model=None, tokenizer=None, export_dir: str | None = None,
                 quantization: str | None = None, intra_threads: int = DEFAULT_INTRA_THREADS,
                 inter_threads: int | None = None, cache_dir: str | None = None,
-                main_process_first: Callable | None = None, sampling: bool = False):
+                main_process_first: Callable | None = None, sampling: bool = False, num_beams: int | None = None):
     """The engine the commands translate the model saved in `model_dir` with (loaded strictly unless `model` and
     `tokenizer` loaded from it are given). `engine`: "transformers", "ctranslate2" (an error saying why when it
-    cannot), or "auto": CTranslate2 when it can, else generate(). `export_dir`: an existing CTranslate2 export to
-    use instead of the cache's; `quantization`: the cached export's weight type (default float32)."""
+    cannot), or "auto": CTranslate2 when it can, else generate(); `num_beams`: the beams the caller will ask for,
+    if not the generation config's. `export_dir`: an existing CTranslate2 export to use instead of the cache's;
+    `quantization`: the cached export's weight type (default float32)."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}.")
     if model is None:
         model, tokenizer = load_translator(model_dir)
     if engine == "transformers":
         return GenerateEngine(model, tokenizer, "asked for")
-    problem = None if export_dir else fast_engine_problem(model.config, model.generation_config)
+    problem = None if export_dir else fast_engine_problem(model.config, model.generation_config, num_beams)
     if problem is None and sampling and engine == "auto":
         problem = "sampling draws from another random generator than generate()'s"
     if problem is not None:

@@ -197,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
     engine = load_engine(args.model, args.engine, model=model, tokenizer=tokenizer, export_dir=args.ctranslate2_model,
                          quantization=args.quantization, intra_threads=args.intra_threads,
                          inter_threads=args.inter_threads, main_process_first=state.main_process_first,
-                         sampling=args.do_sample)
+                         sampling=args.do_sample, num_beams=args.num_beams)
     if state.is_main_process:
         print(f"engine: {engine.name} ({engine.reason})", file=sys.stderr)
     if args.input and file_format(args.input):
