@@ -4,13 +4,11 @@ and generate() and CTranslate2 agree, from Python and from translate.py."""
 import re
 
 import pytest
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from transformer_mt import train_tokenizer
 from transformer_mt.scripts import translate as translate_script
 from transformer_mt.translation import translate
 
-from .utils import COPY_CORPUS, train_copy_model
+from .utils import save_copy_model
 
 
 # Sentences the copy model copies whole, so that forbidding one of their words changes something real
@@ -20,14 +18,8 @@ PREFIXES = ["Bitte", None, "Wählen Sie", "Schließen"]
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    tokenizer = train_tokenizer(COPY_CORPUS * 4, vocab_size=320)
-    model = train_copy_model(tokenizer)
-    model.config.source_lang, model.config.target_lang = "en", "de"
-    model.generation_config.update(num_beams=4, early_stopping=True, max_length=40)
     path = tmp_path_factory.mktemp("constrained")
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path, AutoModelForSeq2SeqLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+    return path, *save_copy_model(path, dict(num_beams=4, early_stopping=True, max_length=40))
 
 
 @pytest.mark.parametrize("num_beams", [1, 4])

@@ -10,13 +10,12 @@ import sys
 
 import pytest
 import torch
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
+from transformers import pipeline
 
-from transformer_mt import train_tokenizer
 from transformer_mt.engines import cached_export, export_key, load_engine
 from transformer_mt.translation import translate, translate_nbest
 
-from .utils import COPY_CORPUS, SCRIPTS, command_env, train_copy_model
+from .utils import COPY_CORPUS, SCRIPTS, command_env, save_copy_model, train_copy_model
 
 
 pytest.importorskip("ctranslate2", reason="the fast engine needs ctranslate2: pip install 'transformer-mt[fast]'")
@@ -25,19 +24,6 @@ TEXTS = ["Open the file. Click the Save button.", "Select the rows that you want
          "Schließen Sie das Dialogfenster und klicken Sie auf Speichern.", "Format"]
 
 
-@pytest.fixture(scope="module")
-def copy_tokenizer():
-    return train_tokenizer(COPY_CORPUS * 4, vocab_size=320)
-
-
-def saved_copy_model(tokenizer, directory, **overrides):
-    """A copy-trained tiny model saved as training saves one (beam search with early_stopping=True), reloaded."""
-    model = train_copy_model(tokenizer, **overrides)
-    model.config.source_lang, model.config.target_lang = "en", "de"
-    model.generation_config.update(num_beams=4, early_stopping=True, max_length=64)
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return AutoModelForSeq2SeqLM.from_pretrained(directory).eval(), AutoTokenizer.from_pretrained(directory)
 
 
 @pytest.fixture
@@ -47,8 +33,8 @@ def cache(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("position_type", ["sinusoidal", "learned", "rotary"])
-def test_ctranslate2_gives_generates_translations_and_scores(position_type, copy_tokenizer, tmp_path, cache):
-    model, tokenizer = saved_copy_model(copy_tokenizer, tmp_path / "model", position_embedding_type=position_type)
+def test_ctranslate2_gives_generates_translations_and_scores(position_type, tmp_path, cache):
+    model, tokenizer = save_copy_model(tmp_path / "model", position_embedding_type=position_type)
     for num_beams in (1, 4):
         expected = translate_nbest(model, tokenizer, TEXTS, num_beams=num_beams, scores=True,
                                    num_return_sequences=num_beams)
@@ -63,8 +49,8 @@ def test_ctranslate2_gives_generates_translations_and_scores(position_type, copy
     assert len(list(cache.glob("ctranslate2/*/model.bin"))) == 1  # one export, reused
 
 
-def test_decoding_controls_map_to_ctranslate2(copy_tokenizer, tmp_path, cache):
-    model, tokenizer = saved_copy_model(copy_tokenizer, tmp_path / "model")
+def test_decoding_controls_map_to_ctranslate2(tmp_path, cache):
+    model, tokenizer = save_copy_model(tmp_path / "model")
     # repetition_penalty and no_repeat_ngram_size: exact in greedy search only (docs/translation.md, Engines)
     for controls in (dict(repetition_penalty=1.5, num_beams=1), dict(no_repeat_ngram_size=2, num_beams=1),
                      dict(length_penalty=2.0), dict(length_penalty=0.5, num_return_sequences=2)):
@@ -74,13 +60,13 @@ def test_decoding_controls_map_to_ctranslate2(copy_tokenizer, tmp_path, cache):
         translate(model, tokenizer, TEXTS, engine="ctranslate2", typical_p=0.5)
 
 
-def test_auto_says_why_it_keeps_generate(copy_tokenizer, tmp_path, cache):
-    model, tokenizer = saved_copy_model(copy_tokenizer, tmp_path / "alibi", position_embedding_type="alibi")
+def test_auto_says_why_it_keeps_generate(tmp_path, cache):
+    model, tokenizer = save_copy_model(tmp_path / "alibi", position_embedding_type="alibi")
     engine = load_engine(str(tmp_path / "alibi"), "auto")
     assert engine.name == "transformers" and "alibi positions do not export" in engine.reason
     with pytest.raises(ValueError, match="--engine ctranslate2 cannot translate .*alibi positions do not export"):
         load_engine(str(tmp_path / "alibi"), "ctranslate2")
-    model, tokenizer = saved_copy_model(copy_tokenizer, tmp_path / "late")
+    model, tokenizer = save_copy_model(tmp_path / "late")
     model.generation_config.early_stopping = False  # what models saved before 0.4 hold: CTranslate2 would differ
     model.save_pretrained(tmp_path / "late")
     engine = load_engine(str(tmp_path / "late"), "auto")
@@ -95,21 +81,21 @@ def test_auto_says_why_it_keeps_generate(copy_tokenizer, tmp_path, cache):
         engine.translate_sentences(["Open the file."], num_beams=3)  # a call that asks for beams is refused
 
 
-def test_an_in_memory_model_is_never_served_from_other_weights(copy_tokenizer, tmp_path, cache):
-    model, tokenizer = saved_copy_model(copy_tokenizer, tmp_path / "model")
+def test_an_in_memory_model_is_never_served_from_other_weights(tmp_path, cache):
+    model, tokenizer = save_copy_model(tmp_path / "model")
     with torch.no_grad():
         model.lm_head.weight.mul_(1.5)  # now it differs from its files
     engine_texts = translate(model, tokenizer, TEXTS, engine="auto")
     assert engine_texts == translate(model, tokenizer, TEXTS)  # auto kept generate()
     with pytest.raises(ValueError, match="its weights differ from .*model.safetensors"):
         translate(model, tokenizer, TEXTS, engine="ctranslate2")
-    unsaved = train_copy_model(copy_tokenizer)
+    unsaved = train_copy_model(tokenizer)
     with pytest.raises(ValueError, match="it was not loaded from a directory"):
-        translate(unsaved, copy_tokenizer, TEXTS, engine="ctranslate2")
+        translate(unsaved, tokenizer, TEXTS, engine="ctranslate2")
 
 
-def test_the_cache_key_follows_every_input_and_the_export_is_made_once(copy_tokenizer, tmp_path, cache, monkeypatch):
-    saved_copy_model(copy_tokenizer, tmp_path / "model")
+def test_the_cache_key_follows_every_input_and_the_export_is_made_once(tmp_path, cache, monkeypatch):
+    save_copy_model(tmp_path / "model")
     directory = str(tmp_path / "model")
     key = export_key(directory, None)
     assert export_key(directory, "int8") != key
@@ -124,8 +110,8 @@ def test_the_cache_key_follows_every_input_and_the_export_is_made_once(copy_toke
     assert export_key(directory, None) != key  # a changed file is another export, never the stale one
 
 
-def test_processes_started_together_export_once(copy_tokenizer, tmp_path, cache):
-    saved_copy_model(copy_tokenizer, tmp_path / "model")
+def test_processes_started_together_export_once(tmp_path, cache):
+    save_copy_model(tmp_path / "model")
     code = ("import sys; from transformer_mt.engines import cached_export; print(cached_export(sys.argv[1]))")
     env = command_env(TRANSFORMER_MT_CACHE=str(cache))
     processes = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "model")], env=env,
@@ -138,8 +124,8 @@ def test_processes_started_together_export_once(copy_tokenizer, tmp_path, cache)
         [os.path.basename(outputs[0][0].strip())]  # no staging folder left behind
 
 
-def test_the_pipeline_takes_an_engine(copy_tokenizer, tmp_path, cache):
-    model, tokenizer = saved_copy_model(copy_tokenizer, tmp_path / "model")
+def test_the_pipeline_takes_an_engine(tmp_path, cache):
+    model, tokenizer = save_copy_model(tmp_path / "model")
     fast = pipeline("translation", model=str(tmp_path / "model"), engine="ctranslate2")
     plain = pipeline("translation", model=str(tmp_path / "model"))
     assert fast.engine.name == "ctranslate2" and plain.engine.name == "transformers"
@@ -152,8 +138,8 @@ def run_translate(*args, cache):
                           env=command_env(TRANSFORMER_MT_CACHE=str(cache)), timeout=300)
 
 
-def test_the_command_takes_ctranslate2_by_default_and_says_so(copy_tokenizer, tmp_path, cache):
-    model, tokenizer = saved_copy_model(copy_tokenizer, tmp_path / "model")
+def test_the_command_takes_ctranslate2_by_default_and_says_so(tmp_path, cache):
+    model, tokenizer = save_copy_model(tmp_path / "model")
     (tmp_path / "input.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
     common = ["--model", str(tmp_path / "model"), "--input", str(tmp_path / "input.txt"), "--no_progress"]
     fast = run_translate(*common, cache=cache)
@@ -173,8 +159,8 @@ def test_the_command_takes_ctranslate2_by_default_and_says_so(copy_tokenizer, tm
     assert refused.returncode == 2 and "--quantization applies to CTranslate2" in refused.stderr
 
 
-def test_a_sentence_longer_than_the_model_takes_is_named(copy_tokenizer, tmp_path, cache, caplog):
-    model, tokenizer = saved_copy_model(copy_tokenizer, tmp_path / "model")
+def test_a_sentence_longer_than_the_model_takes_is_named(tmp_path, cache, caplog):
+    model, tokenizer = save_copy_model(tmp_path / "model")
     tokenizer.model_max_length = 12
     engine = load_engine(str(tmp_path / "model"), "ctranslate2", model=model, tokenizer=tokenizer)
     with caplog.at_level(logging.WARNING, logger="transformer_mt"):

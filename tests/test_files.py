@@ -5,7 +5,7 @@ import pytest
 
 from transformer_mt.files import placeholders_kept, translate_document, translate_file
 
-from .utils import COPY_CORPUS, train_copy_model
+from .utils import save_copy_model
 
 
 polib = pytest.importorskip("polib", reason="the .po format needs polib: pip install -e '.[files]'")
@@ -154,14 +154,9 @@ def test_html_keeps_its_markup(tmp_path):
 
 
 def test_translate_py_and_python_translate_a_po_file_with_the_model(tmp_path, capsys):
-    from transformer_mt import train_tokenizer
     from transformer_mt.scripts import translate as translate_script
 
-    tokenizer = train_tokenizer(COPY_CORPUS * 4, vocab_size=320)
-    model = train_copy_model(tokenizer)
-    model.config.source_lang, model.config.target_lang = "en", "de"
-    model.save_pretrained(tmp_path / "model")
-    tokenizer.save_pretrained(tmp_path / "model")
+    model, tokenizer = save_copy_model(tmp_path / "model", generation={})  # the generation config as trained
     (tmp_path / "app.po").write_text(PO, encoding="utf-8")
     translate_script.main(["--model", str(tmp_path / "model"), "--input", str(tmp_path / "app.po"), "--output",
                            str(tmp_path / "out.po"), "--engine", "transformers", "--no_progress"])

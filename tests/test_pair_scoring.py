@@ -3,25 +3,18 @@ CTranslate2 export agree, and score.py --pairs writes them row by row."""
 
 import pytest
 
-from transformer_mt import train_tokenizer
 from transformer_mt.engines import load_engine
 from transformer_mt.pair_scoring import check_pairs, read_pairs, score_pairs
 from transformer_mt.scripts import score as score_script
 from transformer_mt.translation import translate_nbest
 
-from .utils import COPY_CORPUS, train_copy_model
+from .utils import COPY_CORPUS, save_copy_model
 
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    tokenizer = train_tokenizer(COPY_CORPUS * 4, vocab_size=320)
-    model = train_copy_model(tokenizer)
-    model.config.source_lang, model.config.target_lang = "en", "de"
-    model.generation_config.update(num_beams=4, early_stopping=True, max_length=40)
     path = tmp_path_factory.mktemp("scored")
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path, model.eval(), tokenizer
+    return path, *save_copy_model(path, dict(num_beams=4, early_stopping=True, max_length=40))
 
 
 @pytest.mark.parametrize("length_penalty", [1.0, 0.0])

@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 from transformer_mt.serving import Limits, ServedModel, create_app  # noqa: E402
 from transformer_mt.serving.batcher import Batcher, Overloaded  # noqa: E402
 
-from .utils import COPY_CORPUS, REPO, SCRIPTS, command_env, train_copy_model  # noqa: E402
+from .utils import REPO, SCRIPTS, command_env, save_copy_model  # noqa: E402
 
 
 CLIENTS = json.loads((REPO / "tests" / "fixtures" / "libretranslate_clients.json").read_text(encoding="utf-8"))
@@ -273,15 +273,8 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def copy_model_dir(tmp_path_factory):
-    from transformer_mt import train_tokenizer
-
-    tokenizer = train_tokenizer(COPY_CORPUS * 4, vocab_size=320)
-    model = train_copy_model(tokenizer)
-    model.config.source_lang, model.config.target_lang = "en", "de"
-    model.generation_config.update(num_beams=2, early_stopping=True, max_length=40)
     path = tmp_path_factory.mktemp("served")
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
+    save_copy_model(path, dict(num_beams=2, early_stopping=True, max_length=40))
     return path
 
 

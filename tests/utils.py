@@ -289,3 +289,24 @@ def marian_checkpoint(path: Path, share: bool = True):
     for spm_file in ("spm.model", "spm.vocab"):
         (path / spm_file).unlink()
     return model
+
+
+def copy_tokenizer():
+    """The tokenizer copy-trained models read: a 320-token BPE over COPY_CORPUS."""
+    return train_tokenizer(COPY_CORPUS * 4, vocab_size=320)
+
+
+def save_copy_model(directory: Path, generation: dict | None = None, **overrides):
+    """A copy-trained tiny model (`train_copy_model`) saved with its tokenizer as training saves one: languages
+    en -> de, and a generation config of beam 4 with early_stopping=True (or `generation`'s settings). Returns the
+    (model, tokenizer) loaded back from `directory`."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tokenizer = copy_tokenizer()
+    model = train_copy_model(tokenizer, **overrides)
+    model.config.source_lang, model.config.target_lang = "en", "de"
+    default = dict(num_beams=4, early_stopping=True, max_length=64)
+    model.generation_config.update(**(default if generation is None else generation))
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return AutoModelForSeq2SeqLM.from_pretrained(directory).eval(), AutoTokenizer.from_pretrained(directory)

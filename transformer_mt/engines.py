@@ -16,7 +16,6 @@ hypotheses per sentence out, batches of similar length, the same length bound, t
 """
 
 import contextlib
-import copy
 import hashlib
 import importlib.util
 import logging
@@ -27,7 +26,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .checkpoints import load_translator, tokenizer_files
-from .translation import Hypotheses, length_batches, length_bound, translate_sentences
+from .translation import (
+    Hypotheses,
+    input_limit,
+    length_batches,
+    length_bound,
+    translate_sentences,
+    warn_long_inputs,
+    warn_unended,
+)
 
 
 logger = logging.getLogger(__name__)
@@ -97,13 +104,11 @@ class CTranslate2Engine:
 
         names = names or [str(number) for number in range(1, len(texts) + 1)]
         tokenizer = self.tokenizer
-        limit = tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None
+        limit = input_limit(tokenizer)
         ids = tokenizer(texts)["input_ids"] if texts else []
-        for index, row in enumerate(ids):
-            if limit is not None and len(row) > limit:
-                logger.warning(f"Text {names[index]} has {len(row)} tokens; only its first {limit} are translated "
-                               "(the model's limit, tokenizer.model_max_length).")
-                ids[index] = row[: limit - 1] + row[-1:]  # as the tokenizer truncates: the end token stays
+        warn_long_inputs([len(row) for row in ids], names, limit)
+        if limit is not None:  # cut as the tokenizer truncates: the end token stays
+            ids = [row if len(row) <= limit else row[: limit - 1] + row[-1:] for row in ids]
         options = self.decoding_options(num_beams, num_return_sequences, scores, generate_kwargs)
         target = target_side(tokenizer)
         suppressed = list(self.generation_config.bad_words_ids or []) + (
@@ -131,8 +136,7 @@ class CTranslate2Engine:
                                        for rank, tokens in enumerate(hypotheses)]
                 ended = hypotheses[0][-1:] == [tokenizer.eos_token]
                 if max_new_tokens is None and len(hypotheses[0]) >= budget and not ended:
-                    logger.warning(f"Text {names[index]}: the translation reached the length bound ({budget} tokens) "
-                                   "without ending; it may be cut (pass max_new_tokens to allow more).")
+                    warn_unended(names[index], budget)
         return translations
 
     def score_pairs(self, sources: list[str], targets: list[str], batch_size: int = 16,
@@ -163,10 +167,11 @@ class CTranslate2Engine:
         return options
 
 
-def unsupported_settings(generation_config) -> list[str]:
-    """The generation config's settings that CTranslate2 would not decode as generate() does; [] when none."""
+def unsupported_settings(generation_config, num_beams: int | None = None) -> list[str]:
+    """The generation config's settings that CTranslate2 would not decode as generate() does (searching with
+    `num_beams`, else the config's); [] when none."""
     found = []
-    if (generation_config.num_beams or 1) > 1 and generation_config.early_stopping is not True:
+    if (num_beams or generation_config.num_beams or 1) > 1 and generation_config.early_stopping is not True:
         found.append(f"early_stopping={generation_config.early_stopping!r} with beam search (CTranslate2 stops as "
                      "early_stopping=True)")
     # bad_words_ids map to suppress_sequences; a forced </s> acts only at the length bound, where generate() writes
@@ -192,10 +197,7 @@ def fast_engine_problem(config, generation_config, num_beams: int | None = None)
         return "CTranslate2 is not installed (pip install 'transformer-mt[fast]')"
     if config.position_embedding_type in NOT_EXPORTED_POSITIONS:
         return f"{config.position_embedding_type} positions do not export to CTranslate2"
-    if num_beams is not None:
-        generation_config = copy.deepcopy(generation_config)
-        generation_config.num_beams = num_beams
-    unsupported = unsupported_settings(generation_config)
+    unsupported = unsupported_settings(generation_config, num_beams)
     if unsupported:
         return "its generation config has " + "; ".join(unsupported)
     return None

@@ -226,8 +226,8 @@ def compare_systems(systems: dict[str, list[str]], references: list[str], metric
     compared = {"test": {"bs": "paired bootstrap resampling", "ar": "approximate randomization"}[test],
                 "samples": samples, "baseline": next(iter(systems)), "metrics": {}}
     for name in metrics:
-        compared["metrics"][name] = {"signature": str(signatures[_sacrebleu_name(name, signatures)]), "systems": {}}
-        for system, result in zip(results["System"], results[_sacrebleu_name(name, results)]):
+        compared["metrics"][name] = {"signature": str(signatures[_SACREBLEU_NAMES[name]]), "systems": {}}
+        for system, result in zip(results["System"], results[_SACREBLEU_NAMES[name]]):
             entry = {"score": round(result.score, 2), "p_value": result.p_value}
             if test == "bs":
                 entry.update(mean=round(float(result.mean), 2), ci95=round(float(result.ci), 2))
@@ -235,10 +235,8 @@ def compare_systems(systems: dict[str, list[str]], references: list[str], metric
     return compared
 
 
-def _sacrebleu_name(name: str, keyed: dict) -> str:
-    """sacreBLEU's key for one of our metric names ("chrf" -> "chrF2", "chrf++" -> "chrF2++", "bleu" -> "BLEU")."""
-    wanted = {"bleu": "BLEU", "chrf": "chrF2", "chrf++": "chrF2++", "ter": "TER"}[name]
-    return wanted if wanted in keyed else next(key for key in keyed if key.lower().startswith(name[:3]))
+# sacreBLEU's names for our metrics in a paired test's results
+_SACREBLEU_NAMES = {"bleu": "BLEU", "chrf": "chrF2", "chrf++": "chrF2++", "ter": "TER"}
 
 
 def comparison_lines(compared: dict) -> str:

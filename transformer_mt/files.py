@@ -20,6 +20,8 @@ import os
 import re
 from collections.abc import Callable
 
+from .sentences import rewrap
+
 
 FORMATS = {".po": "po", ".pot": "po", ".xlf": "xliff", ".xliff": "xliff", ".html": "html", ".htm": "html"}
 PLACEHOLDER = re.compile(r"%(?:\d+\$)?(?:\([\w.]+\))?[-+ #0]*\d*(?:\.\d+)?[sdifuxXeEgGcr%]|\{[\w.:!]*\}|</?\w+[^>]*>")
@@ -73,7 +75,7 @@ def _translate_po(input_path, output_path, translate_texts, overwrite) -> FileRe
     texts = [text for entry in todo for text in ([entry.msgid, entry.msgid_plural] if entry.msgid_plural
                                                    else [entry.msgid])]
     # a message's leading and trailing whitespace ("Name: ", "Usage: %s\n") belongs to the program: kept as it is
-    translations = iter([_rewrap(text, translation) for text, translation in
+    translations = iter([rewrap(text, translation) for text, translation in
                          zip(texts, translate_texts([text.strip() for text in texts]))])
     for entry in todo:
         singular = next(translations)
@@ -94,11 +96,6 @@ def _translate_po(input_path, output_path, translate_texts, overwrite) -> FileRe
         report.translated += 1
     catalogue.save(output_path)
     return report
-
-
-def _rewrap(source: str, translation: str) -> str:
-    """`translation` with the leading and trailing whitespace of `source`."""
-    return source[: len(source) - len(source.lstrip())] + translation + source[len(source.rstrip()):]
 
 
 def _translate_xliff(input_path, output_path, translate_texts, overwrite) -> FileReport:
@@ -177,13 +174,12 @@ def _copy_translated(source, target_tag: str, translations):
     for key in list(new.attrib):
         del new.attrib[key]
     for node, side, text in _text_nodes(new):
-        lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
-        setattr(node, side, lead + next(translations) + trail)
+        setattr(node, side, rewrap(text, next(translations)))
     return new
 
 
 def _translate_html(input_path, output_path, translate_texts, overwrite) -> FileReport:
-    from .serving.markup import HtmlDocuments
+    from .serving.markup import HtmlDocuments  # BeautifulSoup: the [files] or [serve] extra
 
     with open(input_path, encoding="utf-8-sig") as f:  # a byte-order mark is no text to translate
         document = HtmlDocuments([f.read()])

@@ -15,7 +15,7 @@ import dataclasses
 
 import torch
 
-from .translation import length_batches
+from .translation import input_limit, length_batches
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +51,7 @@ def score_pairs(model, tokenizer, sources: list[str], targets: list[str], batch_
     order given; inputs longer than the tokenizer's limit are cut there, as translation cuts them."""
     check_pairs(sources, targets)
     penalty = _penalty(model.generation_config, length_penalty)
-    limit = tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None
+    limit = input_limit(tokenizer)
     encoded = tokenizer(sources, text_target=targets, truncation=limit is not None, max_length=limit)
     results = [None] * len(sources)
     model.eval()
@@ -79,7 +79,7 @@ def score_pairs_ctranslate2(translator, tokenizer, sources: list[str], targets: 
     check_pairs(sources, targets)
     penalty = _penalty(generation_config, length_penalty)
     target = target_side(tokenizer)
-    limit = tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None  # as score_pairs cuts
+    limit = input_limit(tokenizer)  # cut as score_pairs cuts
     encoded = tokenizer(sources, text_target=targets, truncation=limit is not None, max_length=limit)
     sources_tokens = [tokenizer.convert_ids_to_tokens(ids) for ids in encoded["input_ids"]]
     target_tokens = [target.convert_ids_to_tokens(ids)[:-1] for ids in encoded["labels"]]  # score_batch adds </s>

@@ -43,6 +43,12 @@ def join(sentences: list[str], separators: list[str]) -> str:
     return "".join(parts).strip()
 
 
+def rewrap(source: str, translation: str) -> str:
+    """`translation` with the leading and trailing whitespace of `source` (an HTML text node's, a .po message's):
+    what surrounds a text belongs to its document, not to the model."""
+    return source[: len(source) - len(source.lstrip())] + translation + source[len(source.rstrip()):]
+
+
 def segmenter_language(config, source_lang: str | None = None) -> str:
     """The language to split a model's input by: `source_lang` if given, else the model config's `source_lang`;
     a ValueError naming the model and what to pass when neither is known."""
@@ -55,4 +61,4 @@ def segmenter_language(config, source_lang: str | None = None) -> str:
     return language
 
 
-__all__ = ["join", "segmenter_language", "split"]
+__all__ = ["join", "rewrap", "segmenter_language", "split"]

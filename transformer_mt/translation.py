@@ -55,6 +55,25 @@ def length_settings(new_tokens: int) -> dict:
     return {"max_length": new_tokens + 1}
 
 
+def input_limit(tokenizer) -> int | None:
+    """The tokenizer's `model_max_length` (training sets it to the position table), or None where transformers'
+    huge sentinel means "no limit"."""
+    return tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None
+
+
+def warn_long_inputs(lengths: list[int], names: list[str], limit: int | None) -> None:
+    """Name every sentence longer than `limit` tokens: it is cut there (every engine cuts it the same way)."""
+    for name, length in zip(names, lengths):
+        if limit is not None and length > limit:
+            logger.warning(f"Text {name} has {length} tokens; only its first {limit} are translated (the model's "
+                           "limit, tokenizer.model_max_length).")
+
+
+def warn_unended(name: str, budget: int) -> None:
+    logger.warning(f"Text {name}: the translation reached the length bound ({budget} tokens) without ending; it may "
+                   "be cut (pass max_new_tokens to allow more).")
+
+
 Hypotheses = list[tuple[str, float | None]]  # one text's or sentence's translations, best first: (text, score)
 
 
@@ -162,12 +181,9 @@ def translate_sentences(model, tokenizer, texts: list[str], names: list[str] | N
                                             *bad_words_ids(tokenizer, bad_words)]
     prefixes = prefix_token_ids(tokenizer, target_prefix) if target_prefix else None
     names = names or [str(number) for number in range(1, len(texts) + 1)]
-    limit = tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None  # else: "no limit"
+    limit = input_limit(tokenizer)
     lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
-    for index, length in enumerate(lengths):
-        if limit is not None and length > limit:
-            logger.warning(f"Text {names[index]} has {length} tokens; only its first {limit} are translated (the "
-                           "model's limit, tokenizer.model_max_length).")
+    warn_long_inputs(lengths, names, limit)
     translations = [None] * len(texts)
     model.eval()
     eos = model.generation_config.eos_token_id
@@ -194,8 +210,7 @@ def translate_sentences(model, tokenizer, texts: list[str], names: list[str] | N
             first = ids[rows[0]]
             if max_new_tokens is None and first.numel() > budget and len(eos_ids) and not torch.isin(first,
                                                                                                   eos_ids).any():
-                logger.warning(f"Text {names[index]}: the translation reached the length bound ({budget} tokens) "
-                               "without ending; it may be cut (pass max_new_tokens to allow more).")
+                warn_unended(names[index], budget)
     return translations
 
 
@@ -333,7 +348,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "LENGTH_FACTOR", "LENGTH_MARGIN", "Hypotheses", "hypothesis_scores", "join_hypotheses", "length_batches",
+    "LENGTH_FACTOR", "LENGTH_MARGIN", "Hypotheses", "hypothesis_scores", "input_limit", "join_hypotheses",
+    "length_batches",
     "length_bound", "length_budget", "length_settings", "process_state", "read_lines", "split_texts", "translate",
-    "translate_nbest", "translate_sentences", "translate_stream",
+    "translate_nbest", "translate_sentences", "translate_stream", "warn_long_inputs", "warn_unended",
 ]

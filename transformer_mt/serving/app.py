@@ -69,13 +69,16 @@ class Service:
         self.batcher = Batcher(lambda key, sentences: self.pairs[key[0]].translate(sentences, key[1]),
                                concurrency=concurrency, **batcher_options)
         self.recent = collections.defaultdict(collections.deque)  # client -> its request times in the last minute
+        self.pruned = time.monotonic()
 
     def check_client(self, request, fields: dict) -> None:
         """Every request counts towards its client's limit per minute, a refused one too; then the API key."""
         if self.limits.req_limit:
             now = time.monotonic()
-            for host in [host for host, times in self.recent.items() if not times or now - times[-1] > 60]:
-                del self.recent[host]  # clients quiet for a minute are forgotten: the table does not grow
+            if now - self.pruned > 60:  # once a minute, not per request: clients quiet for a minute are forgotten
+                self.recent = collections.defaultdict(collections.deque, {
+                    host: times for host, times in self.recent.items() if times and now - times[-1] <= 60})
+                self.pruned = now
             times = self.recent[request.client.host if request.client else "?"]
             while times and now - times[0] > 60:
                 times.popleft()

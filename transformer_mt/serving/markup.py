@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from bs4 import BeautifulSoup, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction
 
+from ..sentences import rewrap
+
 
 UNTRANSLATED_ELEMENTS = {"script", "style", "code", "pre", "textarea", "template"}
 _NOT_TEXT = (Comment, Declaration, Doctype, ProcessingInstruction)
@@ -34,10 +36,9 @@ class HtmlDocuments:
 
     def fill(self, translations: list[str]) -> list[str]:
         for node, translation in zip(self.nodes, translations, strict=True):
-            text = str(node)
-            lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
-            node.replace_with(NavigableString(lead + translation + trail))
+            node.replace_with(NavigableString(rewrap(str(node), translation)))
         return [str(soup) for soup in self.soups]
+
 
 
 def translate_html(documents: list[str], translate_texts: Callable[[list[str]], list[str]]) -> list[str]:
