@@ -1,11 +1,13 @@
 """Load test of transformer-mt-serve, run by hand: offline batch translation, then a server process under 16
 concurrent clients, then overloaded; loopback only, bounded in count and time.
 
-    python scripts/load_test.py models/transformer-mt-en-de [--clients 16] [--requests 800] [--json out.json]
+    python scripts/load_test.py models/transformer-mt-en-de [--clients 16] [--requests 800] [--repeats 3]
+        [--json out.json]
 
 Reports requests/s, sentences/s, p50/p95 latency and answers by status for each load, and the batching efficiency:
 the server's sentences/s at --clients clients as a share of offline batch translation of the same sentences with
-the same engine (`transformer_mt.benchmarks.serving`). Run it on a quiet machine.
+the same engine, per repeat (offline and loaded runs interleaved), with their min and median
+(`transformer_mt.benchmarks.serving`). Run it on a quiet machine.
 """
 
 import argparse
@@ -32,9 +34,10 @@ def main(argv=None):
     parser.add_argument("--queue_limit", type=int, default=64)
     parser.add_argument("--max_batch", type=int, help="The server's --max_batch (default: its own default).")
     parser.add_argument("--max_wait_ms", type=float, default=2.0)
+    parser.add_argument("--repeats", type=int, default=3, help="Offline and loaded runs, interleaved.")
     parser.add_argument("--json", help="Also write the results here.")
     args = parser.parse_args(argv)
-    for name in ("clients", "requests", "overload_clients", "queue_limit", "max_batch"):
+    for name in ("clients", "requests", "overload_clients", "queue_limit", "max_batch", "repeats"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     config = read_config(args.model_dir, TransformerMTConfig.model_type, "TransformerMT")
@@ -44,7 +47,8 @@ def main(argv=None):
     sentences = list(load_parallel_data(args.data, source, target)["test"][source])
     gflops = matmul_gflops()
     results = load_test(args.model_dir, sentences, source, target, args.engine, args.clients, args.requests,
-                        args.overload_clients, args.queue_limit, args.max_batch, args.max_wait_ms)
+                        args.overload_clients, args.queue_limit, args.max_batch, args.max_wait_ms,
+                        repeats=args.repeats)
     results["matmul_gflops"] = gflops
     print(load_report(results))
     print(f"Machine: fp32 2048x2048 matmul, 2 threads: {gflops:.0f} GFLOP/s")

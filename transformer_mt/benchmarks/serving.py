@@ -99,19 +99,27 @@ def _server(model_dir: str, engine: str, queue_limit: int, max_batch: int | None
 def load_test(model_dir: str, sentences: list[str], source: str, target: str, engine: str = "auto",
               clients: int = 16, requests: int = 800, overload_clients: int = 256, queue_limit: int = 64,
               max_batch: int | None = None, max_wait_ms: float = 2.0, offline_batch: int = 16,
-              timeout: float = 120) -> dict:
-    """Offline, then the server at `clients` clients, then overloaded; see the module's docstring."""
-    offline = run_worker(offline_worker, {"model_dir": model_dir, "engine": engine, "sentences": sentences,
-                                          "batch_size": offline_batch}, threads=2)
+              timeout: float = 120, repeats: int = 3) -> dict:
+    """Offline, then the server at `clients` clients, `repeats` times interleaved (the server stays up and idle
+    while offline runs); then overloaded; see the module's docstring. The batching efficiency of each repeat is its
+    server's sentences/s over its offline sentences/s; the result holds them all, their min and median."""
+    spec = {"model_dir": model_dir, "engine": engine, "sentences": sentences, "batch_size": offline_batch}
+    offline, loaded = [], []
     with _server(model_dir, engine, queue_limit, max_batch, max_wait_ms) as url:
         asyncio.run(_clients(url, sentences, clients, min(64, requests), source, target, timeout))  # warm-up
-        loaded = asyncio.run(_clients(url, sentences, clients, requests, source, target, timeout))
+        for _ in range(repeats):
+            offline.append(run_worker(offline_worker, spec, threads=2))
+            loaded.append(asyncio.run(_clients(url, sentences, clients, requests, source, target, timeout)))
         overloaded = asyncio.run(_clients(url, sentences, overload_clients, overload_clients * 2, source, target,
                                           timeout))
-    return {"engine": offline["engine"], "offline_sentences_per_second": offline["sentences_per_second"],
-            "loaded": loaded, "overloaded": overloaded, "queue_limit": queue_limit, "max_batch": max_batch,
-            "max_wait_ms": max_wait_ms, "offline_batch": offline_batch,
-            "batching_efficiency": loaded["sentences_per_second"] / offline["sentences_per_second"]}
+    efficiencies = [run["sentences_per_second"] / alone["sentences_per_second"] for run, alone in zip(loaded, offline)]
+    middle = sorted(range(repeats), key=efficiencies.__getitem__)[(repeats - 1) // 2]  # the median repeat's
+    return {"engine": offline[0]["engine"], "repeats": repeats,
+            "offline_sentences_per_second": [alone["sentences_per_second"] for alone in offline],
+            "loaded": loaded[middle], "loaded_runs": loaded, "overloaded": overloaded, "queue_limit": queue_limit,
+            "max_batch": max_batch, "max_wait_ms": max_wait_ms, "offline_batch": offline_batch,
+            "batching_efficiencies": efficiencies, "batching_efficiency_min": min(efficiencies),
+            "batching_efficiency_median": statistics.median(efficiencies)}
 
 
 def load_report(results: dict) -> str:
@@ -122,11 +130,15 @@ def load_report(results: dict) -> str:
         rows.append(f"| {run['clients']} clients | {run['requests']} | {run['requests_per_second']:.1f} | "
                     f"{run['sentences_per_second']:.1f} | {p50 or 0:.0f} | {p95 or 0:.0f} | "
                     f"{', '.join(f'{k}: {v}' for k, v in sorted(run['statuses'].items()))} |")
+    offline = ", ".join(f"{speed:.1f}" for speed in results["offline_sentences_per_second"])
+    each = ", ".join(f"{efficiency:.2f}" for efficiency in results["batching_efficiencies"])
     return "\n".join([
         f"engine {results['engine']}, queue limit {results['queue_limit']} sentences, batches of up to "
         f"{results['max_batch'] or 'the default'} waiting {results['max_wait_ms']} ms; offline (batches of "
-        f"{results['offline_batch']}): {results['offline_sentences_per_second']:.1f} sentences/s",
+        f"{results['offline_batch']}), each repeat: {offline} sentences/s",
+        "", f"the loaded row is the median repeat's of {results['repeats']}",
         "", "| load | requests | requests/s | sentences/s | p50 ms | p95 ms | answers by status |",
         "| --- | --- | --- | --- | --- | --- | --- |", *rows, "",
-        f"batching efficiency at {results['loaded']['clients']} clients: {results['batching_efficiency']:.2f} "
-        "(the server's sentences/s / offline batch translation's)"])
+        f"batching efficiency at {results['loaded']['clients']} clients (the server's sentences/s / offline batch "
+        f"translation's, each repeat: {each}): min {results['batching_efficiency_min']:.2f}, median "
+        f"{results['batching_efficiency_median']:.2f}"])
