@@ -9,8 +9,10 @@ import time
 
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from transformer_mt.scripts.train import main as train_main
+from transformer_mt.training.ema import TRAINING_WEIGHTS
 
 from .utils import DATA, command_env, saved_weights, train, train_command
 
@@ -29,8 +31,9 @@ def assert_same_weights(a, b):
         assert torch.equal(first[key], second[key]), key
 
 
-@pytest.mark.parametrize("batches", [[], ["--max_tokens_per_batch", "192"], ["--joined_pairs_share", "0.25"]],
-                         ids=["pairs", "token-batches", "joined-pairs"])
+@pytest.mark.parametrize("batches", [[], ["--max_tokens_per_batch", "192"], ["--joined_pairs_share", "0.25"],
+                                     ["--ema_decay", "0.99"]],
+                         ids=["pairs", "token-batches", "joined-pairs", "ema"])
 def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path, batches):
     # 25 (pairs) or ~20 (token batches) steps an epoch: resumes mid-epoch
     steps = ["--do_train", "--max_steps", "300", "--save_steps", "40", *RECIPE, *batches]
@@ -54,6 +57,11 @@ def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path,
     assert result.returncode == 0, result.stderr[-3000:]
     assert json.loads((killed / "trainer_state.json").read_text())["global_step"] == 300
     assert_same_weights(killed, tmp_path / "reference")
+    if "--ema_decay" in batches:  # the average is the saved model; the trained weights resumed exactly too
+        assert_same_weights(killed / "checkpoint-280", tmp_path / "reference" / "checkpoint-280")
+        trained = [load_file(run / "checkpoint-280" / TRAINING_WEIGHTS) for run in (killed, tmp_path / "reference")]
+        assert trained[0].keys() == trained[1].keys()
+        assert all(torch.equal(trained[0][key], trained[1][key]) for key in trained[0])
 
 
 @pytest.fixture(scope="module")

@@ -77,6 +77,7 @@ def run_main_job(data_args, setup_args, model_args, training_args) -> dict:
         "seed": training_args.seed,
         "training_pairs": info.get("training_pairs"),
         "averaging": info.get("averaging"),
+        "ema_decay": info.get("recipe", {}).get("ema_decay"),
         "examples": dict(zip(EXAMPLES, translate(model, tokenizer, EXAMPLES))),
     }
     with open(os.path.join(output_dir, "summary.json"), "w", encoding="utf-8") as f:

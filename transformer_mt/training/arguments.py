@@ -145,6 +145,13 @@ class SetupArguments:
                                         "as well as the model the run ends with (its best checkpoint with "
                                         "--early_stopping_patience); training_info.json says which was kept."}
     )
+    ema_decay: float | None = field(
+        default=None, metadata={"help": "Keep an exponential moving average of the weights, updated after every "
+                                        "optimizer step with this decay (e.g. 0.999): validations, the best "
+                                        "checkpoint, --average_last and the saved model use the average; "
+                                        "checkpoints hold the trained weights beside it "
+                                        "(transformer_mt.training.ema)."}
+    )
     probe_steps: int | None = field(
         default=None, metadata={"help": "Every N steps, measure on 64 validation pairs whether the decoder reads its "
                                         "source (loss gain over a shuffled source, cross-attention entropy, gradient "
@@ -161,6 +168,8 @@ class SetupArguments:
             raise ValueError(f"--bpe_dropout must be a probability in (0, 1), got {self.bpe_dropout}.")
         if self.bpe_dropout is not None and self.tokenizer_type not in (None, "bpe"):
             raise ValueError(f"--bpe_dropout applies to BPE tokenizers, not --tokenizer_type {self.tokenizer_type}.")
+        if self.ema_decay is not None and not 0 < self.ema_decay < 1:
+            raise ValueError(f"--ema_decay must be in (0, 1), e.g. 0.999, got {self.ema_decay}.")
         if self.max_train_minutes is not None and not self.max_train_minutes > 0:
             raise ValueError(f"--max_train_minutes must be > 0, got {self.max_train_minutes}.")
         for name in ("num_beams", "early_stopping_patience", "probe_steps", "average_last"):

@@ -73,7 +73,7 @@ def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments
         "recipe": {"steps": trainer.state.global_step, "learning_rate": args.learning_rate,
                    "lr_scheduler_type": str(getattr(args.lr_scheduler_type, "value", args.lr_scheduler_type)),
                    "warmup_steps": args.warmup_steps, "label_smoothing": args.label_smoothing_factor,
-                   "batch": batch, "processes": args.world_size},
+                   "batch": batch, "processes": args.world_size, "ema_decay": setup.ema_decay},
         "training_pairs": data_report,
         "averaging": averaging,
     }

@@ -30,6 +30,7 @@ from ..modeling import TransformerMTForConditionalGeneration
 from ..tokenization import target_side, tokenizer_fingerprint, tokenizer_type_of, train_tokenizer
 from ..translation import length_settings
 from .arguments import DEFAULT_VOCAB_SIZE, PAD_TO_MULTIPLE_OF, DataArguments, SetupArguments, config_overrides
+from .ema import check_resume as check_ema_resume
 from .outputs import average_at_end, push_run, write_test_predictions, write_training_info
 from .preprocessing import load_splits, preprocess
 from .trainer import (
@@ -128,7 +129,9 @@ def check_launch(training_args: Seq2SeqTrainingArguments) -> None:
 
 
 def check_resume_flags(checkpoint: str, setup: SetupArguments, model_args) -> None:
-    """A resumed run continues the same model: a flag that would change its shape or vocabulary is refused."""
+    """A resumed run continues the same model: a flag that would change its shape or vocabulary, or its moving
+    average of the weights, is refused."""
+    check_ema_resume(checkpoint, setup.ema_decay)
     saved = AutoConfig.from_pretrained(checkpoint)
     for key, value in config_overrides(model_args).items():
         if key not in RESUMABLE_FIELDS and getattr(saved, key) != value:
@@ -340,6 +343,7 @@ def build_trainer(model, tokenizer, datasets, tokenized, collator, callbacks, da
         if training_args.predict_with_generate else None,
         callbacks=callbacks,
         max_tokens_per_batch=data_args.max_tokens_per_batch,
+        ema_decay=setup.ema_decay,
     )
     if setup.max_train_minutes and not training_args.disable_tqdm:
         trainer.remove_callback(ProgressCallback)
@@ -362,18 +366,12 @@ def train(trainer, checkpoint: str | None, data_args: DataArguments, setup: Setu
     trainer.save_state()
 
 
-
-
-
-
-
-
-
 def evaluate(trainer) -> None:
     """Score the validation split; save the metrics."""
     metrics = trainer.evaluate(metric_key_prefix="eval")
     trainer.log_metrics("eval", metrics)
     trainer.save_metrics("eval", metrics)
+
 
 def predict(trainer, test_split) -> None:
     """Translate the test split with the saved model's beams; save its scores (with the metrics' signatures, as
