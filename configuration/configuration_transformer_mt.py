@@ -136,6 +136,11 @@ class TransformerMTConfig(PreTrainedConfig):
     # source language's rules. None means unknown (older checkpoints); translation then needs it passed.
     source_lang: str | None = language_code(default=None)
     target_lang: str | None = language_code(default=None)
+    # Word alignments (transformer_mt.alignment) read the cross-attention of decoder layer `alignment_layer`
+    # (negative counts from the top: -1 is the last), averaged over its first `alignment_heads` heads (None: all of
+    # them); a CTranslate2 export takes both, so that its attention is the same.
+    alignment_layer: int = -1
+    alignment_heads: int | None = positive_int_field(default=None)
 
     def __post_init__(self, **kwargs):
         if self.decoder_vocab_size is None:
@@ -179,6 +184,13 @@ class TransformerMTConfig(PreTrainedConfig):
         if self.sinusoidal_layout != "interleaved" and self.position_embedding_type != "sinusoidal":
             raise ValueError(f"`sinusoidal_layout` ({self.sinusoidal_layout!r}) applies to "
                              f"position_embedding_type='sinusoidal' only, not {self.position_embedding_type!r}.")
+        if not -self.decoder_layers <= self.alignment_layer < self.decoder_layers:
+            raise ValueError(f"`alignment_layer` must name one of the {self.decoder_layers} decoder layers, in "
+                             f"[{-self.decoder_layers}, {self.decoder_layers - 1}] (-1: the last), got "
+                             f"{self.alignment_layer}.")
+        if self.alignment_heads is not None and self.alignment_heads > self.decoder_attention_heads:
+            raise ValueError(f"`alignment_heads` ({self.alignment_heads}) must be at most `decoder_attention_heads` "
+                             f"({self.decoder_attention_heads}), or None for all of them.")
         if self.share_encoder_decoder_embeddings and self.decoder_vocab_size != self.vocab_size:
             raise ValueError(
                 f"`decoder_vocab_size` ({self.decoder_vocab_size}) must equal `vocab_size` ({self.vocab_size}) when "

@@ -62,7 +62,8 @@ def copy_tokenizer_files(source_dir: str, output_dir: str, names, tokenizer_clas
 
 
 # What a resumed run may set differently from its checkpoint: regularisation, not the model's shape or vocabulary.
-RESUMABLE_FIELDS = frozenset({"dropout", "attention_dropout", "activation_dropout"})
+RESUMABLE_FIELDS = frozenset({"dropout", "attention_dropout", "activation_dropout", "alignment_layer",
+                              "alignment_heads"})
 # What a Trainer checkpoint needs to resume from; a kill during a save can leave any of them missing or truncated.
 CHECKPOINT_FILES = ("config.json", "model.safetensors", "trainer_state.json", "optimizer.pt", "scheduler.pt")
 LATEST = ("last", "latest", "true")  # --resume_from_checkpoint values that mean the newest complete checkpoint

@@ -221,31 +221,39 @@ def joined_pair_groups(num_pairs: int, count: int, generator: np.random.Generato
 
 def add_joined_pairs(dataset: datasets.Dataset, source_lang: str, target_lang: str, share: float, seed: int,
                      fits: Callable[[list[str], list[str]], list[bool]], sizes: Sequence[int] = (2, 3),
-                     rounds: int = 8) -> tuple[datasets.Dataset, int]:
+                     rounds: int = 8, same: str | None = None) -> tuple[datasets.Dataset, int]:
     """`dataset` followed by multi-sentence pairs: `share` x its size of 2-3 consecutive pairs joined (sources and
     targets alike), each one for which `fits(sources, targets)` holds (the run's length limits); returns the dataset
     and the number added (fewer when `rounds` of candidates hold too few that fit). Drawn from `seed` alone: the
-    same seed adds the same pairs, in the same order."""
+    same seed adds the same pairs, in the same order. `same`: a column whose value the joined pairs must share
+    (a target language), kept for the pairs added."""
     wanted = round(share * len(dataset))
     generator = np.random.default_rng(seed)
     sources, targets = dataset[source_lang], dataset[target_lang]
-    joined_sources, joined_targets = [], []
+    values = dataset[same] if same else None
+    joined_sources, joined_targets, joined_values = [], [], []
     for _ in range(rounds):
         missing = wanted - len(joined_sources)
         if missing <= 0:
             break
         # a few more candidates than missing, so that those over the length limits can be left out
         groups = joined_pair_groups(len(dataset), missing + missing // 4 + 8, generator, sizes)
+        if values is not None:
+            groups = [group for group in groups if len({values[i] for i in group}) == 1]
+            if not groups:
+                continue
         candidates = ([" ".join(sources[i] for i in group) for group in groups],
                       [" ".join(targets[i] for i in group) for group in groups])
-        for source, target, ok in zip(*candidates, fits(*candidates)):
+        for group, source, target, ok in zip(groups, *candidates, fits(*candidates)):
             if ok and len(joined_sources) < wanted:
                 joined_sources.append(source)
                 joined_targets.append(target)
+                joined_values.append(values[group[0]] if values is not None else None)
     if not joined_sources:
         return dataset, 0
-    joined = datasets.Dataset.from_dict({source_lang: joined_sources, target_lang: joined_targets})
-    other = [name for name in dataset.column_names if name not in (source_lang, target_lang)]
+    columns = {source_lang: joined_sources, target_lang: joined_targets, **({same: joined_values} if same else {})}
+    joined = datasets.Dataset.from_dict(columns)
+    other = [name for name in dataset.column_names if name not in columns]
     return datasets.concatenate_datasets([dataset.remove_columns(other), joined]), len(joined_sources)
 
 

@@ -65,6 +65,12 @@ class GenerateEngine:
 
         return score_pairs(self.model, self.tokenizer, sources, targets, batch_size, length_penalty)
 
+    def align_pairs(self, sources: list[str], targets: list[str], batch_size: int = 16, **tags) -> list:
+        """Word alignments of given pairs (`alignment.align_pairs`)."""
+        from .alignment import align_pairs
+
+        return align_pairs(self.model, self.tokenizer, sources, targets, batch_size, **tags)
+
 
 class CTranslate2Engine:
     """A CTranslate2 `Translator` over an export of a TransformerMT model, decoding as generate() does.
@@ -97,7 +103,8 @@ class CTranslate2Engine:
     def translate_sentences(self, texts: list[str], names: list[str] | None = None, *, num_beams: int | None = None,
                             batch_size: int = 16, max_new_tokens: int | None = None, num_return_sequences: int = 1,
                             scores: bool = False, target_prefix: list[str | None] | None = None,
-                            bad_words: list[str] | None = None, **generate_kwargs) -> list[Hypotheses]:
+                            bad_words: list[str] | None = None, target_language_id: int | None = None,
+                            **generate_kwargs) -> list[Hypotheses]:
         from .bridges.ctranslate2 import hypothesis_text
         from .constraints import bad_words_ids, prefix_token_ids
         from .tokenization import target_side
@@ -117,6 +124,9 @@ class CTranslate2Engine:
             options["suppress_sequences"] = [target.convert_ids_to_tokens(ids) for ids in suppressed]
         prefixes = [target.convert_ids_to_tokens(ids) if ids else None
                     for ids in prefix_token_ids(tokenizer, target_prefix)] if target_prefix else None
+        if target_language_id is not None:  # the target-language token first (tags.target_language_id)
+            language = target.convert_ids_to_tokens(target_language_id)
+            prefixes = [[language, *(prefix or [])] for prefix in (prefixes or [None] * len(texts))]
         pending = []
         for indices in length_batches([len(row) for row in ids], batch_size):
             budget = max_new_tokens or length_bound(max(len(ids[i]) for i in indices),
@@ -146,6 +156,12 @@ class CTranslate2Engine:
 
         return score_pairs_ctranslate2(self.translator, self.tokenizer, sources, targets, self.generation_config,
                                        batch_size, length_penalty)
+
+    def align_pairs(self, sources: list[str], targets: list[str], batch_size: int = 16, **tags) -> list:
+        """Word alignments of given pairs through `return_attention` (`alignment.align_pairs_ctranslate2`)."""
+        from .alignment import align_pairs_ctranslate2
+
+        return align_pairs_ctranslate2(self.translator, self.tokenizer, sources, targets, batch_size, **tags)
 
     def decoding_options(self, num_beams, num_return_sequences: int, scores: bool, generate_kwargs: dict) -> dict:
         """translate_batch's keywords for generate()'s: the generation config's settings unless the call gives
@@ -216,12 +232,13 @@ EXPORT_INPUTS = ("model.safetensors", "config.json", "generation_config.json", "
 
 def export_key(model_dir: str, quantization: str | None) -> str:
     """A hash of everything an export is made of: the weights, config, generation config and tokenizer files, the
-    quantization, and the CTranslate2 and transformer-mt versions."""
+    quantization, the CTranslate2 and transformer-mt versions and the export's format."""
     import ctranslate2
 
     from . import __version__
+    from .bridges.ctranslate2 import EXPORT_FORMAT
 
-    digest = hashlib.sha256(f"{quantization}|{ctranslate2.__version__}|{__version__}".encode())
+    digest = hashlib.sha256(f"{quantization}|{ctranslate2.__version__}|{__version__}|{EXPORT_FORMAT}".encode())
     paths = [os.path.join(model_dir, name) for name in EXPORT_INPUTS] + tokenizer_files(model_dir)
     for path in sorted(set(paths)):
         digest.update(os.path.basename(path).encode() + b"\0")

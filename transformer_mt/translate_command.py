@@ -14,6 +14,7 @@ from typing import TextIO
 from tqdm.auto import tqdm
 from transformers import set_seed
 
+from .alignment import Alignment, pharaoh
 from .checkpoints import load_translator
 from .engines import DEFAULT_INTRA_THREADS, ENGINES, load_engine
 from .files import file_format
@@ -53,6 +54,14 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     given.add_argument("--target_prefix", help="A UTF-8 file of prefixes, one per input line (empty: none): each "
                        "translation begins with its line's prefix (with splitting on: the line's first sentence).")
     given.add_argument("--bad_words", nargs="+", metavar="WORD", help="Words no translation may contain.")
+    given.add_argument("--target_lang", help="The language to write, for a model trained on several "
+                       "(--target_lang_column): its token, >>xx<<, is forced first (transformer_mt.tags).")
+    given.add_argument("--source_prefix", metavar="TAG", help="Begin every sentence with this tag, as the model was "
+                       "trained (--source_prefix), e.g. <BT>.")
+    given.add_argument("--alignments", metavar="FILE", help="Also write each line's word alignment with its "
+                       "translation here, a line each: Pharaoh `i-j` pairs (source word i, target word j, from 0), "
+                       "from the cross-attention of the model's alignment_layer and alignment_heads "
+                       "(transformer_mt.alignment).")
     engines = parser.add_argument_group("engine (what decodes: generate(), or a CTranslate2 export of the model)")
     engines.add_argument("--engine", choices=ENGINES, default="auto",
                          help="auto (default): CTranslate2 when it is installed and the model exports as generate() "
@@ -81,8 +90,12 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     for name in ("input", "target_prefix"):
         if getattr(args, name) is not None and not os.path.isfile(getattr(args, name)):
             parser.error(f"--{name} {getattr(args, name)!r} does not exist")
-    if args.output is not None and os.path.exists(args.output):
-        parser.error(f"--output {args.output!r} exists; translations never replace a file (choose another name)")
+    for name in ("output", "alignments"):
+        if getattr(args, name) is not None and os.path.exists(getattr(args, name)):
+            parser.error(f"--{name} {getattr(args, name)!r} exists; translations never replace a file (choose "
+                         "another name)")
+    if args.alignments is not None and (args.num_return_sequences > 1 or args.scores):
+        parser.error("--alignments aligns each line's one translation: drop --num_return_sequences and --scores")
     for name in ("num_beams", "batch_size", "max_new_tokens", "chunk_size", "no_repeat_ngram_size",
                  "num_return_sequences", "top_k", "intra_threads", "inter_threads"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
@@ -103,9 +116,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     kind = file_format(args.input) if args.input else None
     if kind and args.output is None:
         parser.error(f"--input {args.input!r} is a {kind} file: give --output, written in the same format")
-    if kind and (args.num_return_sequences > 1 or args.scores or args.target_prefix):
-        parser.error(f"a {kind} file gets one translation per text: drop --num_return_sequences, --scores and "
-                     "--target_prefix")
+    if kind and (args.num_return_sequences > 1 or args.scores or args.target_prefix or args.alignments):
+        parser.error(f"a {kind} file gets one translation per text, written in its format: drop "
+                     "--num_return_sequences, --scores, --target_prefix and --alignments")
     if args.overwrite and not kind:
         parser.error("--overwrite applies to a .po or XLIFF --input (its entries already translated)")
     if args.source_lang is not None and args.no_split_sentences:
@@ -159,18 +172,22 @@ def atomic_output(path: str | None) -> Iterator[TextIO]:
     os.replace(partial, path)
 
 
-def line_writer(output: TextIO, nbest: bool, flush: bool = False) -> Callable[[str | Hypotheses], None]:
+def line_writer(output: TextIO, nbest: bool, flush: bool = False,
+                alignments: TextIO | None = None) -> Callable[[str | Hypotheses, Alignment | None], None]:
     """`translate_stream`'s `write` for the command: a line per translation, or with `nbest` a TSV row per
-    hypothesis (line number, rank, score, translation); `flush` after each, for a reader waiting on a pipe."""
+    hypothesis (line number, rank, score, translation); with `alignments`, each line's alignment there in Pharaoh
+    format; `flush` after each, for a reader waiting on a pipe."""
     numbers = itertools.count(1)
 
-    def write(translation):
+    def write(translation, alignment=None):
         number = next(numbers)
         if nbest:
             for rank, (text, score) in enumerate(translation, 1):
                 print(f"{number}\t{rank}\t{score:.4f}\t{text}", file=output, flush=flush)
         else:
             print(translation, file=output, flush=flush)
+        if alignments is not None:
+            print(pharaoh(alignment), file=alignments, flush=flush)
 
     return write
 
@@ -214,19 +231,22 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         lines, name, total = stack.enter_context(input_lines(args, problems))
         output = stack.enter_context(atomic_output(args.output if state.is_main_process else None))
+        aligned = stack.enter_context(atomic_output(args.alignments)) if args.alignments and \
+            state.is_main_process else None
         progress = stack.enter_context(tqdm(total=total, unit="lines", disable=args.no_progress or interactive
                                             or not state.is_main_process or None))
         prefixes = None
         if args.target_prefix:
             prefix_stream = stack.enter_context(open(args.target_prefix, "rb"))
             prefixes = (line or None for line in read_lines(prefix_stream, args.target_prefix))
-        count = translate_stream(model, tokenizer, lines, line_writer(output, nbest, flush=interactive),
+        count = translate_stream(model, tokenizer, lines, line_writer(output, nbest, interactive, aligned),
                                  num_beams=args.num_beams, batch_size=args.batch_size,
                                  max_new_tokens=args.max_new_tokens, chunk_size=1 if interactive else args.chunk_size,
                                  progress=progress.update, num_return_sequences=args.num_return_sequences,
                                  scores=nbest, split_sentences=not args.no_split_sentences,
                                  source_lang=args.source_lang, engine=engine, target_prefix=prefixes,
-                                 bad_words=args.bad_words, **options)
+                                 bad_words=args.bad_words, alignments=bool(args.alignments),
+                                 target_lang=args.target_lang, source_prefix=args.source_prefix, **options)
     if count == 0 and state.is_main_process:
         print(f"warning: {name or 'the input'} held no lines: nothing was translated (give sentences as arguments, "
               "--input FILE, or lines on stdin)", file=sys.stderr)
@@ -248,7 +268,8 @@ def translate_structured_file(args, model, tokenizer, engine, options: dict, sta
     def translate_texts(texts: list[str]) -> list[str]:
         return translate(model, tokenizer, texts, num_beams=args.num_beams, batch_size=args.batch_size,
                          max_new_tokens=args.max_new_tokens, split_sentences=not args.no_split_sentences,
-                         source_lang=args.source_lang, engine=engine, bad_words=args.bad_words, **options)
+                         source_lang=args.source_lang, engine=engine, bad_words=args.bad_words,
+                         target_lang=args.target_lang, source_prefix=args.source_prefix, **options)
 
     with atomic_output(args.output) as output:
         output.close()  # translate_file writes by path; atomic_output renames it into place when this ends

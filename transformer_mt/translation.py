@@ -80,7 +80,8 @@ Hypotheses = list[tuple[str, float | None]]  # one text's or sentence's translat
 def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
               max_new_tokens: int | None = None, numbers: list[int] | None = None,
               check_tokenizer: bool = True, split_sentences: bool = True, source_lang: str | None = None,
-              engine="transformers", **generate_kwargs) -> list[str]:
+              engine="transformers", target_lang: str | None = None, source_prefix: str | None = None,
+              **generate_kwargs) -> list[str]:
     """Translate `texts` (the order of `texts` is kept); a blank text gives "" without a model call.
 
     Each text is split into sentences, every sentence of every text is translated in batches of similar length,
@@ -100,11 +101,15 @@ def translate(model, tokenizer, texts: list[str], num_beams: int | None = None, 
     `engine`: "transformers" (generate()), "ctranslate2" (a CTranslate2 export of the model's saved files, made once
     into a cache; the model must hold exactly those weights), "auto" (CTranslate2 where it can, else generate()),
     or an engine from `transformer_mt.engines.load_engine`, which is the fast way to translate call after call.
+
+    Tags (`transformer_mt.tags`): `target_lang` picks the language of a model trained on several (its token is
+    forced first; required for such a model), `source_prefix` begins every sentence with a tag the model was
+    trained with (`--source_prefix`, e.g. `<BT>`).
     """
     return [hypotheses[0][0] if hypotheses else "" for hypotheses in translate_nbest(
         model, tokenizer, texts, num_beams=num_beams, batch_size=batch_size, max_new_tokens=max_new_tokens,
         numbers=numbers, check_tokenizer=check_tokenizer, split_sentences=split_sentences, source_lang=source_lang,
-        engine=engine, **generate_kwargs)]
+        engine=engine, target_lang=target_lang, source_prefix=source_prefix, **generate_kwargs)]
 
 
 def translate_nbest(model, tokenizer, texts: list[str], num_beams: int | None = None, batch_size: int = 16,
@@ -112,24 +117,33 @@ def translate_nbest(model, tokenizer, texts: list[str], num_beams: int | None = 
                     check_tokenizer: bool = True, num_return_sequences: int = 1, scores: bool = False,
                     split_sentences: bool = True, source_lang: str | None = None, engine="transformers",
                     target_prefix: list[str | None] | None = None, bad_words: list[str] | None = None,
+                    target_lang: str | None = None, source_prefix: str | None = None,
                     **generate_kwargs) -> list[Hypotheses]:
     """`translate`, with `num_return_sequences` hypotheses per text, best first, each `(text, score)` (none for a
     blank text). Hypothesis k of a text joins the k-th hypothesis of each of its sentences, and its score (with
     `scores`) is the sum of theirs. A sentence's score is what beam search ranks by: the hypothesis'
     log-probability divided by its length to the power `length_penalty` (for greedy search and sampling: under
     the decoding distribution). `target_prefix` (one per text, None for none: a text's translation begins with it;
-    with splitting, its first sentence's) and `bad_words` (never written): `transformer_mt.constraints`."""
+    with splitting, its first sentence's) and `bad_words` (never written): `transformer_mt.constraints`;
+    `target_lang` and `source_prefix` as `translate` says."""
     from .constraints import first_sentence_prefixes
+    from .tags import target_language_id
 
     if check_tokenizer:
         check_tokenizer_matches(model.config, tokenizer, "translate()")
     language = sentences.segmenter_language(model.config, source_lang) if split_sentences else None
     flat, names, layout = split_texts(texts, language, numbers or range(1, len(texts) + 1))
     hypotheses = _engine(model, tokenizer, engine).translate_sentences(
-        flat, names, num_beams=num_beams, batch_size=batch_size, max_new_tokens=max_new_tokens,
-        num_return_sequences=num_return_sequences, scores=scores, bad_words=bad_words,
-        target_prefix=first_sentence_prefixes(layout, target_prefix, len(flat)), **generate_kwargs)
+        tagged(flat, source_prefix), names, num_beams=num_beams, batch_size=batch_size,
+        max_new_tokens=max_new_tokens, num_return_sequences=num_return_sequences, scores=scores, bad_words=bad_words,
+        target_prefix=first_sentence_prefixes(layout, target_prefix, len(flat)),
+        target_language_id=target_language_id(model.config, tokenizer, target_lang), **generate_kwargs)
     return [join_hypotheses([hypotheses[i] for i in span], separators) for span, separators in layout]
+
+
+def tagged(sentences: list[str], source_prefix: str | None) -> list[str]:
+    """`sentences`, each begun with the tag `source_prefix` (a run's `--source_prefix`), or as they are."""
+    return [f"{source_prefix} {sentence}" for sentence in sentences] if source_prefix else sentences
 
 
 def split_texts(texts: list[str], language: str | None,
@@ -165,12 +179,14 @@ def translate_sentences(model, tokenizer, texts: list[str], names: list[str] | N
                         num_beams: int | None = None, batch_size: int = 16, max_new_tokens: int | None = None,
                         num_return_sequences: int = 1, scores: bool = False,
                         target_prefix: list[str | None] | None = None, bad_words: list[str] | None = None,
-                        **generate_kwargs) -> list[Hypotheses]:
+                        target_language_id: int | None = None, **generate_kwargs) -> list[Hypotheses]:
     """The sentence-level engine that every entry runs: `num_return_sequences` hypotheses for each of `texts`
     (sentences, each one sequence), best first, from generate() in batches of similar length (`length_batches`).
 
     Bounds and warnings as `translate` says; `names` label the sentences in warnings (default 1, 2, ...);
-    `target_prefix` (one per sentence, None for none) and `bad_words` as `transformer_mt.constraints` applies them.
+    `target_prefix` (one per sentence, None for none) and `bad_words` as `transformer_mt.constraints` applies them;
+    `target_language_id`: the target-language token every translation begins with (`tags.target_language_id`),
+    forced through `forced_bos_token_id`, or before the prefix where there is one.
     Another engine that takes sentences and gives back hypotheses can stand in for this function.
     """
     from .constraints import bad_words_ids, prefix_constraint, prefix_token_ids
@@ -180,6 +196,10 @@ def translate_sentences(model, tokenizer, texts: list[str], names: list[str] | N
                                               or model.generation_config.bad_words_ids or []),
                                             *bad_words_ids(tokenizer, bad_words)]
     prefixes = prefix_token_ids(tokenizer, target_prefix) if target_prefix else None
+    if target_language_id is not None and prefixes:
+        prefixes = [[target_language_id, *(prefix or [])] for prefix in prefixes]
+    elif target_language_id is not None:
+        generate_kwargs["forced_bos_token_id"] = target_language_id
     names = names or [str(number) for number in range(1, len(texts) + 1)]
     limit = input_limit(tokenizer)
     lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]] if texts else []
@@ -236,13 +256,17 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
                      num_return_sequences: int = 1, scores: bool = False, split_sentences: bool = True,
                      source_lang: str | None = None, engine="transformers",
                      target_prefix: Iterable[str | None] | None = None, bad_words: list[str] | None = None,
+                     alignments: bool = False, target_lang: str | None = None, source_prefix: str | None = None,
                      **generate_kwargs) -> int:
     """Translate a stream of lines into `write` (one call per line, in input order); returns the line count.
 
     `write` gets the translation, or with `num_return_sequences` > 1 or `scores` the list of `(text, score)`
     hypotheses (`translate_nbest`; a blank line gets an empty list). `split_sentences`, `source_lang`, `engine`,
     `bad_words` and `generate_kwargs`: as for `translate`; `target_prefix`: an iterable of prefixes beside `lines`
-    (None for none), read along with them.
+    (None for none), read along with them. `alignments`: `write` gets a second argument, the word alignment of the
+    line and its (best) translation (`transformer_mt.alignment`): each sentence aligned with its translation by
+    the engine, the sentences' word pairs numbered within the line. `target_lang` and `source_prefix`: as for
+    `translate`.
 
     Reads `chunk_size` lines at a time, so memory does not grow with the input. Within a chunk, the lines'
     sentences are batched by length (`length_batches`) and each line's translations joined; a blank line gives an
@@ -253,13 +277,16 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
     """
     from accelerate.utils import gather_object
 
+    from .alignment import join_alignments
     from .constraints import first_sentence_prefixes
+    from .tags import target_language_id
 
     state = process_state()
     check_tokenizer_matches(model.config, tokenizer, "translate_stream()")
     language = sentences.segmenter_language(model.config, source_lang) if split_sentences else None
     nbest = num_return_sequences > 1 or scores
     engine = _engine(model, tokenizer, engine)
+    language_id = target_language_id(model.config, tokenizer, target_lang)
     total = 0
     prefixes = iter(target_prefix) if target_prefix is not None else None
     for chunk in _chunks(lines, chunk_size):
@@ -271,17 +298,29 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
         # are consecutive runs of one length order), and an engine with several workers decodes them at once
         indices = [i for batch in length_batches(lengths, batch_size)[state.process_index :: state.num_processes]
                    for i in batch]
-        outputs = engine.translate_sentences([flat[i] for i in indices], [names[i] for i in indices],
-                                             num_beams=num_beams, batch_size=batch_size,
+        outputs = engine.translate_sentences(tagged([flat[i] for i in indices], source_prefix),
+                                             [names[i] for i in indices], num_beams=num_beams, batch_size=batch_size,
                                              max_new_tokens=max_new_tokens, num_return_sequences=num_return_sequences,
                                              scores=scores, bad_words=bad_words, target_prefix=[
                                                  chunk_prefixes[i] for i in indices] if chunk_prefixes else None,
-                                             **generate_kwargs)
+                                             target_language_id=language_id, **generate_kwargs)
         mine = dict(zip(indices, outputs))
+        if alignments:  # each process aligns its own sentences with their best translations
+            aligned = [i for i in indices if mine[i] and mine[i][0][0]]
+            found = dict(zip(aligned, engine.align_pairs(
+                [flat[i] for i in aligned], [mine[i][0][0] for i in aligned], batch_size, source_prefix=source_prefix,
+                target_language_id=language_id))) if aligned else {}
+            mine = {i: (hypotheses, found.get(i, [])) for i, hypotheses in mine.items()}
         if state.num_processes > 1:
             mine = {index: hypotheses for part in gather_object([mine]) for index, hypotheses in part.items()}
         if state.is_main_process:
             for span, separators in layout:
+                if alignments:
+                    alignment = join_alignments([mine[i][1] for i in span], [flat[i] for i in span],
+                                                [mine[i][0][0][0] if mine[i][0] else "" for i in span])
+                    hypotheses = join_hypotheses([mine[i][0] for i in span], separators)
+                    write(hypotheses if nbest else hypotheses[0][0] if hypotheses else "", alignment)
+                    continue
                 hypotheses = join_hypotheses([mine[i] for i in span], separators)
                 write(hypotheses if nbest else hypotheses[0][0] if hypotheses else "")
             if progress is not None:

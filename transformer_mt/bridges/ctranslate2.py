@@ -61,6 +61,7 @@ from ctranslate2.specs import common_spec
 from ctranslate2.specs.model_spec import ACCEPTED_MODEL_TYPES
 from ctranslate2.specs.transformer_spec import TransformerDecoderSpec, TransformerEncoderSpec, TransformerSpec
 
+from ..alignment import alignment_heads as alignment_heads_of
 from ..checkpoints import check_output_dir, load_translator, read_config
 from ..configuration import TransformerMTConfig
 from ..modeling.positional_embeddings import ROTARY_BASE
@@ -69,6 +70,7 @@ from ..tokenization import target_side
 
 # CTranslate2 rejects positions beyond the table; this many cover translate_batch's default max_input_length.
 SINUSOID_POSITIONS = 1024
+EXPORT_FORMAT = 2  # raised when the same model files export differently (2: the alignment layer and heads)
 _ACTIVATIONS = {
     "relu": common_spec.Activation.RELU,
     "gelu": common_spec.Activation.GELU,
@@ -171,9 +173,12 @@ class TransformerMTConverter(Converter):
                                  rotary_base=ROTARY_BASE)
             decoder_stack.update(rotary_dim=config.d_model // config.decoder_attention_heads, rotary_interleave=False,
                                  rotary_base=ROTARY_BASE)
+        # the attention its return_attention gives: the layer and heads that word alignments read
+        alignment_layer, alignment_heads = alignment_heads_of(config)
         spec = TransformerSpec(
             TransformerEncoderSpec(config.encoder_layers, config.encoder_attention_heads, **encoder_stack),
-            TransformerDecoderSpec(config.decoder_layers, config.decoder_attention_heads, **decoder_stack),
+            TransformerDecoderSpec(config.decoder_layers, config.decoder_attention_heads, **decoder_stack,
+                                   alignment_layer=alignment_layer, alignment_heads=alignment_heads),
         )
         encoder, decoder = self._model.model.encoder, self._model.model.decoder
         _set_stack(spec.encoder, spec.encoder.embeddings[0], encoder, config)

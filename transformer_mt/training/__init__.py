@@ -11,7 +11,8 @@ training arguments ask, and leaves the model, the tokenizer and the generation c
 with `AutoModelForSeq2SeqLM`/`AutoTokenizer`, with `all_results.json` and the trainer state beside them.
 
 One module per question: `arguments` (the command line), `trainer` (the Trainer, its callbacks, collator and
-metrics), `preprocessing` (the data), `run` (the steps of a run), `outputs` (what a run leaves behind).
+metrics), `preprocessing` (the data), `checks` (what a run checks before it writes anything), `run` (the steps of
+a run), `ema` (the moving average of the weights), `outputs` (what a run leaves behind).
 """
 
 from ..checkpoints import RESUMABLE_FIELDS
@@ -26,6 +27,7 @@ from .arguments import (
     config_overrides,
     parse_args,
 )
+from .checks import check_launch, check_resume_flags, check_run
 from .outputs import average_at_end, load_weights, write_test_predictions, write_training_info
 from .preprocessing import check_splits, encode_pairs, limit_samples, load_splits, preprocess
 from .run import (
@@ -33,9 +35,6 @@ from .run import (
     build_collator,
     build_model,
     build_tokenizer,
-    check_launch,
-    check_resume_flags,
-    check_run,
     configure_best_checkpoint,
     generation_config_for,
     run,

@@ -50,6 +50,19 @@ class DataArguments:
                           "of 2-3 consecutive pairs joined, sources and targets alike, within the maximum lengths; "
                           "drawn from --data_seed (else --seed), so the same seed adds the same pairs; 0 adds none."},
     )
+    source_prefix: str | None = field(
+        default=None,
+        metadata={"help": "A tag that begins every source of the data set (e.g. <BT> for back-translations, a domain "
+                          "tag): added to the tokenizer as a special token, kept whole; translate with the same "
+                          "--source_prefix (transformer_mt.tags)."},
+    )
+    target_lang_column: str | None = field(
+        default=None,
+        metadata={"help": "Several target languages in one data set: this column holds each pair's target language "
+                          "(a code such as de), --target_lang the target text's column. Each target begins with its "
+                          "language's token (>>de<<), forced first when translating (--target_lang at translation; "
+                          "transformer_mt.tags)."},
+    )
     max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training pairs."})
     max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N validation pairs."})
     max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test pairs."})
@@ -78,6 +91,11 @@ class DataArguments:
                 raise ValueError(f"--{name} must be >= 1, got {value}.")
         if self.joined_pairs_share is not None and not 0 <= self.joined_pairs_share <= 1:
             raise ValueError(f"--joined_pairs_share must be in [0, 1] (0 adds none), got {self.joined_pairs_share}.")
+        if self.source_prefix is not None and (not self.source_prefix.strip() or len(self.source_prefix.split()) > 1):
+            raise ValueError(f"--source_prefix is one tag without spaces, such as <BT>, got {self.source_prefix!r}.")
+        if self.target_lang_column is not None and self.target_lang_column in (self.source_lang, self.target_lang):
+            raise ValueError(f"--target_lang_column {self.target_lang_column!r} must name a column of its own, not "
+                             "the source or target text's.")
         longest = (padded(self.max_source_length, PAD_TO_MULTIPLE_OF)
                    + padded(self.max_target_length, PAD_TO_MULTIPLE_OF))
         if self.max_tokens_per_batch is not None and self.max_tokens_per_batch < longest:
@@ -112,6 +130,11 @@ class SetupArguments:
     tokenizer_type: TokenizerType | None = field(
         default=None, metadata={"help": "Subword model of a newly trained tokenizer: bpe (byte-level BPE, the "
                                         "default) or unigram (SentencePiece-style Unigram, Metaspace)."}
+    )
+    special_tokens: list[str] | None = field(
+        default=None, metadata={"help": "Tokens the tokenizer keeps whole, never split (tags such as <BT> or "
+                                        ">>fr<<): added to a newly trained or a loaded tokenizer and saved with it; a "
+                                        "loaded model's token tables grow to match (transformer_mt.tags)."}
     )
     bpe_dropout: float | None = field(
         default=None, metadata={"help": "BPE-dropout (Provilkov et al. 2020) while training: each training batch is "

@@ -4,6 +4,8 @@
 import logging
 
 from ..data import add_joined_pairs, load_parallel_data
+from ..tags import language_token
+from ..tokenization import target_side
 from .arguments import DataArguments, SetupArguments
 
 
@@ -13,7 +15,8 @@ logger = logging.getLogger(__name__)
 def load_splits(data_args: DataArguments, training_args, setup: SetupArguments):
     """The data's splits, each that the run uses present, each cut to its `max_*_samples`."""
     datasets = load_parallel_data(data_args.data, data_args.source_lang, data_args.target_lang,
-                                  config_name=data_args.dataset_config_name)
+                                  config_name=data_args.dataset_config_name,
+                                  extra_columns=[data_args.target_lang_column] if data_args.target_lang_column else ())
     check_splits(datasets, data_args, training_args, setup)
     return limit_samples(datasets, data_args)
 
@@ -39,12 +42,20 @@ def limit_samples(datasets, data_args: DataArguments):
     return datasets
 
 
-def encode_pairs(tokenizer, sources: list[str], targets: list[str], data_args: DataArguments) -> dict:
+def encode_pairs(tokenizer, sources: list[str], targets: list[str], data_args: DataArguments,
+                 languages: list[str] | None = None) -> dict:
     """Model inputs and labels of parallel text, cut to the run's maximum lengths, and `long`: whether each pair
     was longer. A cut source keeps its final </s>; a cut target does not, so that a pair cut short never teaches
-    the model to end a translation where its sentence goes on."""
+    the model to end a translation where its sentence goes on. With --source_prefix every source begins with its
+    tag; with `languages` (a target language per pair) every target begins with its language's token."""
+    if data_args.source_prefix:
+        sources = [f"{data_args.source_prefix} {source}" for source in sources]
     features = tokenizer(sources)
     labels = tokenizer(text_target=targets)["input_ids"]
+    if languages is not None:
+        target = target_side(tokenizer)
+        labels = [[target.convert_tokens_to_ids(language_token(language)), *ids]
+                  for language, ids in zip(languages, labels, strict=True)]
     source_limit, target_limit = data_args.max_source_length, data_args.max_target_length
     features["long"] = [len(ids) > source_limit or len(target) > target_limit
                         for ids, target in zip(features["input_ids"], labels)]
@@ -59,8 +70,11 @@ def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, kee
     """Tokenize every split once; return the tokenized splits and what was done to the training split (`{"long_pairs":
     dropped or truncated, "joined_pairs": added}`). `keep_training_text` keeps the training split's text beside its
     ids (for BPE-dropout, which segments it anew in every batch; the ids give the samplers their lengths)."""
+    language_column = data_args.target_lang_column
+
     def tokenize(batch):
-        return encode_pairs(tokenizer, batch[data_args.source_lang], batch[data_args.target_lang], data_args)
+        return encode_pairs(tokenizer, batch[data_args.source_lang], batch[data_args.target_lang], data_args,
+                            batch[language_column] if language_column else None)
 
     def fits(sources, targets):
         return [not long for long in encode_pairs(tokenizer, sources, targets, data_args)["long"]]
@@ -71,7 +85,8 @@ def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, kee
             if split == "train" and data_args.joined_pairs_share:
                 seed = training_args.data_seed if training_args.data_seed is not None else training_args.seed
                 dataset, report["joined_pairs"] = add_joined_pairs(
-                    dataset, data_args.source_lang, data_args.target_lang, data_args.joined_pairs_share, seed, fits)
+                    dataset, data_args.source_lang, data_args.target_lang, data_args.joined_pairs_share, seed, fits,
+                    same=language_column)
             kept = (data_args.source_lang, data_args.target_lang) if keep_training_text and split == "train" else ()
             tokenized[split] = dataset.map(
                 tokenize, batched=True, remove_columns=[name for name in dataset.column_names if name not in kept],

@@ -1,6 +1,6 @@
 """`run`: one training run, from its arguments to the model in `output_dir`, as a list of named steps; and those
-steps: the checks made before anything is written, the tokenizer, the model and its generation config, the
-collator and the callbacks, training, prediction (what the run leaves behind is in `outputs`)."""
+steps: the tokenizer, the model and its generation config, the collator and the callbacks, training, prediction
+(the checks made before anything is written are in `checks`, what the run leaves behind in `outputs`)."""
 
 import atexit
 import copy
@@ -23,14 +23,15 @@ from transformers import (
     set_seed,
 )
 
-from ..checkpoints import RESUMABLE_FIELDS, check_output_dir, check_tokenizer_matches, resolve_checkpoint
+from ..checkpoints import check_tokenizer_matches
 from ..configuration import TransformerMTConfig
 from ..diagnostics import AlignmentProbe, probe_batch
 from ..modeling import TransformerMTForConditionalGeneration
+from ..tags import add_special_tokens, fit_model_to_tokenizer, language_token
 from ..tokenization import target_side, tokenizer_fingerprint, tokenizer_type_of, train_tokenizer
 from ..translation import length_settings
 from .arguments import DEFAULT_VOCAB_SIZE, PAD_TO_MULTIPLE_OF, DataArguments, SetupArguments, config_overrides
-from .ema import check_resume as check_ema_resume
+from .checks import check_run, vocabulary_request
 from .outputs import average_at_end, push_run, write_test_predictions, write_training_info
 from .preprocessing import load_splits, preprocess
 from .trainer import (
@@ -97,81 +98,6 @@ def start_from_marian(setup: SetupArguments, data_args: DataArguments, training_
     return setup if path == setup.model_name_or_path else dataclasses.replace(setup, model_name_or_path=path)
 
 
-def check_run(data_args: DataArguments, setup: SetupArguments, model_args, training_args) -> str | None:
-    """The checks made before anything is written: the launch, the data flag, the checkpoint to resume from and the
-    flags against it (or, for a new run, an output directory with nothing in it), the architecture flags. Returns
-    the checkpoint to resume from, if any."""
-    check_launch(training_args)
-    if not data_args.data:
-        raise ValueError("--data is required: a directory with train/validation/test .tsv/.csv/.jsonl files, or a "
-                         "Hub dataset name.")
-    checkpoint = None
-    if training_args.do_train and training_args.resume_from_checkpoint:
-        checkpoint = resolve_checkpoint(str(training_args.resume_from_checkpoint), training_args.output_dir)
-        check_resume_flags(checkpoint, setup, model_args)
-    elif training_args.do_train and training_args.process_index == 0:
-        # A new run never writes into a directory that holds anything (an earlier model above all) unless asked.
-        check_output_dir(training_args.output_dir, overwrite=setup.overwrite_output_dir,
-                         flag="--overwrite_output_dir true (or --resume_from_checkpoint last to continue the run "
-                              "there)")
-    if not (setup.model_name_or_path or checkpoint):
-        TransformerMTConfig(**config_overrides(model_args))  # a bad architecture flag fails here, not after training
-    return checkpoint
-
-
-def check_launch(training_args: Seq2SeqTrainingArguments) -> None:
-    """Warn about a launch that will not do what it says: accelerate runs FSDP on accelerators only (its
-    AcceleratorState turns FSDP on for multi-GPU/NPU/XPU... process groups, never for a CPU group), so an FSDP
-    config on a machine without one trains plain data parallel, every process holding the whole model."""
-    if os.environ.get("ACCELERATE_USE_FSDP", "false").lower() == "true" and training_args.use_cpu:
-        logger.warning("The launch asks for FSDP, but accelerate shards models on accelerators only: on the CPU "
-                       "these processes train as plain data parallel (DDP), each with the whole model.")
-
-
-def check_resume_flags(checkpoint: str, setup: SetupArguments, model_args) -> None:
-    """A resumed run continues the same model: a flag that would change its shape or vocabulary, or its moving
-    average of the weights, is refused."""
-    check_ema_resume(checkpoint, setup.ema_decay)
-    saved = AutoConfig.from_pretrained(checkpoint)
-    for key, value in config_overrides(model_args).items():
-        if key not in RESUMABLE_FIELDS and getattr(saved, key) != value:
-            raise ValueError(f"--{key} {value} differs from {checkpoint}'s {key}={getattr(saved, key)!r}; resuming "
-                             "continues that model: drop the flag, or start a new run.")
-    if setup.tokenizer_name_or_path:
-        raise ValueError(f"--tokenizer_name_or_path is not used when resuming: the run continues with {checkpoint}'s "
-                         "own tokenizer.")
-    # The sizes are compared with what the run asked for: a small corpus yields fewer tokens than asked.
-    asked = vocabulary_request(setup, checkpoint)
-    if setup.tokenizer_vocab_size is not None and setup.tokenizer_vocab_size != asked["tokenizer_vocab_size"]:
-        raise ValueError(f"--tokenizer_vocab_size {setup.tokenizer_vocab_size} differs from {checkpoint}'s tokenizer "
-                         f"(asked for {asked['tokenizer_vocab_size']} tokens, has {saved.vocab_size}); resuming keeps "
-                         "it: drop the flag, or start a new run.")
-    if setup.decoder_vocab_size is not None and setup.decoder_vocab_size != asked["decoder_vocab_size"]:
-        kind = "shared" if saved.share_encoder_decoder_embeddings else "target"
-        raise ValueError(f"--decoder_vocab_size {setup.decoder_vocab_size} differs from {checkpoint}'s {kind} "
-                         f"vocabulary (asked for {asked['decoder_vocab_size']} tokens, has "
-                         f"{saved.decoder_vocab_size}); resuming keeps it: drop the flag, or start a new run.")
-    if setup.tokenizer_type is not None:
-        saved_type = tokenizer_type_of(AutoTokenizer.from_pretrained(checkpoint))
-        if setup.tokenizer_type != saved_type:
-            raise ValueError(f"--tokenizer_type {setup.tokenizer_type} differs from {checkpoint}'s tokenizer "
-                             f"({saved_type}); resuming keeps it: drop the flag, or start a new run.")
-
-
-def vocabulary_request(setup: SetupArguments, checkpoint: str | None) -> dict:
-    """The vocabulary sizes this run asks for: its flags for a new run; when resuming, what the checkpoint's run
-    asked for (`VocabularyRequest`), or for a checkpoint saved before that was recorded, the sizes it has."""
-    if not checkpoint:
-        return {"tokenizer_vocab_size": setup.tokenizer_vocab_size or DEFAULT_VOCAB_SIZE,
-                "decoder_vocab_size": setup.decoder_vocab_size}
-    recorded = VocabularyRequest.recorded(checkpoint)
-    if recorded is not None:
-        return recorded
-    saved = AutoConfig.from_pretrained(checkpoint)
-    return {"tokenizer_vocab_size": saved.vocab_size,
-            "decoder_vocab_size": None if saved.share_encoder_decoder_embeddings else saved.decoder_vocab_size}
-
-
 def build_tokenizer(setup: SetupArguments, datasets, data_args: DataArguments, training_args, checkpoint: str | None):
     """The run's tokenizer: the checkpoint's when resuming, the one named, or one trained on the training split
     (saved in output_dir/tokenizer): a joint vocabulary of both sides, or with --decoder_vocab_size one per side."""
@@ -188,7 +114,25 @@ def build_tokenizer(setup: SetupArguments, datasets, data_args: DataArguments, t
     if setup.bpe_dropout and tokenizer_type_of(tokenizer) != "bpe":
         raise ValueError(f"--bpe_dropout applies to BPE tokenizers; this run's tokenizer is "
                          f"{tokenizer_type_of(tokenizer)}.")
+    added = add_special_tokens(tokenizer, run_tags(setup, datasets, data_args))
+    if added and checkpoint:
+        raise ValueError(f"{checkpoint}'s tokenizer lacks {', '.join(added)}; resuming keeps the run's tokenizer: "
+                         "drop the flags that add them, or start a new run.")
     return tokenizer
+
+
+def run_tags(setup: SetupArguments, datasets, data_args: DataArguments) -> list[str]:
+    """The special tokens a run's tokenizer must hold (`transformer_mt.tags`): --special_tokens, the
+    --source_prefix tag and the language tokens of every target language in the data."""
+    tags = [*(setup.special_tokens or []), *([data_args.source_prefix] if data_args.source_prefix else [])]
+    column = data_args.target_lang_column
+    if column:
+        if setup.bpe_dropout:
+            raise ValueError("--bpe_dropout segments training text anew in the collator, which does not see "
+                             "--target_lang_column: use one of the two.")
+        languages = sorted({value for dataset in datasets.values() for value in dataset[column]})
+        tags += [language_token(language) for language in languages]
+    return tags
 
 
 def train_run_tokenizer(setup: SetupArguments, datasets, data_args: DataArguments, training_args):
@@ -218,10 +162,14 @@ def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | 
     if checkpoint:
         config = AutoConfig.from_pretrained(checkpoint, **overrides)
         return TransformerMTForConditionalGeneration(config)
-    # translation splits its input into sentences by the source language's rules
-    overrides.update(source_lang=data_args.source_lang, target_lang=data_args.target_lang)
+    # translation splits its input into sentences by the source language's rules; a model of several targets has
+    # their language tokens instead of one target language
+    overrides.update(source_lang=data_args.source_lang,
+                     target_lang=None if data_args.target_lang_column else data_args.target_lang)
     if setup.model_name_or_path:
-        return AutoModelForSeq2SeqLM.from_pretrained(setup.model_name_or_path, **overrides)
+        model = AutoModelForSeq2SeqLM.from_pretrained(setup.model_name_or_path, **overrides)
+        fit_model_to_tokenizer(model, tokenizer)  # tokens the run added to its tokenizer get rows
+        return model
     target = target_side(tokenizer)
     if target is not tokenizer:  # the vocabularies' real sizes (a small corpus may yield fewer tokens than asked)
         overrides.update(decoder_vocab_size=len(target), share_encoder_decoder_embeddings=False)
@@ -344,6 +292,7 @@ def build_trainer(model, tokenizer, datasets, tokenized, collator, callbacks, da
         callbacks=callbacks,
         max_tokens_per_batch=data_args.max_tokens_per_batch,
         ema_decay=setup.ema_decay,
+        force_first_label=bool(data_args.target_lang_column),
     )
     if setup.max_train_minutes and not training_args.disable_tqdm:
         trainer.remove_callback(ProgressCallback)

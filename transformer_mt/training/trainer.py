@@ -17,6 +17,7 @@ from transformers.trainer_pt_utils import LengthGroupedSampler
 from transformers.trainer_utils import has_length
 
 from ..batching import TokenBatchSampler
+from ..constraints import prefix_constraint
 from ..metrics import load_translation_metric
 from ..modeling.modeling_transformer_mt import seq2seq_loss
 from ..tokenization import target_side
@@ -59,8 +60,10 @@ class TransformerMTTrainer(Seq2SeqTrainer):
     checkpoint's average), and the weights the optimizer trained are in each checkpoint beside it.
     """
 
-    def __init__(self, *args, max_tokens_per_batch: int | None = None, ema_decay: float | None = None, **kwargs):
+    def __init__(self, *args, max_tokens_per_batch: int | None = None, ema_decay: float | None = None,
+                 force_first_label: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        self.force_first_label = force_first_label
         self.max_tokens_per_batch = max_tokens_per_batch
         self.target_tokens_seen = 0
         if self.args.label_smoothing_factor and self.compute_loss_func is None:
@@ -85,6 +88,15 @@ class TransformerMTTrainer(Seq2SeqTrainer):
             return super().evaluate(*args, **kwargs)
         with self.ema.swapped_in(self.model):
             return super().evaluate(*args, **kwargs)
+
+    def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None, **gen_kwargs):
+        """With `force_first_label` (a run of several target languages), each translation begins with its
+        reference's first token, its target-language token, as translation forces it."""
+        if self.force_first_label and self.args.predict_with_generate and "labels" in inputs:
+            vocab_size = self.model.get_output_embeddings().weight.shape[0]
+            gen_kwargs["prefix_allowed_tokens_fn"] = prefix_constraint(
+                [[int(token)] for token in inputs["labels"][:, 0]], vocab_size)
+        return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys=ignore_keys, **gen_kwargs)
 
     def _save_checkpoint(self, model, trial):
         if not self.training_weights_in_model:

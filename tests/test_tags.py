@@ -1,0 +1,146 @@
+"""Tags: special tokens kept whole (trained or added to a loaded tokenizer, the model grown to match), a source tag
+for a data set, and a model of two target languages that follows its language token through both engines."""
+
+import csv
+
+import pytest
+import sacrebleu
+import torch
+from transformers import AutoTokenizer
+
+from transformer_mt import sentences
+from transformer_mt.checkpoints import load_translator
+from transformer_mt.data import add_joined_pairs, load_parallel_data
+from transformer_mt.engines import load_engine
+from transformer_mt.scripts.translate import main as translate_main
+from transformer_mt.tags import add_special_tokens, target_language_id, target_languages
+from transformer_mt.tokenization import tokenizer_fingerprint
+from transformer_mt.translation import translate
+
+from .utils import DATA, copy_tokenizer, train
+
+
+def test_special_tokens_are_kept_whole_and_saved_with_the_tokenizer(tmp_path):
+    train(tmp_path / "run", "--do_train", "--max_steps", 2, "--special_tokens", "<BT>", "<web>",
+          "--source_prefix", "<dom>")
+    tokenizer = AutoTokenizer.from_pretrained(tmp_path / "run")
+    for tag in ("<BT>", "<web>", "<dom>"):
+        ids = tokenizer(f"{tag} Click the button.", add_special_tokens=False)["input_ids"]
+        assert ids[0] == tokenizer.convert_tokens_to_ids(tag) != tokenizer.unk_token_id
+    model, loaded = load_translator(str(tmp_path / "run"))  # strict: the model's tables hold every tag
+    assert model.config.vocab_size == len(loaded)
+
+
+def test_tags_added_to_a_loaded_model_grow_its_tables_and_its_fingerprint(tmp_path):
+    train(tmp_path / "base", "--do_train", "--max_steps", 2)
+    base, base_tokenizer = load_translator(str(tmp_path / "base"))
+    train(tmp_path / "tagged", "--do_train", "--max_steps", 2, "--model_name_or_path", tmp_path / "base",
+          "--special_tokens", "<BT>")
+    model, tokenizer = load_translator(str(tmp_path / "tagged"))  # strict loading accepts the pair
+    assert len(tokenizer) == len(base_tokenizer) + 1 == model.config.vocab_size
+    assert model.config.tokenizer_fingerprint == tokenizer_fingerprint(tokenizer)
+    assert model.config.tokenizer_fingerprint != base.config.tokenizer_fingerprint
+    assert model.get_input_embeddings().weight.shape[0] == len(tokenizer)
+
+
+def test_joined_pairs_never_mix_target_languages():
+    splits = load_parallel_data(str(DATA), "en", "de")
+    train_split = splits["train"].select(range(60))
+    dataset = train_split.add_column("lang", ["de" if i % 3 else "fr" for i in range(60)])
+    joined, added = add_joined_pairs(dataset, "en", "de", 0.5, seed=0, fits=lambda s, t: [True] * len(s),
+                                     same="lang")
+    assert 20 < added <= 30  # runs that would mix languages are left out: fewer than asked, perhaps
+    originals = {(row["en"], row["lang"]) for row in dataset}
+    for row in joined.select(range(60, len(joined))):
+        languages = {language for source, language in originals if source in row["en"]}
+        assert languages == {row["lang"]}
+
+
+def test_language_and_tag_errors_name_what_is_allowed(tmp_path):
+    tokenizer = copy_tokenizer()
+    with pytest.raises(ValueError, match="a special token is one piece of text without spaces"):
+        add_special_tokens(tokenizer, ["<B T>"])
+    add_special_tokens(tokenizer, [">>de<<", ">>en<<"])
+    assert target_languages(tokenizer) == ["de", "en"]
+
+    class Config:
+        target_lang = None
+        _name_or_path = "tiny"
+
+    with pytest.raises(ValueError, match=r"tiny writes several languages \(de, en\): say which, with --target_lang"):
+        target_language_id(Config(), tokenizer, None)
+    with pytest.raises(ValueError, match="tiny does not write 'fr'; it writes: de, en"):
+        target_language_id(Config(), tokenizer, "fr")
+    with pytest.raises(ValueError, match="--source_prefix is one tag without spaces"):
+        train(tmp_path / "run", "--do_train", "--max_steps", 2, "--source_prefix", "<B T>")
+
+
+@pytest.fixture(scope="module")
+def two_targets(tmp_path_factory):
+    """A tiny model trained on two targets in one data set: German (the shipped pairs) and English (a copy of the
+    source), each pair's language in a column; trained until it knows its 100 training pairs by heart."""
+    root = tmp_path_factory.mktemp("targets")
+    data = root / "data"
+    data.mkdir()
+    splits = load_parallel_data(str(DATA), "en", "de")
+    short = {split: [row for row in splits[split] if len(row["en"]) < 40 and len(row["de"]) < 50][:count]
+             for split, count in (("train", 100), ("validation", 8), ("test", 8))}  # within TINY's 32 tokens
+    for split, rows in short.items():
+        with open(data / f"{split}.tsv", "w", encoding="utf-8", newline="") as f:
+            writer = csv.writer(f, delimiter="\t", quoting=csv.QUOTE_NONE, escapechar="\\")
+            writer.writerow(["en", "text", "lang"])
+            for row in rows:
+                writer.writerow([row["en"], row["de"], "de"])
+                writer.writerow([row["en"], row["en"], "en"])
+    torch.manual_seed(0)
+    train(root / "run", "--data", data, "--source_lang", "en", "--target_lang", "text", "--target_lang_column", "lang",
+          "--max_train_samples", 200, "--do_train", "--do_predict", "--predict_with_generate", "--max_steps", 600,
+          "--lr_scheduler_type", "constant", "--dropout", 0, "--per_device_train_batch_size", 32)
+    return root / "run", [row["en"] for row in short["train"][:12]]
+
+
+def chrf(hypotheses, references):
+    return sacrebleu.corpus_chrf(hypotheses, [references]).score
+
+
+def test_a_model_of_two_targets_writes_the_language_asked_for(two_targets):
+    run, sources = two_targets
+    model, tokenizer = load_translator(str(run))
+    assert target_languages(tokenizer) == ["de", "en"] and model.config.target_lang is None
+    copied = translate(model, tokenizer, sources, num_beams=1, target_lang="en")
+    german = translate(model, tokenizer, sources, num_beams=1, target_lang="de")
+    # asked for English it copies its input; asked for German it writes something else
+    assert chrf(copied, sources) > 60
+    assert chrf(copied, sources) > chrf(german, sources) + 25
+    with pytest.raises(ValueError, match=r"writes several languages \(de, en\)"):
+        translate(model, tokenizer, sources[:1])
+
+
+def test_both_engines_force_the_language_token_alike(two_targets, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSFORMER_MT_CACHE", str(tmp_path))
+    run, sources = two_targets
+    model, tokenizer = load_translator(str(run))
+    fast = load_engine(str(run), "ctranslate2", model=model, tokenizer=tokenizer)
+    for language in ("de", "en"):
+        assert translate(model, tokenizer, sources, num_beams=1, target_lang=language, engine=fast) == translate(
+            model, tokenizer, sources, num_beams=1, target_lang=language)
+
+
+def test_translate_py_takes_the_target_language(two_targets, tmp_path, capsys):
+    run, sources = two_targets
+    translate_main(["--model", str(run), "--target_lang", "en", "--engine", "transformers", "--num_beams", "1",
+                    "--no_progress", *sources[:3]])
+    written = capsys.readouterr().out.splitlines()
+    model, tokenizer = load_translator(str(run))
+    assert written == translate(model, tokenizer, sources[:3], num_beams=1, target_lang="en")
+
+
+def test_a_source_prefix_begins_every_sentence(two_targets):
+    run, sources = two_targets
+    model, tokenizer = load_translator(str(run))
+    text, pieces = "Password required. Shading.", ["Password required.", "Shading."]
+    assert sentences.split(text, "en")[0] == pieces  # two sentences
+    tagged = translate(model, tokenizer, [text], num_beams=1, target_lang="de", source_prefix="<x>")
+    each = translate(model, tokenizer, [f"<x> {piece}" for piece in pieces], num_beams=1, target_lang="de",
+                     split_sentences=False)
+    assert tagged == [" ".join(each)]

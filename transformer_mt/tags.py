@@ -1,0 +1,93 @@
+"""Tags: tokens a user puts in the text, kept whole by the tokenizer, and the target-language tokens of a model that
+writes several languages.
+
+- Special tokens (`add_special_tokens`): a back-translation tag (`<BT>`), a domain tag, any token a run names with
+  `--special_tokens` or `--source_prefix`. The trained byte-level tokenizer would split `<BT>` into byte pieces; as
+  a special token it is one id, never split, saved with the tokenizer. Added to a tokenizer that a model was
+  trained with, the model's token tables grow by as many rows (`fit_model_to_tokenizer`).
+- Target languages: a data set with a target-language column trains one model for several targets. Each target
+  sequence begins with its language's token, `>>de<<` as Opus-MT (Marian) writes them, and translation forces that
+  token first: generate()'s `forced_bos_token_id`, CTranslate2's `target_prefix` (`target_language_id`). The
+  languages a model writes are the language tokens of its tokenizer.
+"""
+
+import logging
+import re
+
+from .tokenization import target_side, tokenizer_fingerprint
+
+
+logger = logging.getLogger(__name__)
+
+LANGUAGE_TOKEN = re.compile(r">>([^\s<>]+)<<")
+
+
+def language_token(code: str) -> str:
+    """The token that makes a model write `code`: `>>de<<`."""
+    if not code or not isinstance(code, str) or any(character.isspace() or character in "<>" for character in code):
+        raise ValueError(f"a target language is a code such as 'de' (no spaces, '<' or '>'), got {code!r}")
+    return f">>{code}<<"
+
+
+def target_languages(tokenizer) -> list[str]:
+    """The languages of a tokenizer's target-language tokens, sorted; empty for a model of one target."""
+    return sorted(match[1] for token in target_side(tokenizer).all_special_tokens
+                  if (match := LANGUAGE_TOKEN.fullmatch(token)))
+
+
+def add_special_tokens(tokenizer, tokens) -> list[str]:
+    """Add `tokens` to the tokenizer's vocabularies (both, where source and target have their own) as special
+    tokens, kept whole and saved with it; returns those it did not hold yet."""
+    tokens = list(dict.fromkeys(tokens))
+    for token in tokens:
+        if not isinstance(token, str) or not token or any(character.isspace() for character in token):
+            raise ValueError(f"a special token is one piece of text without spaces, such as '<BT>', got {token!r}")
+    added = [token for token in tokens if token not in tokenizer.get_vocab()]
+    for side in {id(side): side for side in (tokenizer, target_side(tokenizer))}.values():
+        missing = [token for token in tokens if token not in side.get_vocab()]
+        if missing:
+            kept = [str(token) for token in side.extra_special_tokens]  # the key below replaces the list
+            side.add_special_tokens({"additional_special_tokens": kept + missing})
+    return added
+
+
+def fit_model_to_tokenizer(model, tokenizer) -> bool:
+    """Grow a model's token tables to a tokenizer that gained tokens (new rows: the mean of the others, as
+    transformers initialises them) and record the tokenizer's fingerprint, so that strict loading accepts the
+    pair. Returns whether the model changed."""
+    size = len(tokenizer)
+    if size <= model.config.vocab_size:
+        return False
+    if not model.config.share_encoder_decoder_embeddings:
+        raise ValueError(f"the tokenizer holds {size} tokens and the model's tables {model.config.vocab_size}: "
+                         "adding tokens to a model with separate source and target vocabularies is not supported; "
+                         "train a new model with --special_tokens instead")
+    logger.warning(f"The model's token tables grow from {model.config.vocab_size} to {size} rows for the tokens "
+                   "added to its tokenizer.")
+    model.resize_token_embeddings(size)
+    model.config.decoder_vocab_size = size
+    model.config.tokenizer_fingerprint = tokenizer_fingerprint(tokenizer)
+    return True
+
+
+def target_language_id(config, tokenizer, target_lang: str | None) -> int | None:
+    """The id of the token that starts a translation into `target_lang`, for a model of several targets; None for a
+    model of one. A ValueError names the languages when a multi-target model is given none or another one, and a
+    one-target model's language when asked for another."""
+    languages = target_languages(tokenizer)
+    name = getattr(config, "_name_or_path", "") or "the model"
+    if not languages:
+        own = getattr(config, "target_lang", None)
+        if target_lang is not None and own is not None and target_lang != own:
+            raise ValueError(f"{name} translates into {own} only, not {target_lang!r}")
+        return None
+    if target_lang is None:
+        raise ValueError(f"{name} writes several languages ({', '.join(languages)}): say which, with --target_lang "
+                         "(target_lang= from Python)")
+    if target_lang not in languages:
+        raise ValueError(f"{name} does not write {target_lang!r}; it writes: {', '.join(languages)}")
+    return target_side(tokenizer).convert_tokens_to_ids(language_token(target_lang))
+
+
+__all__ = ["LANGUAGE_TOKEN", "add_special_tokens", "fit_model_to_tokenizer", "language_token", "target_language_id",
+           "target_languages"]
