@@ -56,19 +56,24 @@ def read_api_keys(path: str) -> frozenset[str]:
 
 
 def served_models(args) -> list:
+    """One ServedModel per direction: a model trained on several targets (transformer_mt.tags) serves each."""
     from transformer_mt.engines import load_engine
     from transformer_mt.serving import ServedModel
+    from transformer_mt.tags import target_language_id, target_languages
 
     models = []
     for directory in args.models:
         engine = load_engine(directory, args.engine, quantization=args.quantization,
                              intra_threads=args.intra_threads, inter_threads=args.inter_threads)
-        source, target = engine.config.source_lang, engine.config.target_lang
-        if not source or not target:
+        source, languages = engine.config.source_lang, target_languages(engine.tokenizer)
+        targets = languages or [engine.config.target_lang]
+        if not source or not all(targets):
             raise ValueError(f"{directory}/config.json has no source_lang and target_lang, which say the direction "
                              "it serves: set them in config.json (training, averaging and converting write them)")
-        print(f"{directory}: {source}->{target}, engine: {engine.name} ({engine.reason})", flush=True)
-        models.append(ServedModel(engine, source, target))
+        for target in targets:
+            print(f"{directory}: {source}->{target}, engine: {engine.name} ({engine.reason})", flush=True)
+            language_id = target_language_id(engine.config, engine.tokenizer, target) if languages else None
+            models.append(ServedModel(engine, source, target, language_id))
     return models
 
 

@@ -144,3 +144,35 @@ def test_a_source_prefix_begins_every_sentence(two_targets):
     each = translate(model, tokenizer, [f"<x> {piece}" for piece in pieces], num_beams=1, target_lang="de",
                      split_sentences=False)
     assert tagged == [" ".join(each)]
+
+
+@pytest.mark.parametrize("split_sentences", [True, False])
+def test_the_pipeline_takes_the_target_language_as_tgt_lang(two_targets, split_sentences):
+    from transformers import pipeline
+
+    run, sources = two_targets
+    model, tokenizer = load_translator(str(run))
+    translator = pipeline("translation", model=str(run), split_sentences=split_sentences)
+    for language in ("de", "en"):
+        written = [result["translation_text"] for result in translator(sources[:4], tgt_lang=language, num_beams=1)]
+        assert written == translate(model, tokenizer, sources[:4], num_beams=1, target_lang=language,
+                                    split_sentences=split_sentences)
+    with pytest.raises(ValueError, match="writes several languages"):
+        translator(sources[:1])
+
+
+def test_the_server_serves_each_target_language_of_a_model(two_targets):
+    import argparse
+
+    from transformer_mt.scripts.serve import served_models
+
+    run, sources = two_targets
+    args = argparse.Namespace(models=[str(run)], engine="transformers", quantization=None, intra_threads=1,
+                              inter_threads=None)
+    served = {(model.source, model.target): model for model in served_models(args)}
+    assert sorted(served) == [("en", "de"), ("en", "en")]
+    model, tokenizer = load_translator(str(run))
+    for language in ("de", "en"):
+        hypotheses = served[("en", language)].translate(sources[:4], 1)
+        assert [hypothesis[0][0] for hypothesis in hypotheses] == translate(
+            model, tokenizer, sources[:4], target_lang=language, split_sentences=False)

@@ -13,6 +13,7 @@ from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS
 
 from .checkpoints import check_tokenizer_matches
 from .engines import resolve_engine
+from .tags import target_language_id
 from .translation import (
     LENGTH_FACTOR,
     LENGTH_MARGIN,
@@ -50,7 +51,8 @@ class TranslationPipeline(Pipeline):
         # resolved once: "ctranslate2"/"auto" export the model's saved files (transformer_mt.engines.resolve_engine)
         self.engine = resolve_engine(self.model, self.tokenizer, engine)
 
-    def __call__(self, inputs, split_sentences: bool | None = None, source_lang: str | None = None, **kwargs):
+    def __call__(self, inputs, split_sentences: bool | None = None, source_lang: str | None = None,
+                 tgt_lang: str | None = None, **kwargs):
         """One `{"translation_text": ...}` per string (a list of them with `num_return_sequences` > 1).
 
         Split into sentences, all the strings' sentences go through `translate_nbest` (length-sorted batches of
@@ -58,18 +60,23 @@ class TranslationPipeline(Pipeline):
         pipeline's generation settings; `source_lang` overrides the config's. With `split_sentences=False` each
         string is one sequence through the Pipeline's own preprocess, generate and decode (with the generate()
         engine; another engine translates it as one sentence). `engine` (at construction): as `translate()`'s.
+        `tgt_lang` (transformers' name): the language to write, for a model trained on several
+        (`transformer_mt.tags`; `translate()`'s `target_lang`).
         """
         split = self.split_sentences if split_sentences is None else split_sentences
+        language_id = target_language_id(self.model.config, self.tokenizer, tgt_lang)
         if not split and self.engine.name == "transformers":
-            results = super().__call__(inputs, **kwargs)
+            forced = {"forced_bos_token_id": language_id} if language_id is not None else {}
+            results = super().__call__(inputs, **forced, **kwargs)
         else:
-            results = self._translate_by_sentence(inputs, source_lang or self.source_lang, split, **kwargs)
+            results = self._translate_by_sentence(inputs, source_lang or self.source_lang, split, target_lang=tgt_lang,
+                                                   **kwargs)
         if isinstance(inputs, str):
             return results
         return [result[0] if len(result) == 1 else result for result in results]
 
     def _translate_by_sentence(self, inputs, source_lang: str | None, split: bool = True,
-                               batch_size: int | None = None, **kwargs):
+                               batch_size: int | None = None, target_lang: str | None = None, **kwargs):
         """Per string, the list of `{"translation_text": ...}` its sentences' joined hypotheses give."""
         texts = list(inputs) if isinstance(inputs, Iterable) and not isinstance(inputs, str) else [inputs]
         for text in texts:
@@ -80,7 +87,8 @@ class TranslationPipeline(Pipeline):
         count = generate_kwargs.pop("num_return_sequences", None) or 1
         nbest = translate_nbest(self.model, self.tokenizer, texts, batch_size=batch_size or self._batch_size or 16,
                                 check_tokenizer=False, num_return_sequences=count, split_sentences=split,
-                                source_lang=source_lang if split else None, engine=self.engine, **generate_kwargs)
+                                source_lang=source_lang if split else None, engine=self.engine,
+                                target_lang=target_lang, **generate_kwargs)
         results = [[{"translation_text": text} for text, _ in hypotheses] or [{"translation_text": ""}] * count
                    for hypotheses in nbest]
         return results[0] if isinstance(inputs, str) else results

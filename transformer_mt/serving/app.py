@@ -43,15 +43,18 @@ class Limits:
 
 
 class ServedModel:
-    """One language direction: an engine (`transformer_mt.engines`) with its source and target language."""
+    """One language direction: an engine (`transformer_mt.engines`) with its source and target language, and for a
+    model of several targets the target's language token (`transformer_mt.tags`)."""
 
-    def __init__(self, engine, source: str, target: str):
+    def __init__(self, engine, source: str, target: str, target_language_id: int | None = None):
         self.engine, self.source, self.target = engine, source, target
+        self.target_language_id = target_language_id
 
     def translate(self, sentences: list[str], hypotheses: int) -> list:
         beams = max(self.engine.generation_config.num_beams or 1, hypotheses)
         return self.engine.translate_sentences(sentences, num_beams=beams, num_return_sequences=hypotheses,
-                                               batch_size=len(sentences) or 1)
+                                               batch_size=len(sentences) or 1,
+                                               target_language_id=self.target_language_id)
 
 
 class Service:
