@@ -59,13 +59,13 @@ def served_models(args) -> list:
     """One ServedModel per direction: a model trained on several targets (transformer_mt.tags) serves each."""
     from transformer_mt.engines import load_engine
     from transformer_mt.serving import ServedModel
-    from transformer_mt.tags import target_language_id, target_languages
+    from transformer_mt.tags import model_target_languages, target_language_id
 
     models = []
     for directory in args.models:
         engine = load_engine(directory, args.engine, quantization=args.quantization,
                              intra_threads=args.intra_threads, inter_threads=args.inter_threads)
-        source, languages = engine.config.source_lang, target_languages(engine.tokenizer)
+        source, languages = engine.config.source_lang, model_target_languages(engine.config, engine.tokenizer)
         targets = languages or [engine.config.target_lang]
         if not source or not all(targets):
             raise ValueError(f"{directory}/config.json has no source_lang and target_lang, which say the direction "

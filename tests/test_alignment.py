@@ -50,9 +50,13 @@ def test_each_target_token_aligns_to_the_word_it_attends_to_most():
 
 def test_sentences_alignments_are_numbered_within_their_line():
     joined = join_alignments([[(0, 0), (1, 2)], [(0, 1)]], ["Open it.", "Close the window."],
-                             ["Öffne es jetzt.", "Schließe das Fenster."])
+                             ["Öffne es jetzt.", "Schließe das Fenster."], [" "])
     assert joined == [(0, 0), (1, 2), (2, 4)]
     assert pharaoh(joined) == "0-0 1-2 2-4"
+    # sentences joined without whitespace share their touching words (as Chinese is written, or "Hello.World.")
+    assert join_alignments([[(0, 0)], [(0, 0)]], ["你好。", "世界。"], ["Hallo.", "Welt."], [""]) == [(0, 0)]
+    assert join_alignments([[(1, 1)], [(0, 0)]], ["Open it.", "Now."], ["Öffne es.", "Jetzt."], ["\n"]) == [
+        (1, 1), (2, 2)]
 
 
 def test_a_copy_model_aligns_on_the_diagonal(aligner):
@@ -91,7 +95,7 @@ def test_translate_py_writes_a_pharaoh_line_per_input_line(aligner, tmp_path, mo
     first, second = f"{lines[2].split('. ')[0]}.", lines[2].split(". ")[1]
     alone = translate(model, tokenizer, [first, second], split_sentences=False, engine=engine)
     assert translations[2] == " ".join(alone)
-    expected = join_alignments(align_pairs(model, tokenizer, [first, second], alone), [first, second], alone)
+    expected = join_alignments(align_pairs(model, tokenizer, [first, second], alone), [first, second], alone, [" "])
     assert written[2] == pharaoh(expected) and len(expected) >= len(lines[2].split()) - 2
 
 
@@ -117,4 +121,24 @@ def test_a_source_tag_aligns_to_nothing_and_the_words_keep_their_numbers(aligner
     tag = PLAIN_WORDS[0]
     with_tag = align_pairs(model, tokenizer, lines, lines, source_prefix=tag)
     written_out = align_pairs(model, tokenizer, [f"{tag} {line}" for line in lines], lines)
-    assert with_tag == [[(i - 1, j) for i, j in alignment if i > 0] for alignment in written_out]
+    for tagged, plain, line in zip(with_tag, written_out, lines):
+        # every link to a word keeps it, one number down; a target word that attended most to the tag links to
+        # the word it attended to next instead
+        assert {(i - 1, j) for i, j in plain if i > 0} <= set(tagged)
+        assert all(0 <= i < len(line.split()) for i, _ in tagged)
+    assert with_tag != written_out
+
+
+def test_alignments_need_a_fast_tokenizer_and_say_so(aligner, tmp_path, capsys):
+    from transformers import MarianTokenizer
+
+    from transformer_mt.alignment import check_tokenizer
+
+    slow = MarianTokenizer.__new__(MarianTokenizer)  # a slow tokenizer, as a converted Opus-MT model keeps
+    with pytest.raises(ValueError, match="word alignments need a fast tokenizer's character offsets; this model's "
+                                         "is MarianTokenizer"):
+        check_tokenizer(slow)
+    with pytest.raises(SystemExit):
+        translate_main(["--model", str(ALIGNER), "Click", "--output", str(tmp_path / "x"),
+                        "--alignments", str(tmp_path / "x")])
+    assert "--alignments and --output are both" in capsys.readouterr().err

@@ -176,3 +176,35 @@ def test_the_server_serves_each_target_language_of_a_model(two_targets):
         hypotheses = served[("en", language)].translate(sources[:4], 1)
         assert [hypothesis[0][0] for hypothesis in hypotheses] == translate(
             model, tokenizer, sources[:4], target_lang=language, split_sentences=False)
+
+
+def test_a_language_shaped_tag_of_a_one_target_model_is_no_target_language(tmp_path):
+    # an Opus-MT-style >>fr<< tag on the source side of an en->de model: the model still writes German only
+    train(tmp_path / "run", "--do_train", "--max_steps", 2, "--source_prefix", ">>fr<<")
+    model, tokenizer = load_translator(str(tmp_path / "run"))
+    assert target_languages(tokenizer) == ["fr"] and model.config.target_lang == "de"
+    assert translate(model, tokenizer, ["Click."], num_beams=1, max_new_tokens=3)  # no language asked for
+    with pytest.raises(ValueError, match="translates into de only, not 'fr'"):
+        translate(model, tokenizer, ["Click."], target_lang="fr")
+
+
+def test_evaluations_of_several_targets_keep_the_runs_decoding_settings(two_targets):
+    run, _ = two_targets
+    # the test split's predictions were forced to each reference's language and decoded greedily, as asked
+    # (--generation_num_beams 2 in the tiny recipe; with the saved generation config's 4 beams they would differ)
+    predictions = (run / "test_predictions.txt").read_text(encoding="utf-8").splitlines()
+    model, tokenizer = load_translator(str(run))
+    rows = list(csv.DictReader(open(run.parent / "data" / "test.tsv", encoding="utf-8"), delimiter="\t"))
+    expected = [translate(model, tokenizer, [row["en"]], num_beams=2, target_lang=row["lang"], split_sentences=False,
+                          max_new_tokens=16)[0] for row in rows]
+    assert predictions == expected and len(set(predictions)) > len(rows) // 2
+
+
+def test_a_language_column_without_a_value_is_named(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.tsv").write_text("en\ttext\tlang\nClick.\tKlicken.\tde\nOpen.\tÖffnen.\t\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="--target_lang_column 'lang': pair 2 of the train split has no target "
+                                         "language"):
+        train(tmp_path / "run", "--data", data, "--target_lang", "text", "--target_lang_column", "lang",
+              "--do_train", "--max_steps", 1, "--max_train_samples", 2)

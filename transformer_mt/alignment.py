@@ -55,14 +55,35 @@ def word_alignment(attention, source_words: list[int | None], target_words: list
     return sorted(pairs)
 
 
-def join_alignments(alignments: list[Alignment], sources: list[str], targets: list[str]) -> Alignment:
-    """One text's alignment from its sentences' (in order): each sentence's word numbers moved past the words of
-    the sentences before it, on each side (the text's words are its sentences' words, in order)."""
-    joined, source_words, target_words = [], 0, 0
-    for alignment, source, target in zip(alignments, sources, targets, strict=True):
-        joined += [(i + source_words, j + target_words) for i, j in alignment]
-        source_words, target_words = source_words + len(source.split()), target_words + len(target.split())
-    return joined
+def line_words(pieces: list[str], separators: list[str]) -> list[list[int]]:
+    """For each of a line's sentences (`pieces`, joined by `separators` as `sentences.join` joins them), the line's
+    word number of each of its words: sentences joined without whitespace share a word."""
+    line, offsets = pieces[0] if pieces else "", [0]
+    for separator, piece in zip(separators, pieces[1:], strict=True):
+        offsets.append(len(line) + len(separator))
+        line += separator + piece
+    starts = [match.start() for match in re.finditer(r"\S+", line)]
+    return [[bisect.bisect_right(starts, offset + match.start()) - 1 for match in re.finditer(r"\S+", piece)]
+            for piece, offset in zip(pieces, offsets)]
+
+
+def join_alignments(alignments: list[Alignment], sources: list[str], targets: list[str],
+                    separators: list[str]) -> Alignment:
+    """One line's alignment from its sentences' (in order): each sentence's word numbers turned into the line's,
+    on each side (the translations are joined with the source's `separators`)."""
+    source_words, target_words = line_words(sources, separators), line_words(targets, separators)
+    return sorted({(source_words[k][i], target_words[k][j])
+                   for k, alignment in enumerate(alignments) for i, j in alignment})
+
+
+def check_tokenizer(tokenizer) -> None:
+    """Alignments map tokens to words through character offsets, which only fast (Rust) tokenizers give."""
+    from .tokenization import target_side
+
+    for side in (tokenizer, target_side(tokenizer)):
+        if not getattr(side, "is_fast", False):
+            raise ValueError(f"word alignments need a fast tokenizer's character offsets; this model's is "
+                             f"{type(side).__name__} (a converted Opus-MT model keeps its SentencePiece one)")
 
 
 def _encode(tokenizer, sources: list[str], targets: list[str], source_prefix: str | None = None,
@@ -99,6 +120,7 @@ def align_pairs(model, tokenizer, sources: list[str], targets: list[str], batch_
     from .diagnostics import eager_attention
 
     check_pairs(sources, targets)
+    check_tokenizer(tokenizer)
     source, target, source_words, target_words = _encode(tokenizer, sources, targets, source_prefix,
                                                          target_language_id)
     layer, heads = alignment_heads(model.config)
@@ -126,6 +148,7 @@ def align_pairs_ctranslate2(translator, tokenizer, sources: list[str], targets: 
     from .tokenization import target_side
 
     check_pairs(sources, targets)
+    check_tokenizer(tokenizer)
     source, target, source_words, target_words = _encode(tokenizer, sources, targets, source_prefix,
                                                          target_language_id)
     target_tokenizer = target_side(tokenizer)
@@ -143,5 +166,5 @@ def align_pairs_ctranslate2(translator, tokenizer, sources: list[str], targets: 
     return [word_alignment(*parts) for parts in zip(attention, source_words, target_words)]
 
 
-__all__ = ["Alignment", "align_pairs", "align_pairs_ctranslate2", "alignment_heads", "join_alignments", "pharaoh",
-           "token_words", "word_alignment"]
+__all__ = ["Alignment", "align_pairs", "align_pairs_ctranslate2", "alignment_heads", "check_tokenizer",
+           "join_alignments", "line_words", "pharaoh", "token_words", "word_alignment"]

@@ -11,6 +11,9 @@
 
 from collections.abc import Callable
 
+import torch
+from transformers import LogitsProcessor
+
 
 def _target(tokenizer):
     from .tokenization import target_side
@@ -65,4 +68,21 @@ def first_sentence_prefixes(layout: list[tuple[range, list[str]]], prefixes: lis
     return per_sentence
 
 
-__all__ = ["bad_words_ids", "first_sentence_prefixes", "prefix_constraint", "prefix_token_ids"]
+class ForcedFirstTokens(LogitsProcessor):
+    """generate()'s `forced_bos_token_id` with a token per row: the first generated token of row i is `tokens[i]`
+    (with beam search, each of the row's beams; the decoder start token is not generated), scored 0 as
+    transformers scores a forced first token, so that beam search ranks as it does under `forced_bos_token_id`."""
+
+    def __init__(self, tokens: list[int]):
+        self.tokens = tokens
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        if input_ids.shape[-1] != 1:
+            return scores
+        forced = torch.tensor(self.tokens, device=scores.device).repeat_interleave(scores.shape[0] // len(self.tokens))
+        scores = torch.full_like(scores, -float("inf"))
+        scores[torch.arange(scores.shape[0], device=scores.device), forced] = 0
+        return scores
+
+
+__all__ = ["ForcedFirstTokens", "bad_words_ids", "first_sentence_prefixes", "prefix_constraint", "prefix_token_ids"]

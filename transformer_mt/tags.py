@@ -30,9 +30,15 @@ def language_token(code: str) -> str:
 
 
 def target_languages(tokenizer) -> list[str]:
-    """The languages of a tokenizer's target-language tokens, sorted; empty for a model of one target."""
+    """The languages of a tokenizer's target-language tokens (special tokens `>>xx<<`), sorted."""
     return sorted(match[1] for token in target_side(tokenizer).all_special_tokens
                   if (match := LANGUAGE_TOKEN.fullmatch(token)))
+
+
+def model_target_languages(config, tokenizer) -> list[str]:
+    """The languages a model of several targets writes; empty for a model of one, whose config names its
+    `target_lang` (a `>>fr<<` tag it was trained with on the source side makes no target language)."""
+    return [] if getattr(config, "target_lang", None) else target_languages(tokenizer)
 
 
 def add_special_tokens(tokenizer, tokens) -> list[str]:
@@ -44,9 +50,9 @@ def add_special_tokens(tokenizer, tokens) -> list[str]:
             raise ValueError(f"a special token is one piece of text without spaces, such as '<BT>', got {token!r}")
     added = [token for token in tokens if token not in tokenizer.get_vocab()]
     for side in {id(side): side for side in (tokenizer, target_side(tokenizer))}.values():
-        missing = [token for token in tokens if token not in side.get_vocab()]
-        if missing:
-            kept = [str(token) for token in side.extra_special_tokens]  # the key below replaces the list
+        kept = [str(token) for token in side.extra_special_tokens]  # the key below replaces the list
+        missing = [token for token in tokens if token not in kept]
+        if missing:  # a token the vocabulary holds already (an Opus-MT >>fr<<) becomes special, with its own id
             side.add_special_tokens({"additional_special_tokens": kept + missing})
     return added
 
@@ -74,12 +80,14 @@ def target_language_id(config, tokenizer, target_lang: str | None) -> int | None
     """The id of the token that starts a translation into `target_lang`, for a model of several targets; None for a
     model of one. A ValueError names the languages when a multi-target model is given none or another one, and a
     one-target model's language when asked for another."""
-    languages = target_languages(tokenizer)
+    languages = model_target_languages(config, tokenizer)
     name = getattr(config, "_name_or_path", "") or "the model"
     if not languages:
         own = getattr(config, "target_lang", None)
-        if target_lang is not None and own is not None and target_lang != own:
-            raise ValueError(f"{name} translates into {own} only, not {target_lang!r}")
+        if target_lang is not None and target_lang != own:
+            raise ValueError(f"{name} translates into {own or 'one language (its config names none)'} only, not "
+                             f"{target_lang!r}: --target_lang picks one of the languages of a model trained with "
+                             "--target_lang_column")
         return None
     if target_lang is None:
         raise ValueError(f"{name} writes several languages ({', '.join(languages)}): say which, with --target_lang "
@@ -89,5 +97,5 @@ def target_language_id(config, tokenizer, target_lang: str | None) -> int | None
     return target_side(tokenizer).convert_tokens_to_ids(language_token(target_lang))
 
 
-__all__ = ["LANGUAGE_TOKEN", "add_special_tokens", "fit_model_to_tokenizer", "language_token", "target_language_id",
-           "target_languages"]
+__all__ = ["LANGUAGE_TOKEN", "add_special_tokens", "fit_model_to_tokenizer", "language_token",
+           "model_target_languages", "target_language_id", "target_languages"]

@@ -15,6 +15,7 @@ from tqdm.auto import tqdm
 from transformers import set_seed
 
 from .alignment import Alignment, pharaoh
+from .alignment import check_tokenizer as check_alignment_tokenizer
 from .checkpoints import load_translator
 from .engines import DEFAULT_INTRA_THREADS, ENGINES, load_engine
 from .files import file_format
@@ -96,6 +97,10 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
                          "another name)")
     if args.alignments is not None and (args.num_return_sequences > 1 or args.scores):
         parser.error("--alignments aligns each line's one translation: drop --num_return_sequences and --scores")
+    if args.alignments is not None and args.alignments == args.output:
+        parser.error(f"--alignments and --output are both {args.output!r}: give each its own file")
+    if args.source_prefix is not None and (not args.source_prefix.strip() or len(args.source_prefix.split()) > 1):
+        parser.error(f"--source_prefix is one tag without spaces, such as <BT>, got {args.source_prefix!r}")
     for name in ("num_beams", "batch_size", "max_new_tokens", "chunk_size", "no_repeat_ngram_size",
                  "num_return_sequences", "top_k", "intra_threads", "inter_threads"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
@@ -209,6 +214,11 @@ def run(args: argparse.Namespace) -> int:
     """
     state = process_state()
     model, tokenizer = load_translator(args.model)
+    if args.alignments:
+        check_alignment_tokenizer(tokenizer)  # before anything is translated
+    if args.source_prefix and args.source_prefix not in tokenizer.all_special_tokens and state.is_main_process:
+        print(f"warning: --source_prefix {args.source_prefix}: the model's tokenizer has no such special token, so "
+              "it is read as ordinary text (a model trained with --source_prefix holds its tag)", file=sys.stderr)
     model.to(state.device)
     options = decoding_options(args, model.generation_config)
     engine = load_engine(args.model, args.engine, model=model, tokenizer=tokenizer, export_dir=args.ctranslate2_model,

@@ -317,7 +317,7 @@ def translate_stream(model, tokenizer, lines: Iterable[str], write: Callable[[st
             for span, separators in layout:
                 if alignments:
                     alignment = join_alignments([mine[i][1] for i in span], [flat[i] for i in span],
-                                                [mine[i][0][0][0] if mine[i][0] else "" for i in span])
+                                                [mine[i][0][0][0] if mine[i][0] else "" for i in span], separators)
                     hypotheses = join_hypotheses([mine[i][0] for i in span], separators)
                     write(hypotheses if nbest else hypotheses[0][0] if hypotheses else "", alignment)
                     continue

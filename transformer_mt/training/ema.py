@@ -83,6 +83,9 @@ def saved_ema_settings(checkpoint_dir: str) -> dict | None:
 def check_resume(checkpoint_dir: str, ema_decay: float | None) -> None:
     """A resumed run keeps its checkpoint's moving average, or its absence: a different --ema_decay is refused."""
     saved = saved_ema_settings(checkpoint_dir)
+    if saved is not None and "ema_decay" not in saved:
+        raise ValueError(f"{checkpoint_dir}/{TRAINING_WEIGHTS} does not say its decay (no ema_decay in its metadata): "
+                         "it was not written by --ema_decay; resume from another checkpoint")
     saved_decay = float(saved["ema_decay"]) if saved else None
     if saved_decay == ema_decay:
         return

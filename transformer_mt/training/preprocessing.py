@@ -1,6 +1,7 @@
 """The data of a training run: the splits loaded, checked against what the run needs, limited, and tokenized once
 (long training pairs dropped or cut, joined pairs added)."""
 
+import dataclasses
 import logging
 
 from ..data import add_joined_pairs, load_parallel_data
@@ -76,8 +77,12 @@ def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, kee
         return encode_pairs(tokenizer, batch[data_args.source_lang], batch[data_args.target_lang], data_args,
                             batch[language_column] if language_column else None)
 
+    # a joined target must leave room for its language token, which the check below does not add
+    limits = dataclasses.replace(data_args, max_target_length=data_args.max_target_length - 1) \
+        if language_column else data_args
+
     def fits(sources, targets):
-        return [not long for long in encode_pairs(tokenizer, sources, targets, data_args)["long"]]
+        return [not long for long in encode_pairs(tokenizer, sources, targets, limits)["long"]]
 
     tokenized, report = {}, {}
     with training_args.main_process_first(desc="tokenization"):

@@ -130,8 +130,14 @@ def run_tags(setup: SetupArguments, datasets, data_args: DataArguments) -> list[
         if setup.bpe_dropout:
             raise ValueError("--bpe_dropout segments training text anew in the collator, which does not see "
                              "--target_lang_column: use one of the two.")
-        languages = sorted({value for dataset in datasets.values() for value in dataset[column]})
-        tags += [language_token(language) for language in languages]
+        languages = set()
+        for split, dataset in datasets.items():
+            for row, value in enumerate(dataset[column], 1):
+                if not isinstance(value, str) or not value.strip():
+                    raise ValueError(f"--target_lang_column {column!r}: pair {row} of the {split} split has no "
+                                     f"target language ({value!r}); every pair needs a code such as de")
+                languages.add(value)
+        tags += [language_token(language) for language in sorted(languages)]
     return tags
 
 

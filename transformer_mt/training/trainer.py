@@ -11,13 +11,13 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Sampler, SequentialSampler
 from tqdm.auto import tqdm
-from transformers import ProgressCallback, Seq2SeqTrainer, TrainerCallback
+from transformers import LogitsProcessorList, ProgressCallback, Seq2SeqTrainer, TrainerCallback
 from transformers.trainer_callback import ExportableState
 from transformers.trainer_pt_utils import LengthGroupedSampler
 from transformers.trainer_utils import has_length
 
 from ..batching import TokenBatchSampler
-from ..constraints import prefix_constraint
+from ..constraints import ForcedFirstTokens
 from ..metrics import load_translation_metric
 from ..modeling.modeling_transformer_mt import seq2seq_loss
 from ..tokenization import target_side
@@ -68,6 +68,9 @@ class TransformerMTTrainer(Seq2SeqTrainer):
         self.target_tokens_seen = 0
         if self.args.label_smoothing_factor and self.compute_loss_func is None:
             self.compute_loss_func = self.label_smoothed_loss
+        if ema_decay and (self.is_fsdp_enabled or self.is_deepspeed_enabled):
+            raise ValueError(f"--ema_decay {ema_decay} keeps an average of whole parameters: it does not work with "
+                             "FSDP or DeepSpeed, which shard them; drop one of the two.")
         self.ema = WeightEMA(self.model, ema_decay) if ema_decay else None
         self.training_weights_in_model = False  # True while training with a moving average: evaluations swap it in
         if self.ema is not None:
@@ -93,9 +96,9 @@ class TransformerMTTrainer(Seq2SeqTrainer):
         """With `force_first_label` (a run of several target languages), each translation begins with its
         reference's first token, its target-language token, as translation forces it."""
         if self.force_first_label and self.args.predict_with_generate and "labels" in inputs:
-            vocab_size = self.model.get_output_embeddings().weight.shape[0]
-            gen_kwargs["prefix_allowed_tokens_fn"] = prefix_constraint(
-                [[int(token)] for token in inputs["labels"][:, 0]], vocab_size)
+            # the run's evaluation settings (beams, lengths) stay: transformers uses them only when given nothing
+            gen_kwargs = {**getattr(self, "_gen_kwargs", {}), **gen_kwargs}
+            gen_kwargs["logits_processor"] = LogitsProcessorList([ForcedFirstTokens(inputs["labels"][:, 0].tolist())])
         return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys=ignore_keys, **gen_kwargs)
 
     def _save_checkpoint(self, model, trial):
