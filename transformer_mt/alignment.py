@@ -17,7 +17,7 @@ import re
 
 import torch
 
-from .pair_scoring import check_pairs
+from .pair_scoring import check_pairs, teacher_forcing_batch
 from .translation import input_limit, length_batches
 
 
@@ -127,11 +127,8 @@ def align_pairs(model, tokenizer, sources: list[str], targets: list[str], batch_
     attention = [None] * len(sources)
     model.eval()
     for indices in length_batches([len(ids) for ids in target["input_ids"]], batch_size):
-        batch = tokenizer.pad({"input_ids": [source["input_ids"][i] for i in indices]}, return_tensors="pt")
-        width = max(len(target["input_ids"][i]) for i in indices)
-        labels = torch.full((len(indices), width), -100)
-        for row, i in enumerate(indices):
-            labels[row, : len(target["input_ids"][i])] = torch.tensor(target["input_ids"][i])
+        batch, labels = teacher_forcing_batch(tokenizer, [source["input_ids"][i] for i in indices],
+                                              [target["input_ids"][i] for i in indices])
         with eager_attention(model), torch.inference_mode():
             outputs = model(**batch.to(model.device), labels=labels.to(model.device), output_attentions=True)
         weights = outputs.cross_attentions[layer][:, :heads].float().mean(1).cpu()  # (batch, target, source)

@@ -45,6 +45,15 @@ def check_pairs(sources: list[str], targets: list[str]) -> None:
             raise ValueError(f"pair {number} has an empty {side}: a pair needs text on both sides")
 
 
+def teacher_forcing_batch(tokenizer, source_ids: list[list[int]], target_ids: list[list[int]]):
+    """A padded batch of sources and its labels (targets padded with -100), to read targets under teacher forcing."""
+    batch = tokenizer.pad({"input_ids": source_ids}, return_tensors="pt")
+    labels = torch.full((len(target_ids), max(map(len, target_ids))), -100)
+    for row, ids in enumerate(target_ids):
+        labels[row, : len(ids)] = torch.tensor(ids)
+    return batch, labels
+
+
 def score_pairs(model, tokenizer, sources: list[str], targets: list[str], batch_size: int = 16,
                 length_penalty: float | None = None) -> list[PairScore]:
     """Each target's log-probability given its source under `model` (teacher forcing, `</s>` included), in the
@@ -56,11 +65,8 @@ def score_pairs(model, tokenizer, sources: list[str], targets: list[str], batch_
     results = [None] * len(sources)
     model.eval()
     for indices in length_batches([len(encoded["labels"][i]) for i in range(len(sources))], batch_size):
-        batch = tokenizer.pad({"input_ids": [encoded["input_ids"][i] for i in indices]}, return_tensors="pt")
-        width = max(len(encoded["labels"][i]) for i in indices)
-        labels = torch.full((len(indices), width), -100)
-        for row, i in enumerate(indices):
-            labels[row, : len(encoded["labels"][i])] = torch.tensor(encoded["labels"][i])
+        batch, labels = teacher_forcing_batch(tokenizer, [encoded["input_ids"][i] for i in indices],
+                                              [encoded["labels"][i] for i in indices])
         with torch.inference_mode():
             logits = model(**batch.to(model.device), labels=labels.to(model.device)).logits
         log_probs = logits.float().log_softmax(-1)
