@@ -12,10 +12,11 @@ import torch
 from huggingface_hub import ModelCard
 
 from transformer_mt import train_tokenizer, training
+from transformer_mt.data import data_sources
 from transformer_mt.hub import REMOTE_CODE, prepare_for_hub, remote_code_sources
 
 from .hub.server import local_hub
-from .utils import SCRIPTS, SENTENCES, TINY, tiny_model
+from .utils import DATA, SCRIPTS, SENTENCES, TINY, tiny_model
 from .utils import save_tiny as save_tiny_model
 
 
@@ -328,3 +329,33 @@ def test_training_records_what_the_card_needs(tmp_path):
     assert info["data_licenses"] == ["mpl-2.0", "cc-by-sa-3.0"]  # from data/en-de/README.md's metadata
     assert "LibreOffice" in info["data_attribution"] and info["preset"] == "tiny"
     assert info["recipe"]["steps"] == 2 and info["recipe"]["batch"] == "16 pairs"
+    # the first 200 training pairs (--max_train_samples) by origin, each with its license from the data's card
+    origins = [row.split("\t")[2].strip() for row in (DATA / "train.tsv").read_text().splitlines()[1:201]]
+    assert [(s["origin"], s["pairs"]) for s in info["data_sources"]] == \
+        [(origin, origins.count(origin)) for origin in dict.fromkeys(origins)]
+    assert all(s["license"].startswith(("MPL-2.0", "CC-BY-SA-3.0")) for s in info["data_sources"])
+
+
+def test_the_card_lists_every_source_with_its_license(model_dir):
+    sources = [{"origin": "lohelp", "pairs": 42304, "license": "MPL-2.0", "what": "LibreOffice help"},
+               {"origin": "ddtp", "pairs": 36305, "license": None, "what": "Debian package descriptions"}]
+    (model_dir / "training_info.json").write_text(json.dumps(dict(TRAINING_INFO, data_sources=sources)))
+    prepare_for_hub(str(model_dir), "user/broad")
+    text = ModelCard.load(model_dir / "README.md").text
+    assert "| lohelp | 42,304 | MPL-2.0 | LibreOffice help |" in text
+    assert "| ddtp | 36,305 | not stated | Debian package descriptions |" in text
+
+
+def test_data_sources_count_origins_and_read_licenses_from_the_corpus_card(tmp_path):
+    (tmp_path / "README.md").write_text(
+        "# A corpus\n\n| origin | pairs | what | license |\n| --- | ---: | --- | --- |\n"
+        "| `docs` | 3 | help pages | MPL-2.0 |\n| dict | 1 | a dictionary | GPL-2+ |\n\nText after.\n")
+    pair = tmp_path / "en-de"  # a language pair's directory under the corpus card, as ../shared/data has
+    pair.mkdir()
+    (pair / "train.tsv").write_text("en\tde\torigin\na\tA\tdocs\nb\tB\tnews\nc\tC\tdocs\nd\tD\tdict\n")
+    assert data_sources(str(pair)) == [
+        {"origin": "docs", "pairs": 2, "license": "MPL-2.0", "what": "help pages"},
+        {"origin": "news", "pairs": 1, "license": None, "what": None},  # the card does not say: not claimed
+        {"origin": "dict", "pairs": 1, "license": "GPL-2+", "what": "a dictionary"}]
+    assert [s["pairs"] for s in data_sources(str(pair), limit=2)] == [1, 1]
+    assert data_sources(str(pair), column="domain") == [] and data_sources("user/hub-dataset") == []

@@ -270,3 +270,46 @@ def dataset_card_data(data: str) -> dict:
         return DatasetCard.load(str(data)).data.to_dict() if _is_hub_id(str(data)) else {}
     except (OSError, ValueError):  # no card, no network, malformed metadata: the model card then says so
         return {}
+
+
+def data_sources(data: str, column: str = "origin", limit: int | None = None) -> list[dict]:
+    """Where a local data directory's training pairs come from: one entry per value of its train split's `column`
+    (`origin`, ...), in order of first appearance, with its pairs counted (the first `limit` only, as
+    --max_train_samples), and the `license` and `what` of its row in the dataset card's sources table: a Markdown
+    table with `origin` and `license` columns in README.md, or in the README.md above it that describes a corpus of
+    several directories (../shared/data's card). None where the card does not say; [] for a Hub dataset or data
+    without the column."""
+    path = Path(str(data)).expanduser()
+    train = _split_files(path).get("train") if path.is_dir() else None
+    if train is None:
+        return []
+    lines = _read_lines(train)
+    try:
+        values = [record[column] for _, record in _READERS[train.suffix.lower()](train, lines, [column])]
+    except ValueError:  # no such column
+        return []
+    counts: dict[str, int] = {}
+    for value in values[:limit]:
+        counts[value] = counts.get(value, 0) + 1
+    described = _card_sources(path / "README.md", column) or _card_sources(path.parent / "README.md", column)
+    return [{column: value, "pairs": pairs, "license": described.get(value, {}).get("license"),
+             "what": described.get(value, {}).get("what")} for value, pairs in counts.items()]
+
+
+def _card_sources(readme: Path, column: str) -> dict[str, dict]:
+    """The rows of a dataset card's Markdown table that has `column` and `license` columns, by `column`."""
+    if not readme.is_file():
+        return {}
+    header, found = None, {}
+    for line in readme.read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip().strip("`") for cell in line.strip().strip("|").split("|")] \
+            if line.lstrip().startswith("|") else None
+        if cells is None:
+            header = None
+        elif header is None:
+            header = [cell.lower() for cell in cells] if {column, "license"} <= {c.lower() for c in cells} else []
+        elif header and not set(line) <= set("|-: "):
+            row = dict(zip(header, cells))
+            found[row[column]] = row
+    return found
+

@@ -166,6 +166,7 @@ def model_card(directory: Path, scores_dir: Path, repo_id: str, license: str | N
         lines.append(f"Training data: {data_name}" + (f", licensed {' and '.join(licenses)}" if licenses else
                                                       ", license not stated")
                      + (f"; attribution: {info['data_attribution']}" if info.get("data_attribution") else "") + ".")
+        lines.extend(sources_markdown(info.get("data_sources") or []))
         recipe = info.get("recipe", {})
         lines.append("Recipe: " + (f"preset {info['preset']}, " if info.get("preset") else "")
                      + ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in recipe.items()) + ".")
@@ -190,6 +191,17 @@ print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))
 ```
 """
     return ModelCard(f"---\n{data.to_yaml()}\n---\n{body}")
+
+
+def sources_markdown(sources: list[dict]) -> list[str]:
+    """The model card's table of where the training pairs came from (training_info.json's `data_sources`, from
+    `transformer_mt.data.data_sources`): one row per origin with its pairs and license."""
+    if not sources:
+        return []
+    column = next(iter(sources[0]))
+    rows = [f"| {source[column]} | {source['pairs']:,} | {source.get('license') or 'not stated'} | "
+            f"{source.get('what') or ''} |" for source in sources]
+    return ["", f"| {column} | training pairs | license | what |", "| --- | ---: | --- | --- |", *rows, ""]
 
 
 def push_to_hub(model_dir: str, repo_id: str, overwrite: bool = False, private: bool = False,

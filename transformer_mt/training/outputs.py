@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from ..averaging import average_weights, newest_complete
-from ..data import dataset_card_data
+from ..data import data_sources, dataset_card_data
 from ..hub import push_to_hub
 from .arguments import DataArguments, SetupArguments
 
@@ -57,7 +57,9 @@ def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments
                         averaging: dict | None = None) -> None:
     """training_info.json beside the model: what the model card says about the data and the recipe."""
     card = dataset_card_data(data_args.data)
-    licenses = (data_args.data_license.split(",") if data_args.data_license else card.get("license")) or []
+    sources = data_sources(data_args.data, limit=data_args.max_train_samples)
+    licenses = (data_args.data_license.split(",") if data_args.data_license else card.get("license")) or \
+        list(dict.fromkeys(source["license"] for source in sources if source["license"]))
     args = trainer.args
     batch = (f"{data_args.max_tokens_per_batch} tokens" if data_args.max_tokens_per_batch
              else f"{args.per_device_train_batch_size} pairs")
@@ -69,6 +71,7 @@ def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments
         "dataset_config_name": data_args.dataset_config_name,
         "data_licenses": [licenses] if isinstance(licenses, str) else [name.strip() for name in licenses],
         "data_attribution": data_args.data_attribution or card.get("attribution"),
+        "data_sources": sources,
         "preset": setup.preset,
         "recipe": {"steps": trainer.state.global_step, "learning_rate": args.learning_rate,
                    "lr_scheduler_type": str(getattr(args.lr_scheduler_type, "value", args.lr_scheduler_type)),
