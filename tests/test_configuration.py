@@ -35,7 +35,8 @@ def test_unknown_kwargs_pass_through():
     assert TransformerMTConfig(my_extra_field=3).my_extra_field == 3
 
 
-SAVED_CONFIGS = [*sorted((REPO / "tests" / "fixtures" / "v0.1.0").iterdir()), REPO / "models" / "transformer-mt-en-de"]
+SAVED_CONFIGS = [*sorted((REPO / "tests" / "fixtures" / "v0.1.0").iterdir()),
+                 *sorted(path for path in (REPO / "models").iterdir() if path.is_dir())]
 
 
 @pytest.mark.parametrize("directory", SAVED_CONFIGS, ids=lambda path: path.name)
