@@ -172,11 +172,16 @@ _READERS = {
 }
 
 
+class MissingColumnError(ValueError):
+    """A data file lacks a column it was asked for (a ValueError, as every other data error here)."""
+
+
 def _check_columns(where: str, columns: Sequence[str], found: Sequence[str]) -> None:
-    """Raise ValueError naming the missing columns and the columns found when `found` lacks any of `columns`."""
+    """Raise MissingColumnError naming the missing columns and the columns found when `found` lacks any of
+    `columns`."""
     missing = [column for column in columns if column not in found]
     if missing:
-        raise ValueError(
+        raise MissingColumnError(
             f"{where}: missing column {', '.join(map(repr, missing))}; columns found: {', '.join(map(repr, found))}"
         )
 
@@ -286,7 +291,7 @@ def data_sources(data: str, column: str = "origin", limit: int | None = None) ->
     lines = _read_lines(train)
     try:
         values = [record[column] for _, record in _READERS[train.suffix.lower()](train, lines, [column])]
-    except ValueError:  # no such column
+    except MissingColumnError:
         return []
     counts: dict[str, int] = {}
     for value in values[:limit]:
@@ -312,4 +317,3 @@ def _card_sources(readme: Path, column: str) -> dict[str, dict]:
             row = dict(zip(header, cells))
             found[row[column]] = row
     return found
-

@@ -193,12 +193,11 @@ print(tokenizer.batch_decode(model.generate(**batch), skip_special_tokens=True))
     return ModelCard(f"---\n{data.to_yaml()}\n---\n{body}")
 
 
-def sources_markdown(sources: list[dict]) -> list[str]:
+def sources_markdown(sources: list[dict], column: str = "origin") -> list[str]:
     """The model card's table of where the training pairs came from (training_info.json's `data_sources`, from
-    `transformer_mt.data.data_sources`): one row per origin with its pairs and license."""
+    `transformer_mt.data.data_sources` of `column`): one row per origin with its pairs and license."""
     if not sources:
         return []
-    column = next(iter(sources[0]))
     rows = [f"| {source[column]} | {source['pairs']:,} | {source.get('license') or 'not stated'} | "
             f"{source.get('what') or ''} |" for source in sources]
     return ["", f"| {column} | training pairs | license | what |", "| --- | ---: | --- | --- |", *rows, ""]
