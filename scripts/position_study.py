@@ -58,7 +58,9 @@ def main(argv=None):
     results = run_study(args.data, args.output_dir, tuple(seeds), steps, position_types=tuple(args.position_types),
                         joined_variant=not (args.no_joined_variant or args.quick), quick=args.quick,
                         results_dir=args.results_dir, source_lang=args.source_lang, target_lang=args.target_lang)
-    print(markdown_summary(results))
+    for variants in (["plain"], [variant for variant in results["summary"] if variant != "plain"]):
+        if variants:
+            print(f"\nBLEU / chrF per set, {' and '.join(variants)}:\n" + markdown_summary(results, variants))
     print("\nTest BLEU (greedy, all pairs) per seed:\n" + markdown_seeds(results))
     print("\nWhat is kept from 2 to 8 joined pairs:\n" + markdown_kept(results))
     print(f"\nFigure and numbers: {args.output_dir}/position_study.png, position_study.json")

@@ -7,12 +7,29 @@ import pytest
 
 from transformer_mt import position_study, studies
 
-from .utils import DATA, REPO
+from .utils import DATA, REPO, save_copy_model
 
 
 def test_joined_inputs_join_sources_and_references_alike():
     sources, references = position_study.join_consecutive(["a", "b", "c", "d", "e"], ["A", "B", "C", "D", "E"], 2)
     assert sources == ["a b", "c d"] and references == ["A B", "C D"]
+
+
+def test_sentence_counts_of_the_joined_variant_take_the_exact_table_beside_it(tmp_path):
+    runs = tmp_path / "runs"
+    for name, rows in (("learned-seed0-joined", 64), ("learned-seed0-joined-table32", 32), ("learned-seed0", 64)):
+        _, tokenizer = save_copy_model(runs / name, position_embedding_type="learned", max_position_embeddings=rows)
+        tokenizer.model_max_length = rows  # as training saves it: inputs past the table are cut
+        tokenizer.save_pretrained(runs / name)
+    joined = position_study.count_sentences(str(tmp_path), str(DATA), position_types=("learned",), joined=(2, 4),
+                                            pairs=3, run_suffix="-joined")
+    assert list(joined) == ["learned 2 joined", "learned 4 joined", "learned, 32-row table 2 joined",
+                            "learned, 32-row table 4 joined"]
+    assert joined["learned 2 joined"]["reference"] == joined["learned, 32-row table 2 joined"]["reference"] >= 1
+    assert joined["learned 4 joined"]["reference"] > joined["learned 2 joined"]["reference"]
+    plain = position_study.count_sentences(str(tmp_path), str(DATA), position_types=("learned",), joined=(2,),
+                                           pairs=3)
+    assert list(plain) == ["learned 2 joined"]  # the plain variant's runs have no exact-table runs beside them
 
 
 @pytest.mark.slow
@@ -79,18 +96,27 @@ def test_a_study_keeps_one_result_per_run_and_never_trains_a_scored_run_again(tm
 
 
 def test_the_readme_tables_are_the_shipped_studys_own():
-    """The position-study tables are markdown_summary and markdown_seeds of docs/results/position_study.json (the runs
-    the figure shows), which holds every run in docs/results/position_study/."""
+    """docs/results.md's position-study tables are those scripts/position_study.py prints of
+    docs/results/position_study.json (the runs the figure shows), which holds every run in
+    docs/results/position_study/ (plain) and docs/results/position_study_joined/ (trained with joined pairs): four
+    types, three seeds or more each."""
     results = json.loads((REPO / "docs" / "results" / "position_study.json").read_text(encoding="utf-8"))
     readme = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
-    rows = position_study.markdown_summary(results).splitlines()[2:] + \
-        position_study.markdown_seeds(results).splitlines()[2:]
-    assert len(rows) == len(results["sets"]) + 4 and all(row in readme for row in rows)
-    shipped = [json.loads(path.read_text()) for path in (REPO / "docs" / "results" / "position_study").glob("*.json")]
+    joined = [variant for variant in results["summary"] if variant != "plain"]
+    tables = [position_study.markdown_summary(results, ["plain"]), position_study.markdown_summary(results, joined),
+              position_study.markdown_seeds(results), position_study.markdown_kept(results)]
+    rows = [row for table in tables for row in table.splitlines()[2:]]
+    assert len(rows) == 2 * len(results["sets"]) + 4 + 4 * 2 + 1 and all(row in readme for row in rows)
+    shipped = [json.loads(path.read_text()) for folder in ("position_study", "position_study_joined")
+               for path in (REPO / "docs" / "results" / folder).glob("*.json")]
     assert sorted(map(json.dumps, results["runs"])) == sorted(map(json.dumps, shipped))
     assert results["recipe"]["max_steps"] == 2000
     assert [run["position_embedding_type"] for run in results["runs"]][0] == "sinusoidal"
-    assert {run["position_embedding_type"] for run in shipped} == {"sinusoidal", "learned", "alibi", "rotary"}
+    seeds = {(variant, kind): {run["seed"] for run in shipped
+                               if (run["variant"], run["position_embedding_type"]) == (variant, kind)}
+             for variant, kinds in results["summary"].items() for kind in kinds}
+    assert {kind for variant, kind in seeds} == {"sinusoidal", "learned", "alibi", "rotary"}
+    assert len(seeds) == 4 * 2 + 1 and all(len(found) >= 3 for found in seeds.values()), seeds
 
 
 @pytest.mark.slow

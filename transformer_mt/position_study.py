@@ -76,19 +76,27 @@ def count_sentences(output_dir: str, data_dir: str, seeds=(0,), position_types=P
                     target_lang: str = "de", run_suffix: str = "") -> dict:
     """How many sentences the study's models write for joined inputs: (position type, k) -> mean sentence ends per
     reference and per greedy output, over the first `pairs` inputs of k joined test pairs. Reads the models a study
-    left in output_dir/runs (`run_suffix` "-joined": the "+ joined pairs" variant's)."""
+    left in output_dir/runs (`run_suffix` "-joined": the "+ joined pairs" variant's, and the exact-table runs of
+    learned positions beside them, as "learned, N-row table")."""
     test = load_parallel_data(data_dir, source_lang, target_lang)["test"]
+    runs = Path(output_dir) / "runs"
     counts = {}
     for position_type in position_types:
         for seed in seeds:
-            model_dir = Path(output_dir) / "runs" / f"{position_type}-seed{seed}{run_suffix}"
-            translate = translator(str(model_dir), num_beams=1, batch_size=batch_size)
-            for k in joined:
-                sources, references = join_consecutive(list(test[source_lang]), list(test[target_lang]), k)
-                outputs = translate(sources[:pairs])
-                entry = counts.setdefault(f"{position_type} {k} joined", {"reference": [], "output": []})
-                entry["reference"].append(statistics.mean(len(SENTENCE_END.findall(r)) for r in references[:pairs]))
-                entry["output"].append(statistics.mean(len(SENTENCE_END.findall(o)) for o in outputs))
+            name = f"{position_type}-seed{seed}{run_suffix}"
+            models = {position_type: runs / name}
+            if run_suffix:
+                models.update((f"{position_type}, {path.name.rsplit('-table', 1)[1]}-row table", path)
+                              for path in sorted(runs.glob(f"{name}-table*")))
+            for label, model_dir in models.items():
+                translate = translator(str(model_dir), num_beams=1, batch_size=batch_size)
+                for k in joined:
+                    sources, references = join_consecutive(list(test[source_lang]), list(test[target_lang]), k)
+                    outputs = translate(sources[:pairs])
+                    entry = counts.setdefault(f"{label} {k} joined", {"reference": [], "output": []})
+                    entry["reference"].append(
+                        statistics.mean(len(SENTENCE_END.findall(r)) for r in references[:pairs]))
+                    entry["output"].append(statistics.mean(len(SENTENCE_END.findall(o)) for o in outputs))
     return {name: {side: statistics.mean(values) for side, values in entry.items()} for name, entry in counts.items()}
 
 
@@ -198,40 +206,46 @@ def scored_runs(results_path: Path, steps: int) -> list[dict]:
 
 
 def plot_study(results: dict, path: str) -> None:
-    """BLEU against mean input length: a line per position type (and variant), the band spanning the seeds."""
+    """BLEU against mean input length: a panel for the plain variant and one for the variants trained with joined
+    pairs, a line per position type, the band spanning the seeds."""
     from .plots import figure
 
     lengths = {name: described["mean_source_tokens"] for name, described in results["sets"].items()
                if name != ALL_PAIRS}
     order = sorted(lengths, key=lengths.get)
-    fig = figure(figsize=(8, 4.5))
-    ax = fig.subplots()
-    for variant, by_type in results["summary"].items():
-        for position_type, by_set in by_type.items():
-            x = [lengths[name] for name in order]
-            mean = [by_set[name]["bleu"]["mean"] for name in order]
-            line, = ax.plot(x, mean, "o-" if variant == "plain" else "s--",
-                            label=f"{position_type}" + ("" if variant == "plain" else f" {variant}"))
-            ax.fill_between(x, [by_set[name]["bleu"]["min"] for name in order],
-                            [by_set[name]["bleu"]["max"] for name in order], color=line.get_color(), alpha=0.2)
-    limit = results["training_source_tokens"]["max"]
-    ax.axvline(limit, color="grey", linestyle=":", label=f"longest training input ({limit} tokens)")
-    ax.set_xscale("log")
-    ax.set_xlabel("mean source length of the set (tokens, log scale)")
-    ax.set_ylabel("BLEU (greedy)")
-    seeds = ", ".join(f"{position_type} {next(iter(by_set.values()))['bleu']['n']}"
-                      for by_type in results["summary"].values() for position_type, by_set in by_type.items())
-    ax.set_title(f"Position types (seeds: {seeds}; band: min-max)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    x = [lengths[name] for name in order]
+    panels = {"plain": [v for v in results["summary"] if v == "plain"],
+              "trained with joined pairs": [v for v in results["summary"] if v != "plain"]}
+    panels = {title: variants for title, variants in panels.items() if variants}
+    fig = figure(figsize=(7 + 4 * (len(panels) - 1), 4.5))
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    limit, rows = results["training_source_tokens"]["max"], results["recipe"]["max_source_length"]
+    for ax, (title, variants) in zip(axes, panels.items()):
+        for variant in variants:
+            for position_type, by_set in results["summary"][variant].items():
+                seeds = next(iter(by_set.values()))["bleu"]["n"]
+                label = position_type if variant != EXACT_TABLE else f"{position_type}, a {rows}-row table"
+                color = f"C{POSITION_EMBEDDING_TYPES.index(position_type)}"  # one colour per type in both panels
+                ax.plot(x, [by_set[name]["bleu"]["mean"] for name in order], "o-" if variant != EXACT_TABLE else "s--",
+                        color=color, label=f"{label}, {seeds} seed{'s' if seeds > 1 else ''}")
+                ax.fill_between(x, [by_set[name]["bleu"]["min"] for name in order],
+                                [by_set[name]["bleu"]["max"] for name in order], color=color, alpha=0.2)
+        ax.axvline(limit, color="grey", linestyle=":", label=f"longest training input ({limit} tokens)")
+        ax.set_xscale("log")
+        ax.set_xlabel("mean source length of the set (tokens, log scale)")
+        ax.set_title(f"Position types, {title} (band: min-max over seeds)", fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("BLEU (greedy)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
 
-def markdown_summary(results: dict) -> str:
-    """docs/results.md's table: BLEU and chrF mean ± sd and the length ratio per set, per variant and type."""
-    columns = [(variant, position_type)
-               for variant, by_type in results["summary"].items() for position_type in by_type]
+def markdown_summary(results: dict, variants=None) -> str:
+    """docs/results.md's table: BLEU and chrF mean ± sd and the length ratio per set, per variant and type (of
+    `variants` only, when given: one table per group of variants keeps the columns readable)."""
+    columns = [(variant, position_type) for variant, by_type in results["summary"].items()
+               if variants is None or variant in variants for position_type in by_type]
     header = "| set | mean source tokens | " + " | ".join(
         f"{t}{'' if v == 'plain' else ' ' + v}: BLEU / chrF (length ratio)" for v, t in columns) + " |"
     lines = [header, "|" + " --- |" * (2 + len(columns))]
