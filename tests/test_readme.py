@@ -177,8 +177,8 @@ def test_the_readme_is_a_front_page_with_an_index_of_the_docs():
 
 
 def test_the_main_job_table_is_the_shipped_runs():
-    """docs/results.md's main-job tables are recipes.results_table of docs/results/main_job/ and main_job_0.3/, the
-    summaries the runs wrote."""
+    """Every main-job table in docs/results.md is recipes.results_table of the summaries its runs wrote, one folder of
+    docs/results/ a table, each folder holding at least the seeds its table shows."""
     import json
 
     from transformer_mt.recipes import results_table
