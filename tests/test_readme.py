@@ -184,9 +184,10 @@ def test_the_main_job_table_is_the_shipped_runs():
     from transformer_mt.recipes import results_table
 
     # release 0.2.0's recipe, 0.3.0's, joined pairs (scored on 2 joined test pairs too), then issue 26's before and
-    # after on one machine
+    # after on one machine, and its data hygiene alone before and after
     for folder, at_least in (("main_job", 3), ("main_job_0.3", 1), ("main_job_0.4", 1), ("main_job_46e8375", 3),
-                              ("main_job_a24ab84", 3), ("main_job_a24ab84_rerun", 1)):
+                              ("main_job_a24ab84", 3), ("main_job_a24ab84_rerun", 1), ("main_job_a419c0e", 3),
+                              ("main_job_c862457", 1), ("main_job_c862457_fixed", 3)):
         runs = (REPO / "docs" / "results" / folder).glob("*.json")
         summaries = [json.loads(path.read_text(encoding="utf-8")) for path in runs]
         assert len(summaries) >= at_least
