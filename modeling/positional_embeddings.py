@@ -1,11 +1,21 @@
 """Positions: one module per strategy, chosen once by `build_position_embedding(config, num_heads)`.
 
 Every strategy is a `PositionStrategy`, which names everything the model, exporters and tools may ask of one, so
-that nothing else asks which one it is:
+that nothing else asks which one it is. `position_strategy_class(config)` gives the class a config names without
+building a model; its class members answer what exporters and engines ask of a config:
 
+- `name`: the `position_embedding_type` that selects it;
 - `absolute`: True when the strategy adds vectors to the token embeddings (the paper's sinusoids, BERT's learned
   table), False when it acts in self-attention instead (ALiBi, Press et al. 2022; rotary, Su et al. 2021);
-- `max_positions`: how many positions it has (learned: the table's rows), or None for any length;
+- `ctranslate2_problem`: why a CTranslate2 export cannot hold the strategy, or None when it can;
+- `rotary_base`: the wavelength base self-attention rotates queries and keys by (rotary), or None;
+- `position_limit(config)`: how many positions a model of `config` has (learned: the table's rows), or None for
+  any length; `rotary_dim(config, num_heads)`: the dimensions of a head that rotate, or None;
+- `from_config(config, num_heads)`: the strategy of a stack of `num_heads` heads.
+
+The built module adds:
+
+- `max_positions`: how many positions it has (`position_limit` of its config), or None for any length;
 - `reserve(num_positions)`: called first with a Python int, before any kernel runs and without reading device
   tensors: the sinusoid extends its table there and learned positions reject lengths they have no row for;
 - `forward(position_ids) -> (..., T, d_model)`: the vectors the embedding block adds, or None (relative);
@@ -23,6 +33,7 @@ length when decoding) in one place.
 
 import abc
 import math
+from typing import ClassVar
 
 import torch
 from torch import nn
@@ -52,8 +63,27 @@ def sinusoid_table(num_positions: int, dim: int, layout: str = "interleaved", dt
 class PositionStrategy(nn.Module, abc.ABC):
     """The position protocol: every member the model, exporters and tools use (the module docstring says each)."""
 
-    absolute: bool
+    # What a config's strategy can do, known without building it (class members).
+    name: ClassVar[str]
+    absolute: ClassVar[bool]
+    ctranslate2_problem: ClassVar[str | None] = None
+    rotary_base: ClassVar[float | None] = None
     max_positions: int | None
+
+    @classmethod
+    def position_limit(cls, config) -> int | None:
+        """How many positions a model of `config` has (its modules' `max_positions`); None for any length."""
+        return None
+
+    @classmethod
+    def rotary_dim(cls, config, num_heads: int) -> int | None:
+        """How many dimensions of each of `num_heads` heads self-attention rotates; None when it rotates none."""
+        return None
+
+    @classmethod
+    @abc.abstractmethod
+    def from_config(cls, config, num_heads: int) -> "PositionStrategy":
+        """The strategy of `config` for a stack of `num_heads` heads."""
 
     @abc.abstractmethod
     def reserve(self, num_positions: int) -> None:
@@ -96,7 +126,14 @@ class AbsolutePositions(PositionStrategy):
 class SinusoidalPositionalEmbedding(AbsolutePositions):
     """Fixed sinusoids for any length: a cached table, grown (doubled) only when a longer input arrives."""
 
+    name = "sinusoidal"
     max_positions = None  # no limit: the table grows with the input
+
+    @classmethod
+    def from_config(cls, config, num_heads: int) -> "SinusoidalPositionalEmbedding":
+        # The table starts at most this long and grows on demand: a large max_position_embeddings costs nothing.
+        initial = min(config.max_position_embeddings, SINUSOID_PRECOMPUTED)
+        return cls(initial, config.d_model, config.sinusoidal_layout)
 
     def __init__(self, num_positions: int, embedding_dim: int, layout: str = "interleaved"):
         super().__init__()
@@ -127,9 +164,19 @@ class SinusoidalPositionalEmbedding(AbsolutePositions):
 class LearnedPositionalEmbedding(nn.Embedding, AbsolutePositions):
     """A trained vector per position (BERT, BART), limited to `num_positions`."""
 
+    name = "learned"
+
     def __init__(self, num_positions: int, embedding_dim: int):
         super().__init__(num_positions, embedding_dim)
         self.max_positions = num_positions
+
+    @classmethod
+    def position_limit(cls, config) -> int:
+        return config.max_position_embeddings
+
+    @classmethod
+    def from_config(cls, config, num_heads: int) -> "LearnedPositionalEmbedding":
+        return cls(cls.position_limit(config), config.d_model)
 
     def reset_buffers(self) -> None:
         pass  # a parameter only, which the model's initialisation draws like every embedding table
@@ -183,10 +230,17 @@ class AlibiPositionBias(RelativePositions):
     """ALiBi: self-attention scores get -slope_h x (query position - key position), a fixed slope per head;
     symmetric (the distance's absolute value) in the encoder, causal in the decoder."""
 
+    name = "alibi"
+    ctranslate2_problem = "CTranslate2 applies ALiBi in decoders only, and this model's encoder uses it too"
+
     def __init__(self, num_heads: int):
         super().__init__()
         # Not persistent, like the sinusoids: derived from the config and refilled by reset_buffers.
         self.register_buffer("slopes", alibi_slopes(num_heads), persistent=False)
+
+    @classmethod
+    def from_config(cls, config, num_heads: int) -> "AlibiPositionBias":
+        return cls(num_heads)
 
     def reset_buffers(self) -> None:
         init.copy_(self.slopes, alibi_slopes(self.slopes.numel()))
@@ -221,16 +275,25 @@ class RotaryPositionEmbedding(RelativePositions):
     """Rotary positions: each pair of query/key dimensions (i, i + D/2) rotated by position x base^(-2i/D), so
     that their dot product depends only on the distance (GPT-NeoX's half-split layout, as in transformers)."""
 
-    base = ROTARY_BASE
+    name = "rotary"
+    rotary_base = ROTARY_BASE
 
     def __init__(self, head_dim: int):
         super().__init__()
         self.head_dim = head_dim
         self.register_buffer("inv_freq", self.build_inv_freq(), persistent=False)
 
+    @classmethod
+    def rotary_dim(cls, config, num_heads: int) -> int:
+        return config.d_model // num_heads  # the whole head
+
+    @classmethod
+    def from_config(cls, config, num_heads: int) -> "RotaryPositionEmbedding":
+        return cls(cls.rotary_dim(config, num_heads))
+
     def build_inv_freq(self, device=None) -> torch.Tensor:
         exponents = torch.arange(0, self.head_dim, 2, dtype=torch.float64, device=device) / self.head_dim
-        return (self.base ** -exponents).float()
+        return (self.rotary_base ** -exponents).float()
 
     def reset_buffers(self) -> None:
         init.copy_(self.inv_freq, self.build_inv_freq())
@@ -248,14 +311,20 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
     return (x * cos + torch.cat((-second, first), dim=-1) * sin).to(x.dtype)
 
 
+# Every strategy by its `position_embedding_type`, in the config's order of the types.
+POSITION_STRATEGIES: dict[str, type[PositionStrategy]] = {
+    strategy.name: strategy
+    for strategy in (SinusoidalPositionalEmbedding, LearnedPositionalEmbedding, AlibiPositionBias,
+                     RotaryPositionEmbedding)
+}
+
+
+def position_strategy_class(config) -> type[PositionStrategy]:
+    """The strategy class `config.position_embedding_type` names: its class members say what a model of `config`
+    does with positions, without building one."""
+    return POSITION_STRATEGIES[config.position_embedding_type]
+
+
 def build_position_embedding(config, num_heads: int) -> PositionStrategy:
     """The position strategy named by `config.position_embedding_type`, for a stack of `num_heads` heads."""
-    if config.position_embedding_type == "learned":
-        return LearnedPositionalEmbedding(config.max_position_embeddings, config.d_model)
-    if config.position_embedding_type == "alibi":
-        return AlibiPositionBias(num_heads)
-    if config.position_embedding_type == "rotary":
-        return RotaryPositionEmbedding(config.d_model // num_heads)
-    # The sinusoid table starts at most this long and grows on demand: a large max_position_embeddings costs nothing.
-    initial = min(config.max_position_embeddings, SINUSOID_PRECOMPUTED)
-    return SinusoidalPositionalEmbedding(initial, config.d_model, config.sinusoidal_layout)
+    return position_strategy_class(config).from_config(config, num_heads)

@@ -8,25 +8,15 @@
 Runs TransformerMT and MarianMTModel (converted with the package's own Marian bridge, so the weights are the same)
 interleaved A/B/B/A with warm-up and repeats, checks that they produce the same tokens and the same loss, and
 prints markdown tables of tokens/s (best and median) and ratios to MarianMT as its users run it (eager, dynamic
-cache, transformers' Seq2SeqTrainer). Run it on a quiet machine: see `transformer_mt.benchmarks.harness`.
+cache, transformers' Seq2SeqTrainer). Run it on a quiet machine: see `transformer_mt.experiments.benchmarks.harness`.
 """
 
 import argparse
-import json
 
 import torch
 
-from transformer_mt.benchmarks import (
-    GENERATION_TASKS,
-    MODEL_SIZES,
-    batching_report,
-    compare_batching,
-    compare_positions,
-    compare_with_marian,
-    positions_report,
-    report,
-)
 from transformer_mt.cli import command
+from transformer_mt.experiments.benchmarks import GENERATION_TASKS, MODEL_SIZES, run_benchmark, save_results
 
 
 @command
@@ -51,21 +41,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1, got {args.repeats}")
-    if args.positions:
-        results = compare_positions(args.data, preset=args.presets[0], repeats=args.repeats, threads=args.threads,
-                                    new_tokens=args.new_tokens, train_steps=args.train_steps)
-        print(positions_report(results))
-    elif args.batching:
-        results = compare_batching(args.data, args.max_tokens_per_batch, args.repeats, args.threads, args.train_steps)
-        print(batching_report(results))
-    else:
-        results = compare_with_marian(args.data, args.presets, args.tasks, args.repeats, args.threads,
-                                      args.new_tokens, args.train_steps, compiled=not args.no_compiled,
-                                      training=not args.no_training)
-        print(report(results))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(results, f, indent=2)
+    results, report = run_benchmark(
+        args.data, args.presets, args.tasks, args.repeats, args.threads, args.new_tokens, args.train_steps,
+        compiled=not args.no_compiled, training=not args.no_training, batching=args.batching,
+        max_tokens_per_batch=args.max_tokens_per_batch, positions=args.positions)
+    print(report)
+    save_results(results, args.json)
 
 
 if __name__ == "__main__":

@@ -3,18 +3,17 @@
     python scripts/benchmark_ctranslate2.py runs/main-sinusoidal [--data data/en-de] [--num_sentences 200]
 
 Each engine decodes in a process of its own (CTranslate2 slows torch in the same process), interleaved over
-repeats; tokens/s (best and median) and ratios to generate() (see `transformer_mt.benchmarks.harness`).
+repeats; tokens/s (best and median) and ratios to generate() (see `transformer_mt.experiments.benchmarks.harness`).
 """
 
 import argparse
-import json
 import os
 
 import transformers
 
-from transformer_mt.benchmarks import compare_with_ctranslate2, ctranslate2_report
 from transformer_mt.cli import command
 from transformer_mt.data import load_parallel_data
+from transformer_mt.experiments.benchmarks import compare_with_ctranslate2, ctranslate2_report, save_results
 
 
 @command
@@ -39,9 +38,7 @@ def main(argv=None):
     results = compare_with_ctranslate2(args.model_dir, test[args.source_lang][: args.num_sentences], args.batch_size,
                                        args.max_new_tokens, args.threads, args.repeats)
     print(ctranslate2_report(results))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(results, f, indent=2)
+    save_results(results, args.json)
 
 
 if __name__ == "__main__":

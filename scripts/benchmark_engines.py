@@ -6,19 +6,20 @@ The test split, repeated to at least 2,000 lines, goes through what translate.py
 16, the model's generation config), once per configuration per repeat, each in a process of its own, interleaved;
 start-up, warm-up and the one-time CTranslate2 export are not timed. Prints sentences/s (best and median), BLEU and
 chrF on the test split, and the default engine's speed-up over --engine transformers
-(`transformer_mt.benchmarks.engines`). Time it on a quiet machine, and state its matmul figure beside the numbers.
+(`transformer_mt.experiments.benchmarks.engines`). Time it on a quiet machine, and state its matmul figure beside
+the numbers.
 """
 
 import argparse
-import json
 
 import transformers
 
-from transformer_mt.benchmarks.engines import CONFIGURATIONS, compare_engines, engines_report
 from transformer_mt.checkpoints import read_config
 from transformer_mt.cli import command
 from transformer_mt.configuration import TransformerMTConfig
 from transformer_mt.data import load_parallel_data
+from transformer_mt.experiments.benchmarks import save_results
+from transformer_mt.experiments.benchmarks.engines import CONFIGURATIONS, compare_engines, engines_report
 from transformer_mt.machine import matmul_gflops
 
 
@@ -48,9 +49,7 @@ def main(argv=None):
     print(engines_report(results))
     print(f"Machine: fp32 2048x2048 matmul, 2 threads: {gflops:.0f} GFLOP/s before, "
           f"{results['matmul_gflops']['after']:.0f} after.")
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(results, f, indent=2)
+    save_results(results, args.json)
 
 
 if __name__ == "__main__":

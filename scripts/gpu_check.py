@@ -4,7 +4,7 @@
     python scripts/gpu_check.py --dry_run            # any machine: every check at a tiny size, in about a minute
 
 bf16 vs fp32, sdpa vs eager, base-model training throughput and MFU in bf16, generate() against MarianMTModel on
-the same weights, and a short main job on the GPU recipe with its BLEU (see `transformer_mt.gpu_check`).
+the same weights, and a short main job on the GPU recipe with its BLEU (see `transformer_mt.experiments.gpu_check`).
 """
 
 import argparse
@@ -14,7 +14,7 @@ import os
 import torch
 
 from transformer_mt.cli import command
-from transformer_mt.gpu_check import run_checks
+from transformer_mt.experiments.gpu_check import run_checks
 
 
 @command

@@ -6,17 +6,16 @@
 
 Every scored run lands as one JSON in --results_dir (default: --output_dir/results) and is never trained again; a
 run cut short resumes from its last checkpoint. Writes position_study.json and position_study.png of every run in
---results_dir into --output_dir and prints docs/results.md's "Position study" tables (`transformer_mt.position_study`).
+--results_dir into --output_dir and prints docs/results.md's "Position study" tables
+(`transformer_mt.experiments.position_study`).
 """
 
 import argparse
-import json
-from pathlib import Path
 
 from transformer_mt.cli import command
 from transformer_mt.configuration import POSITION_EMBEDDING_TYPES
-from transformer_mt.position_study import count_sentences, markdown_kept, markdown_seeds, markdown_summary, run_study
-from transformer_mt.studies import add_study_arguments
+from transformer_mt.experiments import position_study
+from transformer_mt.experiments.studies import add_study_arguments
 
 
 @command
@@ -41,29 +40,19 @@ def main(argv=None):
                         help="A tiny model on 400 pairs, 20 steps, one seed: checks the pipeline in about a minute.")
     args = parser.parse_args(argv)
     steps = args.steps or (20 if args.quick else 2000)
-    seeds = args.seeds or ([0] if args.quick else [0, 1, 2])
     if steps < 1:
         parser.error(f"--steps must be >= 1, got {steps}")
+    languages = dict(source_lang=args.source_lang, target_lang=args.target_lang)
     if args.count_sentences:
-        joined = (2,) if args.quick else (2, 4, 8, 16) if args.of_joined_variant else (2, 4, 8)
-        counts = count_sentences(args.output_dir, args.data, tuple(args.seeds or [0]), tuple(args.position_types),
-                                 joined=joined, pairs=8 if args.quick else 40, source_lang=args.source_lang,
-                                 target_lang=args.target_lang, run_suffix="-joined" if args.of_joined_variant else "")
-        name = "sentence_counts_joined.json" if args.of_joined_variant else "sentence_counts.json"
-        Path(args.output_dir, name).write_text(json.dumps(counts, indent=1), encoding="utf-8")
-        print("| inputs | sentence ends per reference | per output |\n| --- | ---: | ---: |")
-        for name, entry in counts.items():
-            print(f"| {name} | {entry['reference']:.2f} | {entry['output']:.2f} |")
+        print(position_study.markdown_sentence_counts(position_study.write_sentence_counts(
+            args.output_dir, args.data, tuple(args.seeds or [0]), tuple(args.position_types), quick=args.quick,
+            of_joined_variant=args.of_joined_variant, **languages)))
         return
-    results = run_study(args.data, args.output_dir, tuple(seeds), steps, position_types=tuple(args.position_types),
-                        joined_variant=not (args.no_joined_variant or args.quick), quick=args.quick,
-                        results_dir=args.results_dir, source_lang=args.source_lang, target_lang=args.target_lang)
-    for variants in (["plain"], [variant for variant in results["summary"] if variant != "plain"]):
-        if variants:
-            print(f"\nBLEU / chrF per set, {' and '.join(variants)}:\n" + markdown_summary(results, variants))
-    print("\nTest BLEU (greedy, all pairs) per seed:\n" + markdown_seeds(results))
-    print("\nWhat is kept from 2 to 8 joined pairs:\n" + markdown_kept(results))
-    print(f"\nFigure and numbers: {args.output_dir}/position_study.png, position_study.json")
+    seeds = tuple(args.seeds or ([0] if args.quick else [0, 1, 2]))
+    results = position_study.run_study(
+        args.data, args.output_dir, seeds, steps, position_types=tuple(args.position_types), quick=args.quick,
+        joined_variant=not (args.no_joined_variant or args.quick), results_dir=args.results_dir, **languages)
+    print(position_study.study_report(results, args.output_dir))
 
 
 if __name__ == "__main__":

@@ -6,14 +6,14 @@
 
 Writes one JSON per run into --results_dir (docs/results.md tabulates docs/results/recipe_search/) and prints the
 candidate x seed table. Runs already in --results_dir are skipped; a run killed mid-way resumes from its newest
-checkpoint in --output_dir. See `transformer_mt.recipe_search`.
+checkpoint in --output_dir. See `transformer_mt.experiments.recipe_search`.
 """
 
 import argparse
 
 from transformer_mt.cli import command
-from transformer_mt.recipe_search import CANDIDATES, joined_table, markdown_table, plot_search, run_search
-from transformer_mt.studies import add_study_arguments
+from transformer_mt.experiments.recipe_search import CANDIDATES, joined_table, markdown_table, plot_search, run_search
+from transformer_mt.experiments.studies import add_study_arguments
 
 
 @command

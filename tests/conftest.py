@@ -10,7 +10,7 @@ import torch
 
 from transformer_mt.tokenization import tokenizer_fingerprint
 
-from .utils import POSITION_TYPES, save_tiny
+from .utils import POSITION_TYPES, save_tiny, train
 
 
 def pytest_configure(config):
@@ -41,6 +41,26 @@ def saved_tiny_model(tmp_path_factory) -> Path:
     model, tokenizer = save_tiny(path)
     model.config.tokenizer_fingerprint = tokenizer_fingerprint(tokenizer)
     model.config.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def trained_tiny_model(tmp_path_factory) -> Path:
+    """The tiny recipe (utils.train) trained once for the whole session: 20 steps on DATA, checkpoints at 10 and
+    20 beside the saved model. Under xdist the workers share it: the first to take the lock trains it into a staging
+    folder and renames it into place. Read only: a test that resumes or edits it works on a copy."""
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's temporary folder, above each worker's own
+    path = root / "trained-tiny"
+    with FileLock(str(root / "trained-tiny.lock")):
+        if not path.is_dir():
+            staging = Path(tempfile.mkdtemp(prefix="trained-tiny-", dir=root))
+            train(staging / "run", "--do_train", "--max_steps", 20, "--save_steps", 10)
+            os.replace(staging / "run", path)
+            staging.rmdir()
     return path
 
 

@@ -8,8 +8,9 @@ import pytest
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from transformer_mt import TransformerMTConfig
-from transformer_mt.alignment import align_pairs, join_alignments, pharaoh, token_words, word_alignment
-from transformer_mt.engines import load_engine
+from transformer_mt.alignment import join_alignments, pharaoh, token_words, word_alignment
+from transformer_mt.engines import GenerateEngine, load_engine
+from transformer_mt.options import TranslationOptions
 from transformer_mt.scripts.translate import main as translate_main
 from transformer_mt.translation import translate
 
@@ -62,7 +63,7 @@ def test_sentences_alignments_are_numbered_within_their_line():
 def test_a_copy_model_aligns_on_the_diagonal(aligner):
     model, tokenizer = aligner
     lines = sequences(20)
-    aligned = align_pairs(model, tokenizer, lines, lines)
+    aligned = GenerateEngine(model, tokenizer).align_pairs(lines, lines, TranslationOptions())
     assert sum(alignment == diagonal(line) for alignment, line in zip(aligned, lines)) >= 18
 
 
@@ -72,15 +73,17 @@ def test_ctranslate2_gives_the_same_alignments(aligner, tmp_path, monkeypatch):
     lines = sequences(20, seed=2)
     targets = [" ".join(reversed(line.split())) for line in lines]  # not the model's own output: any given pair
     fast = load_engine(str(ALIGNER), "ctranslate2", model=model, tokenizer=tokenizer)
-    assert fast.align_pairs(lines, targets) == align_pairs(model, tokenizer, lines, targets)
+    assert fast.align_pairs(lines, targets, TranslationOptions()) == GenerateEngine(model, tokenizer).align_pairs(
+        lines, targets, TranslationOptions())
 
 
 @pytest.mark.parametrize("engine", ["transformers", "ctranslate2"])
 def test_translate_py_writes_a_pharaoh_line_per_input_line(aligner, tmp_path, monkeypatch, engine):
     monkeypatch.setenv("TRANSFORMER_MT_CACHE", str(tmp_path / "cache"))
     model, tokenizer = aligner
+    reference = GenerateEngine(model, tokenizer)
     candidates = [line for line in sequences(40, seed=3)
-                  if align_pairs(model, tokenizer, [line], [line])[0] == diagonal(line)]
+                  if reference.align_pairs([line], [line], TranslationOptions())[0] == diagonal(line)]
     capitalised = next(line for line in candidates[2:] if line[0].isupper())  # starts a sentence
     # two sentences in one line: each is aligned with its translation, numbered within the line
     lines = [candidates[0], "", f"{candidates[1]}. {capitalised}."]
@@ -95,7 +98,8 @@ def test_translate_py_writes_a_pharaoh_line_per_input_line(aligner, tmp_path, mo
     first, second = f"{lines[2].split('. ')[0]}.", lines[2].split(". ")[1]
     alone = translate(model, tokenizer, [first, second], split_sentences=False, engine=engine)
     assert translations[2] == " ".join(alone)
-    expected = join_alignments(align_pairs(model, tokenizer, [first, second], alone), [first, second], alone, [" "])
+    expected = join_alignments(reference.align_pairs([first, second], alone, TranslationOptions()), [first, second],
+                               alone, [" "])
     assert written[2] == pharaoh(expected) and len(expected) >= len(lines[2].split()) - 2
 
 
@@ -119,8 +123,9 @@ def test_a_source_tag_aligns_to_nothing_and_the_words_keep_their_numbers(aligner
     model, tokenizer = aligner
     lines = sequences(5, seed=4)
     tag = PLAIN_WORDS[0]
-    with_tag = align_pairs(model, tokenizer, lines, lines, source_prefix=tag)
-    written_out = align_pairs(model, tokenizer, [f"{tag} {line}" for line in lines], lines)
+    engine = GenerateEngine(model, tokenizer)
+    with_tag = engine.align_pairs(lines, lines, TranslationOptions(source_prefix=tag))
+    written_out = engine.align_pairs([f"{tag} {line}" for line in lines], lines, TranslationOptions())
     for tagged, plain, line in zip(with_tag, written_out, lines):
         # every link to a word keeps it, one number down; a target word that attended most to the tag links to
         # the word it attended to next instead

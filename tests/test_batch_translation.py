@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from transformer_mt.engines import GenerateEngine
+from transformer_mt.options import TranslationOptions
 from transformer_mt.scripts import translate as translate_command
 from transformer_mt.translation import translate, translate_nbest, translate_stream
 
@@ -39,8 +41,9 @@ def test_the_stream_keeps_line_order_and_equals_translate(model_dir):
     model, tokenizer = load_translator(model_dir)
     lines = many_lines(90)
     written, progress = [], []
-    count = translate_stream(model, tokenizer, iter(lines), written.append, batch_size=4, max_new_tokens=6,
-                             chunk_size=25, progress=progress.append)
+    count = translate_stream(GenerateEngine(model, tokenizer), iter(lines), written.append,
+                             TranslationOptions(batch_size=4, max_new_tokens=6), chunk_size=25,
+                             progress=progress.append)
     assert count == len(written) == len(lines) and progress == [25, 25, 25, 15]
     assert len(set(written)) >= 5  # lines get different outputs: one in the wrong place would show
     assert [w for w, line in zip(written, lines) if not line] == [""] * lines.count("")
@@ -56,6 +59,7 @@ def run_translate(launcher: list[str], model_dir, source, output) -> subprocess.
     return subprocess.run(command, env=command_env(), capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow  # translate.py as one process, then as two under accelerate launch
 def test_two_processes_write_the_bytes_of_one(tmp_path, model_dir):
     source = tmp_path / "source.txt"
     source.write_text("\n".join(many_lines(300)) + "\n", encoding="utf-8")
@@ -105,16 +109,17 @@ def test_the_stream_translates_sentences_and_joins_them_per_line(model_dir, monk
 
     monkeypatch.setattr(model, "generate", counting_generate)
     written = []
-    translate_stream(model, tokenizer, iter(lines), written.append, max_new_tokens=6)
+    engine = GenerateEngine(model, tokenizer)
+    translate_stream(engine, iter(lines), written.append, TranslationOptions(max_new_tokens=6))
     alone = [translate(model, tokenizer, [sentence], max_new_tokens=6)[0] for sentence in SENTENCES[::2]]
     assert written == [f"{alone[0]}  {alone[1]}", "", alone[1], ""]
     assert rows[0] == 3  # one batch of the three sentences; the blank lines are never sent
     rows.clear()
     written = []
-    translate_stream(model, tokenizer, iter(lines), written.append, max_new_tokens=6, split_sentences=False)
+    translate_stream(engine, iter(lines), written.append, TranslationOptions(max_new_tokens=6, split_sentences=False))
     assert rows == [2] and written == translate(model, tokenizer, lines, max_new_tokens=6, split_sentences=False)
     nbest = []
-    translate_stream(model, tokenizer, iter(lines[:2]), nbest.append, max_new_tokens=6, num_beams=2,
-                     num_return_sequences=2, scores=True)
+    translate_stream(engine, iter(lines[:2]), nbest.append, TranslationOptions(max_new_tokens=6, num_beams=2,
+                                                                              num_return_sequences=2, scores=True))
     assert nbest == [translate_nbest(model, tokenizer, lines[:1], max_new_tokens=6, num_beams=2,
                                      num_return_sequences=2, scores=True)[0], []]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from transformer_mt import benchmarks as benchmark
+from transformer_mt.experiments import benchmarks as benchmark
 
 from .utils import DATA, SENTENCES
 

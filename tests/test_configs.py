@@ -75,7 +75,7 @@ def test_an_fsdp_launch_on_the_cpu_says_it_trains_data_parallel(monkeypatch, cap
 
 
 def test_the_main_job_adds_joined_pairs_and_the_studies_train_on_single_pairs(tmp_path):
-    from transformer_mt.studies import RECIPE
+    from transformer_mt.experiments.studies import RECIPE
 
     assert MAIN_JOB["joined_pairs_share"] == MAIN_JOB_GPU["joined_pairs_share"] == 0.25
     assert "joined_pairs_share" not in RECIPE  # a study's "plain" variant stays plain; its joined one names the share

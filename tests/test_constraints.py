@@ -8,7 +8,7 @@ import pytest
 from transformer_mt.scripts import translate as translate_script
 from transformer_mt.translation import translate
 
-from .utils import save_copy_model
+from .utils import require, save_copy_model
 
 
 # Sentences the copy model copies whole, so that forbidding one of their words changes something real
@@ -57,7 +57,7 @@ def test_a_forbidden_word_never_appears(saved, num_beams):
 
 def test_forbidden_words_add_to_the_generation_configs_own_and_prefix_scores_are_real(saved):
     from transformer_mt.constraints import bad_words_ids
-    from transformer_mt.pair_scoring import score_pairs
+    from transformer_mt.engines import GenerateEngine
     from transformer_mt.translation import translate_nbest
 
     _, model, tokenizer = saved
@@ -72,12 +72,12 @@ def test_forbidden_words_add_to_the_generation_configs_own_and_prefix_scores_are
     nbest = translate_nbest(model, tokenizer, SOURCES[:2], num_beams=1, scores=True, split_sentences=False,
                             target_prefix=["Bitte", "Bitte"])
     texts = [hypotheses[0][0] for hypotheses in nbest]
-    forced = score_pairs(model, tokenizer, SOURCES[:2], texts)
+    forced = GenerateEngine(model, tokenizer).score_pairs(SOURCES[:2], texts)
     assert [hypotheses[0][1] for hypotheses in nbest] == pytest.approx([pair.score for pair in forced], abs=1e-3)
 
 
 def test_both_engines_agree(saved, tmp_path, monkeypatch):
-    pytest.importorskip("ctranslate2")
+    require("ctranslate2", "the fast engine needs ctranslate2: pip install 'transformer-mt[fast]'")
     monkeypatch.setenv("TRANSFORMER_MT_CACHE", str(tmp_path / "cache"))
     _, model, tokenizer = saved
     for settings in (dict(target_prefix=PREFIXES), dict(bad_words=["Save", "dialog"]),

@@ -35,7 +35,7 @@ def test_scores_are_the_hypotheses_log_probabilities(model_dir, num_beams):
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    from transformer_mt.pipelines import hypothesis_scores
+    from transformer_mt.engines import hypothesis_scores
 
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)

@@ -24,6 +24,7 @@ def ema_run(tmp_path_factory):
     return output_dir
 
 
+@pytest.mark.slow  # ema_run: a 4-step training run that validates and checkpoints at every step
 def test_each_checkpoint_holds_the_average_of_the_trained_weights_so_far(ema_run):
     trained = [load_file(ema_run / f"checkpoint-{step}" / TRAINING_WEIGHTS) for step in range(1, 5)]
     averaged = [saved_weights(ema_run / f"checkpoint-{step}") for step in range(1, 5)]
@@ -37,6 +38,7 @@ def test_each_checkpoint_holds_the_average_of_the_trained_weights_so_far(ema_run
         assert any(not torch.equal(averaged[step][key], trained[step][key]) for key in shared)
 
 
+@pytest.mark.slow  # ema_run: 4 training steps, each validated and checkpointed; then an evaluation run
 def test_the_run_validates_and_saves_the_average(ema_run, tmp_path):
     final = saved_weights(ema_run)
     last = saved_weights(ema_run / "checkpoint-4")
@@ -68,6 +70,7 @@ def test_the_average_is_swapped_in_and_out_bit_for_bit():
     assert all(torch.equal(model.state_dict()[key], trained[key]) for key in trained)
 
 
+@pytest.mark.slow  # ema_run: a 4-step training run that validates and checkpoints at every step
 @pytest.mark.parametrize("flags, message", [
     ([], "saved with --ema_decay 0.8"),
     (["--ema_decay", "0.9"], "pass --ema_decay 0.8"),

@@ -13,12 +13,13 @@ import torch
 from transformers import pipeline
 
 from transformer_mt.engines import cached_export, export_key, load_engine
+from transformer_mt.options import TranslationOptions
 from transformer_mt.translation import translate, translate_nbest
 
-from .utils import COPY_CORPUS, SCRIPTS, command_env, save_copy_model, train_copy_model
+from .utils import COPY_CORPUS, SCRIPTS, command_env, require, save_copy_model, train_copy_model
 
 
-pytest.importorskip("ctranslate2", reason="the fast engine needs ctranslate2: pip install 'transformer-mt[fast]'")
+require("ctranslate2", "the fast engine needs ctranslate2: pip install 'transformer-mt[fast]'")
 
 TEXTS = ["Open the file. Click the Save button.", "Select the rows that you want to delete.", "", "Press Enter.",
          "Schließen Sie das Dialogfenster und klicken Sie auf Speichern.", "Format"]
@@ -78,7 +79,7 @@ def test_auto_says_why_it_keeps_generate(tmp_path, cache):
     engine = load_engine(str(tmp_path / "late"), "auto")
     assert engine.name == "ctranslate2"
     with pytest.raises(ValueError, match="beam search \\(3 beams\\) on CTranslate2 .* early_stopping=None"):
-        engine.translate_sentences(["Open the file."], num_beams=3)  # a call that asks for beams is refused
+        engine.translate_sentences(["Open the file."], TranslationOptions(num_beams=3))  # asking for beams is refused
 
 
 def test_an_in_memory_model_is_never_served_from_other_weights(tmp_path, cache):
@@ -110,6 +111,7 @@ def test_the_cache_key_follows_every_input_and_the_export_is_made_once(tmp_path,
     assert export_key(directory, None) != key  # a changed file is another export, never the stale one
 
 
+@pytest.mark.slow  # two processes, each importing torch and exporting
 def test_processes_started_together_export_once(tmp_path, cache):
     save_copy_model(tmp_path / "model")
     code = ("import sys; from transformer_mt.engines import cached_export; print(cached_export(sys.argv[1]))")

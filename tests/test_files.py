@@ -5,10 +5,10 @@ import pytest
 
 from transformer_mt.files import placeholders_kept, translate_document, translate_file
 
-from .utils import save_copy_model
+from .utils import require, save_copy_model
 
 
-polib = pytest.importorskip("polib", reason="the .po format needs polib: pip install -e '.[files]'")
+polib = require("polib", "the .po format needs polib: pip install -e '.[files]'")
 
 PO = r'''# German translation of a small application.
 msgid ""

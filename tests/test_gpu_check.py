@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from transformer_mt import gpu_check
-from transformer_mt.benchmarks import model_pair
+from transformer_mt.experiments import gpu_check
+from transformer_mt.experiments.benchmarks import model_pair
 from transformer_mt.scripts import gpu_check as command
 
 from .utils import DATA
@@ -47,7 +47,7 @@ def test_a_machine_without_cuda_is_told_to_use_the_dry_run(capsys, monkeypatch):
 
 
 def test_other_tokens_than_the_peers_are_reported_per_task():
-    from transformer_mt.gpu_check import generation_speed
+    from transformer_mt.experiments.gpu_check import generation_speed
 
     marian, ours = model_pair("tiny")
     same = generation_speed(marian.eval(), ours.eval(), torch.device("cpu"), batch_size=2, new_tokens=3, repeats=1)

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from transformer_mt.version import __version__
+
 from .utils import DATA, REPO, SOURCE_PACKAGES, import_violations
 
 
@@ -45,7 +47,7 @@ def run(args, env, cwd, timeout=300):
 
 def test_the_wheel_installs_one_package_with_every_folder_inside_it(installed, tmp_path):
     site, env = installed
-    assert {p.name for p in site.iterdir()} == {"transformer_mt", "transformer_mt-0.3.0.dist-info", "bin"}
+    assert {p.name for p in site.iterdir()} == {"transformer_mt", f"transformer_mt-{__version__}.dist-info", "bin"}
     found = run([sys.executable, "-c", "import transformer_mt; print(transformer_mt.__file__)"], env, tmp_path)
     assert found.stdout.strip() == str(site / "transformer_mt" / "__init__.py"), found.stderr
     package = site / "transformer_mt"

@@ -11,11 +11,12 @@ from transformer_mt.engines import load_engine
 from transformer_mt.scripts import average_checkpoints
 from transformer_mt.translation import translate
 
-from .utils import MARIAN_TEXT, marian_checkpoint
+from .utils import MARIAN_TEXT, marian_checkpoint, require
 
 
-pytest.importorskip("sentencepiece", reason="MarianTokenizer needs sentencepiece (in the test extra)")
-pytest.importorskip("ctranslate2", reason="the export needs ctranslate2")
+require("sentencepiece", "MarianTokenizer needs sentencepiece (in the test extra)")
+require("ctranslate2", "the export needs ctranslate2")
+pytestmark = pytest.mark.slow  # end to end: a 150-step fine-tune, averaging, an export
 
 
 def test_an_opus_mt_checkpoint_fine_tunes_averages_exports_and_translates(tmp_path, monkeypatch):

@@ -3,12 +3,12 @@ CTranslate2 export agree, and score.py --pairs writes them row by row."""
 
 import pytest
 
-from transformer_mt.engines import load_engine
-from transformer_mt.pair_scoring import check_pairs, read_pairs, score_pairs
+from transformer_mt.engines import GenerateEngine, load_engine
+from transformer_mt.pair_scoring import check_pairs, read_pairs
 from transformer_mt.scripts import score as score_script
 from transformer_mt.translation import translate_nbest
 
-from .utils import COPY_CORPUS, save_copy_model
+from .utils import COPY_CORPUS, require, save_copy_model
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,8 @@ def test_a_generated_hypothesis_scores_what_the_nbest_list_said(saved, length_pe
                             split_sentences=False, length_penalty=length_penalty)
     pairs = [(source, text, score) for source, hypotheses in zip(sources, nbest) for text, score in hypotheses
              if text.strip()]  # an empty hypothesis (length penalty 0 favours them) has no text to score
-    given = score_pairs(model, tokenizer, [p[0] for p in pairs], [p[1] for p in pairs], length_penalty=length_penalty)
+    given = GenerateEngine(model, tokenizer).score_pairs([p[0] for p in pairs], [p[1] for p in pairs],
+                                                        length_penalty=length_penalty)
     # a hypothesis whose text re-tokenizes to other ids than generate() wrote is another sequence: compare the rest
     same = [(found.score, reported) for (source, text, reported), found in zip(pairs, given)
             if tokenizer.decode(tokenizer(text_target=text)["input_ids"], skip_special_tokens=True) == text]
@@ -37,7 +38,7 @@ def test_a_generated_hypothesis_scores_what_the_nbest_list_said(saved, length_pe
 
 
 def test_the_ctranslate2_export_scores_alike(saved, tmp_path, monkeypatch):
-    pytest.importorskip("ctranslate2")
+    require("ctranslate2", "the fast engine needs ctranslate2: pip install 'transformer-mt[fast]'")
     monkeypatch.setenv("TRANSFORMER_MT_CACHE", str(tmp_path / "cache"))
     path, model, tokenizer = saved
     targets = ["Klicken Sie auf Speichern.", "Schließen Sie das Fenster.", "Wählen Sie die Zellen aus.",
@@ -57,7 +58,7 @@ def test_score_py_pairs_writes_a_row_a_pair(saved, tmp_path, capsys):
     pairs.write_text("Open the file.\tÖffnen Sie die Datei.\nPress Enter.\tPress Enter.\n", encoding="utf-8")
     score_script.main(["--model", str(path), "--pairs", str(pairs)])
     rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
-    expected = score_pairs(model, tokenizer, *read_pairs(str(pairs)))
+    expected = GenerateEngine(model, tokenizer).score_pairs(*read_pairs(str(pairs)))
     assert [row[0] for row in rows] == ["1", "2"]
     assert [float(row[1]) for row in rows] == pytest.approx([pair.log_prob for pair in expected], abs=1e-4)
     assert [int(row[2]) for row in rows] == [pair.tokens for pair in expected]

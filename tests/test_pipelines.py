@@ -1,5 +1,5 @@
 """pipeline("translation") (transformer_mt.pipelines): generate() and decode per string, or the batch API's
-sentence splitting; and the batch API's names, still importable from the module they moved out of."""
+sentence splitting; the batch API lives in transformer_mt.translation, not here."""
 
 import pytest
 import torch
@@ -57,12 +57,9 @@ def test_without_a_language_the_pipeline_asks_for_one(tmp_path):
         pipeline("translation", model=str(tmp_path))(SENTENCES[0])
 
 
-def test_the_batch_api_is_importable_from_pipelines_as_before():
+def test_the_batch_api_is_translations_and_pipelines_exports_only_its_own():
     import transformer_mt
     from transformer_mt import pipelines, translation
 
-    moved = ["LENGTH_FACTOR", "LENGTH_MARGIN", "Hypotheses", "hypothesis_scores", "join_hypotheses", "length_batches",
-             "length_budget", "length_settings", "process_state", "read_lines", "split_texts", "translate",
-             "translate_nbest", "translate_sentences", "translate_stream"]
-    assert all(getattr(pipelines, name) is getattr(translation, name) for name in moved)
     assert transformer_mt.translate is translation.translate
+    assert pipelines.__all__ == ["TranslationPipeline", "register_translation_pipeline"]

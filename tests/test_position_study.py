@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from transformer_mt import position_study, studies
+from transformer_mt.experiments import position_study, studies
 
 from .utils import DATA, REPO, save_copy_model
 

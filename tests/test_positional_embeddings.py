@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from transformer_mt.modeling.positional_embeddings import (
+    POSITION_STRATEGIES,
     AlibiPositionBias,
     LearnedPositionalEmbedding,
     PositionStrategy,
@@ -11,6 +12,7 @@ from transformer_mt.modeling.positional_embeddings import (
     SinusoidalPositionalEmbedding,
     alibi_slopes,
     build_position_embedding,
+    position_strategy_class,
     rotate,
     sinusoid_table,
 )
@@ -85,6 +87,29 @@ def test_every_strategy_keeps_the_protocol(position_type):
         assert strategy.rotation(positions) is None
     else:  # nothing for the embeddings, no table, no length limit; a term in self-attention
         assert strategy(positions) is None and strategy.table(3) is None and strategy.max_positions is None
+
+
+@pytest.mark.parametrize("position_type", POSITION_TYPES)
+def test_the_class_members_say_what_the_built_strategy_does(position_type):
+    """Exporters and engines read a config's capabilities from position_strategy_class without building a model;
+    the model built from the same config does what they say."""
+    config = tiny_config(position_embedding_type=position_type, max_position_embeddings=48)
+    strategy_class = position_strategy_class(config)
+    strategy = build_position_embedding(config, 4)
+    assert type(strategy) is strategy_class and strategy_class.name == position_type
+    assert strategy.absolute == strategy_class.absolute
+    assert strategy.max_positions == strategy_class.position_limit(config)
+    rotary_dim = strategy_class.rotary_dim(config, 4)
+    assert (rotary_dim is None) == (strategy_class.rotary_base is None)
+    rotation = strategy.rotation(torch.arange(3))
+    assert rotation is None if rotary_dim is None else rotation[0].shape == (1, 1, 3, rotary_dim)
+    assert strategy_class.ctranslate2_problem is None or strategy_class.ctranslate2_problem.strip()
+
+
+def test_every_configurable_type_has_one_strategy():
+    assert list(POSITION_STRATEGIES) == POSITION_TYPES  # the config's order: messages list them so
+    assert [position_strategy_class(tiny_config(position_embedding_type=name)).name
+            for name in POSITION_TYPES] == POSITION_TYPES
 
 
 @pytest.mark.parametrize("position_type", POSITION_TYPES)

@@ -8,7 +8,7 @@ import pytest
 
 from transformer_mt import presets, training
 
-from .utils import TINY, train
+from .utils import TINY
 
 
 def test_the_presets_module_imports_nothing_heavy():
@@ -72,7 +72,8 @@ def test_the_papers_setup_is_one_command_on_a_dataset_in_the_hubs_layout(tmp_pat
     assert trainer.state.global_step == 1
 
 
-def test_the_tests_tiny_recipe_is_the_tiny_preset(tmp_path):
-    trainer = train(tmp_path / "run", "--do_train", "--max_steps", "1", "--save_strategy", "no")
+def test_the_tests_tiny_recipe_is_the_tiny_preset(trained_tiny_model):
+    from transformers import AutoConfig
+
     assert TINY[:2] == ["--preset", "tiny"]
-    assert trainer.model.config.d_model == presets.TINY["d_model"]
+    assert AutoConfig.from_pretrained(trained_tiny_model).d_model == presets.TINY["d_model"]  # utils.train's model

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from transformer_mt import recipe_search, studies
 from transformer_mt.diagnostics import read_probe
+from transformer_mt.experiments import recipe_search, studies
 from transformer_mt.scripts.recipe_search import main as search_main
 
 from .utils import DATA, REPO

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from .utils import REPO, SCRIPTS, command_env, require, save_copy_model
 
-pytest.importorskip("fastapi", reason="the server needs the [serve] extra: pip install -e '.[serve]'")
+
+require("fastapi", "the server needs the [serve] extra: pip install -e '.[serve]'")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from transformer_mt.serving import Limits, ServedModel, create_app  # noqa: E402
 from transformer_mt.serving.batcher import Batcher, Overloaded  # noqa: E402
-
-from .utils import REPO, SCRIPTS, command_env, save_copy_model  # noqa: E402
 
 
 CLIENTS = json.loads((REPO / "tests" / "fixtures" / "libretranslate_clients.json").read_text(encoding="utf-8"))
@@ -33,24 +33,24 @@ class FakeEngine:
     """An engine that 'translates' a sentence into «sentence» (hypothesis k: «sentence»k), after `delay` seconds per
     call: exact, fast answers for the API's own tests. Records the batch sizes it was called with."""
 
-    name, reason = "fake", "a test engine"
+    name, reason, device, workers, max_positions, tokenizer = "fake", "a test engine", "cpu", 1, None, None
 
     def __init__(self, source="en", target="de", delay=0.0, marker="«»"):
         self.config = types.SimpleNamespace(source_lang=source, target_lang=target)
         self.generation_config = types.SimpleNamespace(num_beams=1)
         self.delay, self.marker, self.calls = delay, marker, []
 
-    def translate_sentences(self, sentences, names=None, *, num_return_sequences=1, **options):
+    def translate_sentences(self, sentences, options, names=None, target_prefix=None):
         self.calls.append(len(sentences))
         time.sleep(self.delay)
         return [[(f"{self.marker[0]}{sentence}{self.marker[1]}" + (str(k) if k else ""), -0.1 * k)
-                 for k in range(num_return_sequences)] for sentence in sentences]
+                 for k in range(options.num_return_sequences)] for sentence in sentences]
 
 
-def fake_app(limits=None, delay=0.0, marker="«»", **options):
+def fake_app(limits=None, delay=0.0, marker="«»"):
     models = [ServedModel(FakeEngine("en", "de", delay, marker), "en", "de"),
               ServedModel(FakeEngine("de", "en", delay, marker), "de", "en")]
-    return create_app(models, limits, **options)
+    return create_app(models, limits)
 
 
 @pytest.fixture
@@ -171,7 +171,7 @@ def test_malformed_bodies_are_named_and_the_server_keeps_serving(client):
 
 
 def test_edge_requests_get_4xx_and_a_failing_engine_a_500_with_cors():
-    with TestClient(fake_app(Limits(api_keys=frozenset({"k1"})), max_queued=4)) as edgy:
+    with TestClient(fake_app(Limits(api_keys=frozenset({"k1"}), queue_limit=4))) as edgy:
         fields = {"source": "en", "target": "de", "api_key": "k1"}
         answer = edgy.post("/translate", json={**fields, "q": [], "source": "auto"})
         assert answer.status_code == 400 and "empty list" in answer.json()["error"]
@@ -210,7 +210,7 @@ def test_cors_on_every_answer_and_preflights(client):
 
 
 def test_requests_arriving_together_are_translated_as_one_batch():
-    app = fake_app(delay=0.05, max_batch=64, max_wait=0.05)
+    app = fake_app(Limits(max_batch=64, max_wait_ms=50), delay=0.05)
     with TestClient(app) as batched:
         threads = [threading.Thread(target=batched.post, args=("/translate",), kwargs={
             "json": {"q": f"Sentence {i}.", "source": "en", "target": "de"}}) for i in range(16)]
@@ -223,7 +223,7 @@ def test_requests_arriving_together_are_translated_as_one_batch():
 
 
 def test_a_full_queue_answers_503_and_then_serves_again():
-    app = fake_app(delay=0.3, max_batch=1, max_wait=0.0, max_queued=2)
+    app = fake_app(Limits(max_batch=1, max_wait_ms=0.0, queue_limit=2), delay=0.3)
     with TestClient(app) as busy:
         answers = []
 
@@ -296,6 +296,7 @@ def server_process(*args, env=None):
         process.wait(timeout=30)
 
 
+@pytest.mark.slow  # a server process and a real client
 def test_libretranslatepy_translates_through_a_server_process(copy_model_dir, tmp_path):
     from libretranslatepy import LibreTranslateAPI
 
@@ -328,6 +329,7 @@ def test_the_server_refuses_to_start_on_a_damaged_model(copy_model_dir, tmp_path
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 
 
+@pytest.mark.slow  # a server process and a browser
 @pytest.mark.skipif(os.environ.get("CI") != "true" and not CHROMEDRIVER.exists(),
                     reason="Debian's chromium-driver is not installed (.ci/run installs it)")
 def test_the_page_translates_in_a_real_browser():

@@ -31,10 +31,9 @@ def test_special_tokens_are_kept_whole_and_saved_with_the_tokenizer(tmp_path):
     assert model.config.vocab_size == len(loaded)
 
 
-def test_tags_added_to_a_loaded_model_grow_its_tables_and_its_fingerprint(tmp_path):
-    train(tmp_path / "base", "--do_train", "--max_steps", 2)
-    base, base_tokenizer = load_translator(str(tmp_path / "base"))
-    train(tmp_path / "tagged", "--do_train", "--max_steps", 2, "--model_name_or_path", tmp_path / "base",
+def test_tags_added_to_a_loaded_model_grow_its_tables_and_its_fingerprint(tmp_path, trained_tiny_model):
+    base, base_tokenizer = load_translator(str(trained_tiny_model))
+    train(tmp_path / "tagged", "--do_train", "--max_steps", 2, "--model_name_or_path", trained_tiny_model,
           "--special_tokens", "<BT>")
     model, tokenizer = load_translator(str(tmp_path / "tagged"))  # strict loading accepts the pair
     assert len(tokenizer) == len(base_tokenizer) + 1 == model.config.vocab_size
@@ -103,6 +102,7 @@ def chrf(hypotheses, references):
     return sacrebleu.corpus_chrf(hypotheses, [references]).score
 
 
+@pytest.mark.slow  # two_targets: a 600-step training run
 def test_a_model_of_two_targets_writes_the_language_asked_for(two_targets):
     run, sources = two_targets
     model, tokenizer = load_translator(str(run))
@@ -116,6 +116,7 @@ def test_a_model_of_two_targets_writes_the_language_asked_for(two_targets):
         translate(model, tokenizer, sources[:1])
 
 
+@pytest.mark.slow  # two_targets: a 600-step training run
 def test_both_engines_force_the_language_token_alike(two_targets, tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSFORMER_MT_CACHE", str(tmp_path))
     run, sources = two_targets
@@ -126,6 +127,7 @@ def test_both_engines_force_the_language_token_alike(two_targets, tmp_path, monk
             model, tokenizer, sources, num_beams=1, target_lang=language)
 
 
+@pytest.mark.slow  # two_targets: a 600-step training run
 def test_translate_py_takes_the_target_language(two_targets, tmp_path, capsys):
     run, sources = two_targets
     translate_main(["--model", str(run), "--target_lang", "en", "--engine", "transformers", "--num_beams", "1",
@@ -135,6 +137,7 @@ def test_translate_py_takes_the_target_language(two_targets, tmp_path, capsys):
     assert written == translate(model, tokenizer, sources[:3], num_beams=1, target_lang="en")
 
 
+@pytest.mark.slow  # two_targets: a 600-step training run
 def test_a_source_prefix_begins_every_sentence(two_targets):
     run, sources = two_targets
     model, tokenizer = load_translator(str(run))
@@ -146,6 +149,7 @@ def test_a_source_prefix_begins_every_sentence(two_targets):
     assert tagged == [" ".join(each)]
 
 
+@pytest.mark.slow  # two_targets: a 600-step training run
 @pytest.mark.parametrize("split_sentences", [True, False])
 def test_the_pipeline_takes_the_target_language_as_tgt_lang(two_targets, split_sentences):
     from transformers import pipeline
@@ -161,10 +165,13 @@ def test_the_pipeline_takes_the_target_language_as_tgt_lang(two_targets, split_s
         translator(sources[:1])
 
 
+@pytest.mark.slow  # two_targets: a 600-step training run
 def test_the_server_serves_each_target_language_of_a_model(two_targets):
     import argparse
 
-    from transformer_mt.scripts.serve import served_models
+    from transformer_mt.serving import Limits
+    from transformer_mt.serving.command import served_models
+    from transformer_mt.serving.fields import translate_request
 
     run, sources = two_targets
     args = argparse.Namespace(models=[str(run)], engine="transformers", quantization=None, intra_threads=1,
@@ -173,7 +180,9 @@ def test_the_server_serves_each_target_language_of_a_model(two_targets):
     assert sorted(served) == [("en", "de"), ("en", "en")]
     model, tokenizer = load_translator(str(run))
     for language in ("de", "en"):
-        hypotheses = served[("en", language)].translate(sources[:4], 1)
+        direction = served[("en", language)]  # as the server asks it for one hypothesis of each sentence
+        request = translate_request({"q": sources[:4], "source": "en", "target": language}, Limits())
+        hypotheses = direction.translate(sources[:4], direction.options(request))
         assert [hypothesis[0][0] for hypothesis in hypotheses] == translate(
             model, tokenizer, sources[:4], target_lang=language, split_sentences=False)
 
@@ -188,6 +197,7 @@ def test_a_language_shaped_tag_of_a_one_target_model_is_no_target_language(tmp_p
         translate(model, tokenizer, ["Click."], target_lang="fr")
 
 
+@pytest.mark.slow  # two_targets: a 600-step training run
 def test_evaluations_of_several_targets_keep_the_runs_decoding_settings(two_targets):
     run, _ = two_targets
     # the test split's predictions were forced to each reference's language and decoded greedily, as asked

@@ -4,6 +4,7 @@ import copy
 import itertools
 import json
 import math
+import shutil
 import subprocess
 
 import pytest
@@ -13,7 +14,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 from transformer_mt import translate
 from transformer_mt.tokenization import tokenizer_fingerprint
 
-from .utils import TINY, command_env, saved_weights, train, train_command
+from .utils import SENTENCES, TINY, command_env, saved_weights, train, train_command
 
 
 def run(output_dir, *flags):
@@ -49,9 +50,9 @@ def test_loss_falls_and_the_saved_model_loads_and_translates(tmp_path, position_
     assert [r["translation_text"].strip() for r in translator(sentences)] == translations
 
 
-def test_checkpoint_resume_finishes_the_run(tmp_path):
-    output_dir = tmp_path / "run"
-    run(output_dir, "--do_train", "--max_steps", 20, "--save_steps", 10)
+def test_checkpoint_resume_finishes_the_run(tmp_path, trained_tiny_model):
+    output_dir = tmp_path / "run"  # a copy of the session's run of --max_steps 20 --save_steps 10
+    shutil.copytree(trained_tiny_model, output_dir)
     checkpoint = output_dir / "checkpoint-20"
     assert (checkpoint / "model.safetensors").exists() and (checkpoint / "trainer_state.json").exists()
     assert not (checkpoint / "pytorch_model.bin").exists()  # weights as safetensors; the trainer's own state
@@ -86,6 +87,7 @@ def test_time_budget_stops_training_and_still_saves(tmp_path):
     assert (output_dir / "model.safetensors").exists()
 
 
+@pytest.mark.slow  # two training processes under accelerate launch
 def test_two_processes_train_as_one_group_and_save_one_model(tmp_path):
     """The shipped DDP config (configs/accelerate/ddp.yaml), launched on 2 CPU processes, bf16 off."""
     output_dir = tmp_path / "run"
@@ -109,6 +111,7 @@ def step_logs(output_dir) -> list[tuple[float, float]]:
     return [(entry["loss"], entry["grad_norm"]) for entry in history if "loss" in entry]
 
 
+@pytest.mark.slow  # three training runs and two processes under torchrun, per case
 @pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
 def test_gradient_accumulation_and_processes_give_the_loss_and_gradients_of_one_batch(tmp_path, label_smoothing):
     """16 pairs a step as 1x16, 2x8, 4x4 micro-batches and on 2 processes x 8: the same step, to float rounding."""
@@ -238,10 +241,10 @@ def test_run_leaves_the_callers_arguments_as_they_were(tmp_path):
     assert trainer.args.generation_max_length == 17  # TINY's --generation_max_length, kept
 
 
-def test_fine_tuning_keeps_the_checkpoints_generation_config(tmp_path):
+def test_fine_tuning_keeps_the_checkpoints_generation_config(tmp_path, trained_tiny_model):
     from transformers import GenerationConfig
 
-    run(tmp_path / "base", "--do_train", "--max_steps", "2", "--save_strategy", "no")
+    shutil.copytree(trained_tiny_model, tmp_path / "base")  # a trained run, ours to edit
     saved = GenerationConfig.from_pretrained(tmp_path / "base")
     saved.update(forced_eos_token_id=2, bad_words_ids=[[5]], length_penalty=0.6, num_beams=5)
     saved.save_pretrained(tmp_path / "base")  # as an imported Opus-MT model carries them
@@ -460,3 +463,30 @@ def test_evaluation_keeps_the_splits_order_when_training_groups_by_length(tmp_pa
             for row in batch["input_ids"].tolist()]
     assert seen == trainer.eval_dataset["input_ids"]
     assert len({len(ids) for ids in seen}) > 1  # lengths differ: a length-grouped order would show
+
+
+def test_every_config_field_is_a_train_flag_or_excluded_with_its_reason():
+    """`python scripts/train.py --FIELD` for every TransformerMTConfig field (int | None ones too), unless
+    arguments.EXCLUDED says why not."""
+    import dataclasses
+
+    from transformer_mt import TransformerMTConfig, training
+    from transformer_mt.training.arguments import EXCLUDED
+
+    fields = set(TransformerMTConfig.__annotations__)
+    flags = set(vars(training.argument_parser().parse_known_args(["--output_dir", "x"])[0]))
+    for name in fields:
+        assert name in flags or name in EXCLUDED, name
+    assert fields - set(EXCLUDED) == {field.name for field in dataclasses.fields(training.ModelArguments)}
+    assert set(EXCLUDED) <= fields and all(reason.strip() for reason in EXCLUDED.values())
+
+
+def test_alignment_heads_is_a_flag_that_reaches_the_config(tmp_path):
+    from transformer_mt import train_tokenizer, training
+
+    tokenizer = train_tokenizer(SENTENCES * 5, vocab_size=300, min_frequency=1)
+    for flags, expected in (([], None), (["--alignment_heads", "2"], 2)):
+        data_args, setup, model_args, _ = training.parse_args([*TINY, "--output_dir", str(tmp_path), *flags])
+        assert model_args.alignment_heads == expected
+        model = training.build_model(setup, model_args, tokenizer, None, data_args)
+        assert model.config.alignment_heads == expected

@@ -31,6 +31,7 @@ def assert_same_weights(a, b):
         assert torch.equal(first[key], second[key]), key
 
 
+@pytest.mark.slow  # kill and resume: three 300-step training subprocesses a case
 @pytest.mark.parametrize("batches", [[], ["--max_tokens_per_batch", "192"], ["--joined_pairs_share", "0.25"],
                                      ["--ema_decay", "0.99"]],
                          ids=["pairs", "token-batches", "joined-pairs", "ema"])
@@ -64,20 +65,17 @@ def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path,
         assert all(torch.equal(trained[0][key], trained[1][key]) for key in trained[0])
 
 
-@pytest.fixture(scope="module")
-def run_with_checkpoints(tmp_path_factory):
-    """A 20-step run with checkpoints at 10 and 20 on a private copy of the data."""
-    root = tmp_path_factory.mktemp("resume")
-    shutil.copytree(DATA, root / "data")
-    output_dir = root / "run"
-    train(output_dir, "--data", root / "data", "--do_train", "--max_steps", "20", "--save_steps", "10")
-    return root, output_dir
+@pytest.fixture
+def run_with_checkpoints(trained_tiny_model):
+    """(data, run): the session's 20-step run on DATA with checkpoints at 10 and 20 (conftest.trained_tiny_model).
+    Read only: fresh_copy gives a test its own."""
+    return DATA, trained_tiny_model
 
 
 def fresh_copy(run_with_checkpoints, tmp_path):
-    root, output_dir = run_with_checkpoints
+    data, output_dir = run_with_checkpoints
     shutil.copytree(output_dir, tmp_path / "run")
-    return root / "data", tmp_path / "run"
+    return data, tmp_path / "run"
 
 
 def test_resuming_keeps_the_runs_tokenizer_although_the_data_changed(run_with_checkpoints, tmp_path):

@@ -4,30 +4,31 @@ sentences."""
 
 import pytest
 
-from transformer_mt import translation
+from transformer_mt.options import OptionError
 from transformer_mt.scripts import translate as translate_script
-from transformer_mt.translate_command import atomic_output, decoding_options, line_writer, parse_args
+from transformer_mt.streams import atomic_output
+from transformer_mt.translate_command import line_writer, parse_args
 
 from .test_translation import SHIPPED, THREE
 
 
 def test_splitting_is_on_unless_turned_off_and_the_language_is_the_models_unless_given():
     args = parse_args(["--model", "m", "text"])
-    assert (args.no_split_sentences, args.source_lang) == (False, None)
+    assert (args.options.split_sentences, args.options.source_lang) == (True, None)
     args = parse_args(["--model", "m", "--source_lang", "de", "text"])
-    assert (args.no_split_sentences, args.source_lang) == (False, "de")
-    assert parse_args(["--model", "m", "--no_split_sentences", "text"]).no_split_sentences
+    assert (args.options.split_sentences, args.options.source_lang) == (True, "de")
+    assert not parse_args(["--model", "m", "--no_split_sentences", "text"]).options.split_sentences
     assert translate_script.parse_args is parse_args  # the command's parser is the library's
-    assert translation.parse_args is parse_args  # where it lived before it had a module of its own
 
 
 def test_decoding_options_are_the_flags_given():
     from transformers import GenerationConfig
 
     args = parse_args(["--model", "m", "--num_beams", "4", "--num_return_sequences", "3", "--length_penalty", "0.6"])
-    assert decoding_options(args, GenerationConfig()) == {"length_penalty": 0.6}
-    with pytest.raises(ValueError, match="--num_return_sequences 3 needs at least as many beams"):
-        decoding_options(parse_args(["--model", "m", "--num_return_sequences", "3"]), GenerationConfig())
+    assert args.options.generate_controls() == {"length_penalty": 0.6}
+    with pytest.raises(OptionError) as error:
+        parse_args(["--model", "m", "--num_return_sequences", "3"]).options.beams(GenerationConfig())
+    assert error.value.for_command().startswith("--num_return_sequences 3 needs at least as many beams")
 
 
 def test_a_line_of_three_sentences_gives_three_translated_sentences(capsys):

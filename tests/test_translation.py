@@ -6,7 +6,9 @@ import logging
 import pytest
 
 from transformer_mt.checkpoints import load_translator
-from transformer_mt.translation import length_batches, length_budget, translate, translate_nbest
+from transformer_mt.decoding import length_batches
+from transformer_mt.lengths import length_budget
+from transformer_mt.translation import translate, translate_nbest
 
 from .utils import REPO, SENTENCES, save_tiny
 

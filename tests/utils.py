@@ -27,6 +27,26 @@ ABSOLUTE_POSITION_TYPES = ["sinusoidal", "learned"]  # add a vector to the embed
 RELATIVE_POSITION_TYPES = [name for name in POSITION_TYPES if name not in ABSOLUTE_POSITION_TYPES]
 
 
+def require(module: str, reason: str):
+    """Import and return an optional dependency. Without it a test skips locally, with `reason`; under CI=true it
+    fails, since CI installs every one and a broken install must not pass as skipped tests. The one way a test
+    module asks for an optional package (tests/test_test_rules.py holds to it); at module level it covers the
+    module."""
+    import importlib
+    import os
+
+    import pytest
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        message = f"{module} is not installed ({type(error).__name__}: {error}): {reason}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{message}; CI=true installs every optional dependency, so this is a broken install",
+                        pytrace=False)
+        pytest.skip(message, allow_module_level=True)
+
+
 def tiny_config(**overrides) -> TransformerMTConfig:
     """presets.TINY's model with a 99-token vocabulary, every dropout on (so that train/eval modes differ), and
     the languages of SENTENCES' source side (translation splits sentences by it)."""

@@ -2,19 +2,24 @@
 
 Importing the package registers the config, the models, the tokenizer and the "translation" pipeline with
 transformers' Auto classes. The model is `configuration`, `modeling` and `tokenization`; the library around it lives
-in modules named after what they do:
+in modules named after what they do, each on a floor of docs/development.md's table (it imports only from below):
 
-- training: `training` (the Seq2SeqTrainer entry point), `presets` (named training defaults), `data` (parallel
-  text), `batching` (token batches), `checkpoints` (checkpoint directories), `averaging` (checkpoint averaging),
-  `diagnostics` (the alignment probe), `recipes` (the main job), `plots`;
-- translating: `translation` (the batch API and the file stream), `sentences` (sentence splitting), `pipelines`
-  (`pipeline("translation")`), `generation` (compiled generation), `translate_command` (the translate command);
-- scoring: `metrics` (BLEU/chrF as an `evaluate` module), `evaluation` (sacreBLEU scores with their signatures);
-- studies and speed: `position_study`, `recipe_search`, `benchmarks` (against MarianMT and CTranslate2, batches,
-  positions), `gpu_check` (the device check), `machine` (the machine a number was measured on);
-- sharing: `hub` (remote code, model card, push), `bridges` (Marian, BERT, CTranslate2).
+1. leaf helpers: `version`, `machine` (the matmul figure beside wall times), `cli` (what commands share), `streams`
+   (lines in, outputs written whole), `presets`, `sentences`, `metrics` (BLEU/chrF as an `evaluate` module), `data`,
+   `checkpoints`, `constraints` (prefixes, forbidden words), `tags` (language tags), `batching` (token batches),
+   `generation` (compiled generation), `diagnostics` (the alignment probe), `lengths` (length bounds),
+   `pair_scoring` (what pair scores are), `options` (`TranslationOptions`, how to translate);
+2. `averaging` (checkpoint averaging), `hub` (remote code, model card, push), `markup` (HTML taken apart and put
+   back), `plots` (a training run's plots), `alignment` (word alignments);
+3. `bridges` (Marian, BERT, CTranslate2); 4. `training` (the Seq2SeqTrainer entry point);
+5. `decoding` (what every engine shares); 6. `engines` (the `Engine` protocol, generate() and CTranslate2, the loader);
+7. `translation` (the batch API and the stream);
+8. `evaluation` (scores of saved models), `files` (.po, XLIFF, HTML), `pipelines` (`pipeline("translation")`),
+   `recipes` (the main job);
+9. `serving` (the server), `translate_command` and `score_command` (the commands' steps).
 
-`cli` is what the commands in scripts/ share.
+Research lives apart in `experiments` (studies, the recipe search, benchmarks, the GPU check), which the library
+never imports.
 """
 
 from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
@@ -29,9 +34,8 @@ from .modeling import (
 from .pipelines import TranslationPipeline, register_translation_pipeline
 from .tokenization import TransformerMTTokenizerFast, train_tokenizer
 from .translation import translate
+from .version import __version__ as __version__
 
-
-__version__ = "0.3.0"
 
 AutoConfig.register(TransformerMTConfig.model_type, TransformerMTConfig, exist_ok=True)
 AutoModel.register(TransformerMTConfig, TransformerMTModel, exist_ok=True)

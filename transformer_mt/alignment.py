@@ -6,6 +6,7 @@ that of decoder layer `config.alignment_layer`, averaged over its first `config.
 default), read under teacher forcing of the given target; a CTranslate2 export is given the same layer and heads,
 so that its `return_attention` (with the target forced as a prefix) gives the same alignments.
 
+The engines (`transformer_mt.engines`) read the attention, each with `align_pairs`; this module maps it to words.
 Tokens map to words through the tokenizers' character offsets; words are the texts' whitespace-separated pieces,
 numbered from 0 (Pharaoh's convention: `i` the source word, `j` the target word). Special tokens (`</s>`) align to
 nothing. Alignments are made for the pairs given, tokenized as the tokenizer writes them: a translation's own
@@ -17,8 +18,8 @@ import re
 
 import torch
 
-from .pair_scoring import check_pairs, teacher_forcing_batch
-from .translation import input_limit, length_batches
+from .lengths import input_limit
+from .tokenization import target_side
 
 
 Alignment = list[tuple[int, int]]  # (source word, target word) pairs, sorted
@@ -78,21 +79,17 @@ def join_alignments(alignments: list[Alignment], sources: list[str], targets: li
 
 def check_tokenizer(tokenizer) -> None:
     """Alignments map tokens to words through character offsets, which only fast (Rust) tokenizers give."""
-    from .tokenization import target_side
-
     for side in (tokenizer, target_side(tokenizer)):
         if not getattr(side, "is_fast", False):
             raise ValueError(f"word alignments need a fast tokenizer's character offsets; this model's is "
                              f"{type(side).__name__} (a converted Opus-MT model keeps its SentencePiece one)")
 
 
-def _encode(tokenizer, sources: list[str], targets: list[str], source_prefix: str | None = None,
-            target_language_id: int | None = None) -> tuple[dict, dict, list[list], list[list]]:
+def encode_pairs(tokenizer, sources: list[str], targets: list[str], source_prefix: str | None = None,
+                 target_language_id: int | None = None) -> tuple[dict, dict, list[list], list[list]]:
     """The sources (begun with `source_prefix`, cut as translation cuts them) and targets (begun with the
     `target_language_id` token) as the model reads them, and the word of each of their tokens: the tag and the
     language token belong to no word of the given texts."""
-    from .tokenization import target_side
-
     limit = input_limit(tokenizer)
     prefixed = [f"{source_prefix} {text}" for text in sources] if source_prefix else sources
     source = tokenizer(prefixed, return_offsets_mapping=True, truncation=limit is not None, max_length=limit)
@@ -107,61 +104,5 @@ def _encode(tokenizer, sources: list[str], targets: list[str], source_prefix: st
     return source, target, source_words, target_words
 
 
-def alignment_heads(config) -> tuple[int, int]:
-    """The decoder layer (an index from 0) and the number of its first heads that alignments average."""
-    return config.alignment_layer % config.decoder_layers, config.alignment_heads or config.decoder_attention_heads
-
-
-def align_pairs(model, tokenizer, sources: list[str], targets: list[str], batch_size: int = 16,
-                source_prefix: str | None = None, target_language_id: int | None = None) -> list[Alignment]:
-    """Word alignments of given pairs under `model` (teacher forcing; the eager attention kernel, the one that
-    returns weights, for these forward passes only). `source_prefix` and `target_language_id`: the tag and the
-    target-language token the translations were made with (`transformer_mt.tags`); they align to nothing."""
-    from .diagnostics import eager_attention
-
-    check_pairs(sources, targets)
-    check_tokenizer(tokenizer)
-    source, target, source_words, target_words = _encode(tokenizer, sources, targets, source_prefix,
-                                                         target_language_id)
-    layer, heads = alignment_heads(model.config)
-    attention = [None] * len(sources)
-    model.eval()
-    for indices in length_batches([len(ids) for ids in target["input_ids"]], batch_size):
-        batch, labels = teacher_forcing_batch(tokenizer, [source["input_ids"][i] for i in indices],
-                                              [target["input_ids"][i] for i in indices])
-        with eager_attention(model), torch.inference_mode():
-            outputs = model(**batch.to(model.device), labels=labels.to(model.device), output_attentions=True)
-        weights = outputs.cross_attentions[layer][:, :heads].float().mean(1).cpu()  # (batch, target, source)
-        for row, i in enumerate(indices):
-            attention[i] = weights[row, : len(target["input_ids"][i]), : len(source["input_ids"][i])]
-    return [word_alignment(*parts) for parts in zip(attention, source_words, target_words)]
-
-
-def align_pairs_ctranslate2(translator, tokenizer, sources: list[str], targets: list[str], batch_size: int = 16,
-                            source_prefix: str | None = None,
-                            target_language_id: int | None = None) -> list[Alignment]:
-    """`align_pairs` through a CTranslate2 `Translator` exported with the model's alignment layer and heads: each
-    target forced as the prefix of a greedy translation that ends with it, its `return_attention`."""
-    from .tokenization import target_side
-
-    check_pairs(sources, targets)
-    check_tokenizer(tokenizer)
-    source, target, source_words, target_words = _encode(tokenizer, sources, targets, source_prefix,
-                                                         target_language_id)
-    target_tokenizer = target_side(tokenizer)
-    # the target's tokens before </s> (the language token included): CTranslate2 writes </s> itself
-    prefixes = [target_tokenizer.convert_ids_to_tokens(ids[:-1] if ids[-1:] == [target_tokenizer.eos_token_id]
-                                                       else ids) for ids in target["input_ids"]]
-    attention = [None] * len(sources)
-    for indices in length_batches([len(prefix) for prefix in prefixes], batch_size):
-        batch = [tokenizer.convert_ids_to_tokens(source["input_ids"][i]) for i in indices]
-        results = translator.translate_batch(
-            batch, [prefixes[i] for i in indices], beam_size=1, max_decoding_length=max(
-                len(prefixes[i]) for i in indices) + 1, return_attention=True, max_input_length=0)
-        for i, result in zip(indices, results):
-            attention[i] = result.attention[0][: len(prefixes[i])]
-    return [word_alignment(*parts) for parts in zip(attention, source_words, target_words)]
-
-
-__all__ = ["Alignment", "align_pairs", "align_pairs_ctranslate2", "alignment_heads", "check_tokenizer",
-           "join_alignments", "line_words", "pharaoh", "token_words", "word_alignment"]
+__all__ = ["Alignment", "check_tokenizer", "encode_pairs", "join_alignments", "line_words", "pharaoh", "token_words",
+           "word_alignment"]

@@ -8,6 +8,8 @@ import os
 import shutil
 from pathlib import Path
 
+from .tokenization import tokenizer_fingerprint
+
 
 logger = logging.getLogger(__name__)
 
@@ -176,8 +178,6 @@ def resolve_checkpoint(resume_from_checkpoint: str, output_dir: str) -> str:
 def check_tokenizer_matches(config, tokenizer, where: str, strict: bool = False) -> None:
     """Warn (or with `strict`, raise a ValueError) when the tokenizer is not the one the model was trained with
     (its fingerprint is in the config)."""
-    from .tokenization import tokenizer_fingerprint
-
     expected = getattr(config, "tokenizer_fingerprint", None)
     if expected is None:
         return

@@ -14,22 +14,18 @@ from collections.abc import Callable
 import torch
 from transformers import LogitsProcessor
 
-
-def _target(tokenizer):
-    from .tokenization import target_side
-
-    return target_side(tokenizer)
+from .tokenization import target_side
 
 
 def prefix_token_ids(tokenizer, prefixes: list[str | None]) -> list[list[int] | None]:
     """Each prefix's target token ids, without special tokens (None or "" for no prefix)."""
-    target = _target(tokenizer)
+    target = target_side(tokenizer)
     return [target(prefix, add_special_tokens=False)["input_ids"] if prefix else None for prefix in prefixes]
 
 
 def bad_words_ids(tokenizer, words: list[str]) -> list[list[int]]:
     """Token id sequences for each word, as written after a space and at the start; duplicates dropped."""
-    target = _target(tokenizer)
+    target = target_side(tokenizer)
     sequences = []
     for word in words:
         if not word.strip():

@@ -116,6 +116,12 @@ class AlignmentProbe(TrainerCallback):
             f.write(json.dumps(row) + "\n")
 
 
+def alignment_heads(config) -> tuple[int, int]:
+    """The decoder layer (an index from 0) and the number of its first heads that word alignments average
+    (`config.alignment_layer`, `config.alignment_heads`; all heads by default)."""
+    return config.alignment_layer % config.decoder_layers, config.alignment_heads or config.decoder_attention_heads
+
+
 def read_probe(output_dir: str) -> list[dict]:
     """The rows an `AlignmentProbe` wrote into `output_dir`, one per step (a resumed run measures some steps again:
     the last measurement counts); empty when it did not run."""
@@ -127,4 +133,5 @@ def read_probe(output_dir: str) -> list[dict]:
     return [rows[step] for step in sorted(rows)]
 
 
-__all__ = ["AlignmentProbe", "eager_attention", "embedding_rms", "measure", "probe_batch", "read_probe"]
+__all__ = ["AlignmentProbe", "alignment_heads", "eager_attention", "embedding_rms", "measure", "probe_batch",
+           "read_probe"]

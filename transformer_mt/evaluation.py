@@ -4,7 +4,8 @@
 of TSV/CSV/JSONL files or a Hub dataset) with a saved model directory or a CTranslate2 export, or reads the
 hypotheses from a file, and scores them. With `bootstrap` N, each score also gets sacreBLEU's bootstrap
 resampling estimate (mean and 95% confidence interval over N resamples); the signature then says `bs:N`.
-`score_sets` is how the studies score a saved model: greedy, every input whole, on named sets.
+`score_sets` is how the studies score a saved model: greedy, every input whole, on named sets; `score_saved` scores
+given pairs. A model or an export is loaded and decoded through `engines.load_for_scoring`, as everywhere else.
 scripts/score.py is the command (not scripts/evaluate.py: run as a file, it would shadow the `evaluate` library).
 """
 
@@ -15,6 +16,11 @@ from collections.abc import Callable
 import sacrebleu
 
 from .data import join_consecutive, load_parallel_data
+from .engines import load_for_scoring
+from .metrics import translation_scores
+from .options import TranslationOptions
+from .pair_scoring import PairScore
+from .translation import translate_texts
 
 
 METRICS = ("bleu", "chrf", "chrf++", "ter")
@@ -61,54 +67,36 @@ def score(hypotheses: list[str], references: list[str], metrics=METRICS, bootstr
     return results
 
 
-def translator(model_path: str, num_beams: int | None = None, batch_size: int = 16,
-               device: str = "cpu") -> Callable[[list[str]], list[str]]:
+def translator(model_path: str, num_beams: int | None = None,
+               batch_size: int = 16) -> Callable[[list[str]], list[str]]:
     """A function that translates a list of sources with a saved model directory (generate()) or a CTranslate2 export
-    (a directory with model.bin), loaded once and decoded alike: beam `num_beams` (default: the model's generation
-    config; 4 for CTranslate2). Each source is translated whole, as one sequence (no sentence splitting)."""
-    from .checkpoints import load_translator
-
-    if os.path.isfile(os.path.join(model_path, "model.bin")):  # a CTranslate2 export
-        import ctranslate2
-        from transformers import AutoTokenizer
-
-        from .bridges.ctranslate2 import hypothesis_text, source_tokens, translate_options
-
-        tokenizer = AutoTokenizer.from_pretrained(model_path)
-        ct2_translator = ctranslate2.Translator(model_path, device=device)
-
-        def translate_ct2(sources: list[str]) -> list[str]:
-            results = ct2_translator.translate_batch(source_tokens(tokenizer, sources), max_batch_size=batch_size,
-                                                     **translate_options(num_beams or 4, max_new_tokens=256))
-            return [hypothesis_text(tokenizer, result.hypotheses[0]).strip() for result in results]
-
-        return translate_ct2
-    from .translation import translate
-
-    model, tokenizer = load_translator(model_path)
-    model = model.to(device)
-
-    def translate_whole(sources: list[str]) -> list[str]:
-        # a test set's sources are segments aligned with their references: each is scored as one sequence, as the
-        # CTranslate2 path above translates it (and as the recorded scores were made); the studies measure what the
-        # model itself does with a long input, not the sentence splitter
-        return translate(model, tokenizer, sources, num_beams=num_beams, batch_size=batch_size, split_sentences=False)
-
-    return translate_whole
+    (a directory with model.bin), loaded once through `engines.load_for_scoring`: beam `num_beams` (default: the
+    generation config's, which an export carries), the engines' length bound, each source whole, as one sequence.
+    A test set's sources are segments aligned with their references, so they are never split into sentences; the
+    studies measure what the model itself does with a long input, not the sentence splitter."""
+    engine = load_for_scoring(model_path)
+    options = TranslationOptions(num_beams=num_beams, batch_size=batch_size, split_sentences=False)
+    return lambda sources: [hypotheses[0][0] if hypotheses else ""
+                            for hypotheses in translate_texts(engine, sources, options)]
 
 
-def translate_with(model_path: str, sources: list[str], num_beams: int | None = None, batch_size: int = 16,
-                   device: str = "cpu") -> list[str]:
+def translate_with(model_path: str, sources: list[str], num_beams: int | None = None,
+                   batch_size: int = 16) -> list[str]:
     """Translations of `sources` by a saved model directory or a CTranslate2 export (see `translator`)."""
-    return translator(model_path, num_beams, batch_size, device)(sources)
+    return translator(model_path, num_beams, batch_size)(sources)
+
+
+def score_saved(model_path: str, sources: list[str], targets: list[str], batch_size: int = 16,
+                length_penalty: float | None = None) -> list[PairScore]:
+    """Given pairs' scores (`transformer_mt.pair_scoring`) under a saved model directory (loaded strictly) or a
+    CTranslate2 export (its `score_batch`; its generation config's length penalty is the model's own)."""
+    return load_for_scoring(model_path).score_pairs(sources, targets, batch_size, length_penalty)
 
 
 def score_sets(model_path: str, sets: dict[str, tuple[list[str], list[str]]], num_beams: int | None = 1,
                batch_size: int = 16) -> dict[str, dict]:
     """name -> BLEU, chrF and length ratio (`metrics.translation_scores`, unrounded) of the model's translations of
     every set of (sources, references); greedy unless `num_beams`, each input whole. What the studies score by."""
-    from .metrics import translation_scores
-
     translate = translator(model_path, num_beams, batch_size)
     scores = {}
     for name, (sources, references) in sets.items():
@@ -274,5 +262,5 @@ def write_results(results: dict, path: str) -> None:
 
 
 __all__ = ["METRICS", "TOKENIZERS", "compare_systems", "comparison_lines", "evaluate_split", "read_references",
-           "score", "score_sets", "segment_scores", "signature_line", "split_pairs", "system_hypotheses",
-           "translate_with", "translator", "write_results"]
+           "score", "score_saved", "score_sets", "segment_scores", "signature_line", "split_pairs",
+           "system_hypotheses", "translate_with", "translator", "write_results"]

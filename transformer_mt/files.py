@@ -6,8 +6,8 @@
 - XLIFF 1.2 and 2.0 through lxml: each `<source>` translated into its `<target>` (created when missing), inline
   elements kept as they are (their text translated node by node, as HTML), the state set (1.2 `state=
   "needs-review-translation"`, 2.0 `state="translated"`); units already translated kept unless `overwrite`.
-- HTML as the server's `format: "html"` translates it (`serving.markup`): tags, attributes and untranslated elements
-  kept, the text escaped.
+- HTML as the server's `format: "html"` translates it (`transformer_mt.markup`): tags, attributes and untranslated
+  elements kept, the text escaped.
 
 Placeholders (`%s`, `%(name)s`, `{0}`, `{name}`, `%1$s`) and tags are checked: a translation that does not hold the
 same ones as its source is counted, and in a `.po` file gets a translator comment saying so (the entry is fuzzy
@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 
 from .sentences import rewrap
+from .translation import translate
 
 
 FORMATS = {".po": "po", ".pot": "po", ".xlf": "xliff", ".xliff": "xliff", ".html": "html", ".htm": "html"}
@@ -179,7 +180,7 @@ def _copy_translated(source, target_tag: str, translations):
 
 
 def _translate_html(input_path, output_path, translate_texts, overwrite) -> FileReport:
-    from .serving.markup import HtmlDocuments  # BeautifulSoup: the [files] or [serve] extra
+    from .markup import HtmlDocuments  # BeautifulSoup: the [files] or [serve] extra
 
     with open(input_path, encoding="utf-8-sig") as f:  # a byte-order mark is no text to translate
         document = HtmlDocuments([f.read()])
@@ -193,8 +194,6 @@ def translate_document(model, tokenizer, input_path: str, output_path: str, over
                        **options) -> FileReport:
     """`translate_file` with `translation.translate(model, tokenizer, texts, **options)` (engine, beams, sentence
     splitting, ...): a .po, XLIFF or HTML file translated from Python."""
-    from .translation import translate
-
     return translate_file(input_path, output_path, lambda texts: translate(model, tokenizer, texts, **options),
                           overwrite)
 

@@ -13,24 +13,10 @@ from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS
 
 from .checkpoints import check_tokenizer_matches
 from .engines import resolve_engine
+from .lengths import length_budget, length_settings
+from .options import from_keywords
 from .tags import target_language_id
-from .translation import (
-    LENGTH_FACTOR,
-    LENGTH_MARGIN,
-    Hypotheses,
-    hypothesis_scores,
-    join_hypotheses,
-    length_batches,
-    length_budget,
-    length_settings,
-    process_state,
-    read_lines,
-    split_texts,
-    translate,
-    translate_nbest,
-    translate_sentences,
-    translate_stream,
-)
+from .translation import translate_texts
 
 
 class TranslationPipeline(Pipeline):
@@ -55,7 +41,7 @@ class TranslationPipeline(Pipeline):
                  tgt_lang: str | None = None, **kwargs):
         """One `{"translation_text": ...}` per string (a list of them with `num_return_sequences` > 1).
 
-        Split into sentences, all the strings' sentences go through `translate_nbest` (length-sorted batches of
+        Split into sentences, all the strings' sentences go through `translate_texts` (length-sorted batches of
         `batch_size`, 16 unless given; a string is always cut at the tokenizer's `model_max_length`), with the
         pipeline's generation settings; `source_lang` overrides the config's. With `split_sentences=False` each
         string is one sequence through the Pipeline's own preprocess, generate and decode (with the generate()
@@ -85,10 +71,10 @@ class TranslationPipeline(Pipeline):
         generate_kwargs = self._prepare_generate_kwargs({**self._forward_params["generate_kwargs"],
                                                          **forward_params["generate_kwargs"]})
         count = generate_kwargs.pop("num_return_sequences", None) or 1
-        nbest = translate_nbest(self.model, self.tokenizer, texts, batch_size=batch_size or self._batch_size or 16,
-                                check_tokenizer=False, num_return_sequences=count, split_sentences=split,
-                                source_lang=source_lang if split else None, engine=self.engine,
+        options = from_keywords(batch_size=batch_size or self._batch_size or 16, num_return_sequences=count,
+                                split_sentences=split, source_lang=source_lang if split else None,
                                 target_lang=target_lang, **generate_kwargs)
+        nbest = translate_texts(self.engine, texts, options)
         results = [[{"translation_text": text} for text, _ in hypotheses] or [{"translation_text": ""}] * count
                    for hypotheses in nbest]
         return results[0] if isinstance(inputs, str) else results
@@ -125,10 +111,4 @@ def register_translation_pipeline() -> None:
     PIPELINE_REGISTRY.register_pipeline("translation", TranslationPipeline, pt_model=AutoModelForSeq2SeqLM)
 
 
-# The batch API's names, importable from here as they were before it moved to transformer_mt.translation.
-__all__ = [
-    "TranslationPipeline", "register_translation_pipeline",
-    "LENGTH_FACTOR", "LENGTH_MARGIN", "Hypotheses", "hypothesis_scores", "join_hypotheses", "length_batches",
-    "length_budget", "length_settings", "process_state", "read_lines", "split_texts", "translate", "translate_nbest",
-    "translate_sentences", "translate_stream",
-]
+__all__ = ["TranslationPipeline", "register_translation_pipeline"]

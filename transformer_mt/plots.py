@@ -5,7 +5,7 @@ import torch
 from matplotlib.figure import Figure
 
 from .diagnostics import eager_attention
-from .translation import length_budget, length_settings
+from .lengths import length_budget, length_settings
 
 
 def figure(**kwargs) -> Figure:

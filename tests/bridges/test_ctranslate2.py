@@ -11,14 +11,24 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertM
 
 from transformer_mt import train_tokenizer
 
-from ..utils import ABSOLUTE_POSITION_TYPES, COPY_CORPUS, POSITION_TYPES, REPO, tiny_model, train_copy_model
-
-
-ctranslate2 = pytest.importorskip(
-    "ctranslate2", reason="the export needs ctranslate2: pip install 'ctranslate2>=4.8,<5'"
+from ..utils import (
+    ABSOLUTE_POSITION_TYPES,
+    COPY_CORPUS,
+    POSITION_TYPES,
+    REPO,
+    require,
+    tiny_config,
+    tiny_model,
+    train_copy_model,
 )
+
+
+ctranslate2 = require("ctranslate2", "the export needs ctranslate2: pip install 'ctranslate2>=4.8,<5'")
 from transformer_mt.bridges.ctranslate2 import (  # noqa: E402
+    SINUSOID_POSITIONS,
     export_ctranslate2,
+    export_problem,
+    exported_max_positions,
     generated_tokens,
     hypothesis_text,
     source_tokens,
@@ -191,3 +201,19 @@ def test_alibi_is_refused_by_name_before_anything_is_written(position_type, toke
                                          r"CTranslate2: .*Sinusoidal, learned and rotary positions can\."):
         export_ctranslate2(str(tmp_path / "model"), str(tmp_path / "ct2"))
     assert not (tmp_path / "ct2").exists()
+
+
+@pytest.mark.parametrize("position_type", POSITION_TYPES)
+def test_export_problem_and_positions_are_known_from_the_config(position_type):
+    """What the engines ask before exporting: whether a config exports (why not) and how long its decoder's
+    position table is (learned: its rows; sinusoids: at least SINUSOID_POSITIONS; in attention: no table)."""
+    config = tiny_config(position_embedding_type=position_type, max_position_embeddings=48)
+    problem = export_problem(config)
+    assert (problem is None) == (position_type in EXPORTED_POSITION_TYPES)
+    if problem is not None:
+        assert problem.startswith(f"position_embedding_type='{position_type}' cannot be exported to CTranslate2: ")
+    assert exported_max_positions(config) == {"learned": 48, "sinusoidal": SINUSOID_POSITIONS}.get(position_type)
+    assert exported_max_positions(tiny_config(position_embedding_type=position_type, max_position_embeddings=2048)) \
+        == (2048 if position_type in ABSOLUTE_POSITION_TYPES else None)
+    mish = export_problem(tiny_config(position_embedding_type=position_type, activation_function="mish"))
+    assert mish == problem if problem else mish.startswith("`activation_function`='mish' has no CTranslate2")

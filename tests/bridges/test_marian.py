@@ -11,10 +11,10 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertM
 from transformer_mt import TransformerMTForConditionalGeneration
 from transformer_mt.bridges.marian import convert_marian, convert_marian_model
 
-from ..utils import REPO, marian_checkpoint, remove_weight
+from ..utils import REPO, marian_checkpoint, remove_weight, require
 
 
-pytest.importorskip("sentencepiece", reason="MarianTokenizer needs sentencepiece (in the test extra)")
+require("sentencepiece", "MarianTokenizer needs sentencepiece (in the test extra)")
 
 
 @pytest.fixture(params=[True, False], ids=["shared-vocab", "separate-vocab"])

@@ -8,11 +8,6 @@ import sys
 import textwrap
 
 import pytest
-
-
-if not os.environ.get("CI"):
-    pytest.importorskip("olah", reason="the local hub needs olah: pip install olah")
-
 from huggingface_hub import HfApi, hf_hub_download
 from huggingface_hub.errors import (
     EntryNotFoundError,
@@ -22,8 +17,10 @@ from huggingface_hub.errors import (
 )
 
 from tests.hub.server import local_hub
+from tests.utils import require
 
 
+require("olah", "the local hub needs olah: pip install olah")
 pytestmark = pytest.mark.usefixtures("local_hub_environment")
 
 
@@ -159,8 +156,8 @@ def test_bad_token_is_401(hub, tmp_path, tiny_repo, token, monkeypatch):
 @pytest.mark.slow
 def test_apply_in_process_then_load_in_fresh_process(hub, monkeypatch):
     """The two documented ways: hub.apply() for this process, hub.subprocess_env() for a fresh one."""
-    transformers = pytest.importorskip("transformers")
     import huggingface_hub
+    import transformers
 
     hub.apply(monkeypatch, hf_home=hub.new_hf_home())
     # Module-level huggingface_hub functions and transformers' push_to_hub, with no endpoint or token passed.

@@ -61,16 +61,19 @@ from ctranslate2.specs import common_spec
 from ctranslate2.specs.model_spec import ACCEPTED_MODEL_TYPES
 from ctranslate2.specs.transformer_spec import TransformerDecoderSpec, TransformerEncoderSpec, TransformerSpec
 
-from ..alignment import alignment_heads as alignment_heads_of
 from ..checkpoints import check_output_dir, load_translator, read_config
 from ..configuration import TransformerMTConfig
-from ..modeling.positional_embeddings import ROTARY_BASE
+from ..diagnostics import alignment_heads as alignment_heads_of
+from ..modeling.positional_embeddings import POSITION_STRATEGIES, position_strategy_class
 from ..tokenization import target_side
 
 
 # CTranslate2 rejects positions beyond the table; this many cover translate_batch's default max_input_length.
 SINUSOID_POSITIONS = 1024
-EXPORT_FORMAT = 2  # raised when the same model files export differently (2: the alignment layer and heads)
+# raised when the same model files export differently (2: the alignment layer and heads; 3: the model's config and
+# generation config carried beside the weights)
+EXPORT_FORMAT = 3
+MODEL_CONFIG = "transformer_mt_config.json"  # the model's config in an export: CTranslate2's own is config.json
 _ACTIVATIONS = {
     "relu": common_spec.Activation.RELU,
     "gelu": common_spec.Activation.GELU,
@@ -136,6 +139,36 @@ def generated_tokens(tokenizer, sequences, eos_token_id: int) -> list[list[str]]
     return hypotheses
 
 
+def export_problem(config) -> str | None:
+    """Why a model of `config` (a TransformerMTConfig) cannot be exported to CTranslate2, or None when it can."""
+    positions = position_strategy_class(config)
+    if positions.ctranslate2_problem is not None:
+        exported = [name for name, strategy in POSITION_STRATEGIES.items() if strategy.ctranslate2_problem is None]
+        return (f"position_embedding_type={config.position_embedding_type!r} cannot be exported to CTranslate2: "
+                f"{positions.ctranslate2_problem}. {_listed(exported).capitalize()} positions can.")
+    if config.activation_function not in _ACTIVATIONS:
+        return (f"`activation_function`={config.activation_function!r} has no CTranslate2 equivalent; supported: "
+                f"{', '.join(sorted(_ACTIVATIONS))}.")
+    return None
+
+
+def exported_max_positions(config) -> int | None:
+    """How many positions the decoder of a CTranslate2 export of `config` has (CTranslate2 rejects a longer
+    sequence): the rows of its position table, or None when positions act in attention (no table, no limit)."""
+    return _table_length(config) if position_strategy_class(config).absolute else None
+
+
+def _table_length(config) -> int:
+    """Rows of the position table an export writes: a learned table's, else enough for translate_batch's inputs."""
+    return position_strategy_class(config).position_limit(config) or max(config.max_position_embeddings,
+                                                                        SINUSOID_POSITIONS)
+
+
+def _listed(names: list[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    return " and ".join(filter(None, [", ".join(names[:-1]), names[-1]]))
+
+
 def hypothesis_text(tokenizer, tokens: list[str]) -> str:
     """The text of a Translator hypothesis (target token strings)."""
     target = target_side(tokenizer)
@@ -151,12 +184,10 @@ class TransformerMTConverter(Converter):
 
     def _load(self) -> TransformerSpec:
         config = self._model.config
-        activation = _ACTIVATIONS.get(config.activation_function)
-        if activation is None:
-            raise ValueError(
-                f"`activation_function`={config.activation_function!r} has no CTranslate2 equivalent; supported: "
-                f"{', '.join(sorted(_ACTIVATIONS))}."
-            )
+        problem = export_problem(config)
+        if problem is not None:
+            raise ValueError(problem)
+        activation = _ACTIVATIONS[config.activation_function]
         generation = self._model.generation_config
         decoder_start_token_id = _single_id(
             "decoder_start_token_id", generation.decoder_start_token_id, config.decoder_start_token_id
@@ -168,11 +199,12 @@ class TransformerMTConverter(Converter):
         stack = dict(pre_norm=config.normalize_before, activation=activation,
                      layernorm_embedding=config.layernorm_embedding)
         encoder_stack, decoder_stack = dict(stack), dict(stack)
-        if config.position_embedding_type == "rotary":  # self-attention of both stacks; GPT-NeoX's half split
-            encoder_stack.update(rotary_dim=config.d_model // config.encoder_attention_heads, rotary_interleave=False,
-                                 rotary_base=ROTARY_BASE)
-            decoder_stack.update(rotary_dim=config.d_model // config.decoder_attention_heads, rotary_interleave=False,
-                                 rotary_base=ROTARY_BASE)
+        positions = position_strategy_class(config)
+        for stack_options, heads in ((encoder_stack, config.encoder_attention_heads),
+                                     (decoder_stack, config.decoder_attention_heads)):
+            rotary_dim = positions.rotary_dim(config, heads)
+            if rotary_dim is not None:  # self-attention of both stacks; GPT-NeoX's half split
+                stack_options.update(rotary_dim=rotary_dim, rotary_interleave=False, rotary_base=positions.rotary_base)
         # the attention its return_attention gives: the layer and heads that word alignments read
         alignment_layer, alignment_heads = alignment_heads_of(config)
         spec = TransformerSpec(
@@ -244,7 +276,7 @@ def _set_stack(spec, embeddings_spec, stack, config) -> None:
     weight = block.embed_tokens.weight
     segment = block.token_type_embeddings.weight[0] if block.token_type_embeddings is not None else None
     positions = block.embed_positions
-    length = getattr(positions, "max_positions", None) or max(config.max_position_embeddings, SINUSOID_POSITIONS)
+    length = _table_length(config)
     if positions.absolute:
         embeddings_spec.weight = weight
         spec.scale_embeddings = block.embed_scale if config.scale_embedding else False
@@ -293,19 +325,12 @@ def _set_layer_norm(spec, layer_norm) -> None:
     spec.beta = layer_norm.bias
 
 
-# Relative position types, and why the export refuses them.
-NOT_EXPORTED_POSITIONS = {
-    "alibi": "CTranslate2 applies ALiBi in decoders only, and this model's encoder uses it too",
-}
-
-
 def export_ctranslate2(model_dir: str, output_dir: str, quantization: str | None = None, force: bool = False) -> str:
     """Write the CTranslate2 model and tokenizer of the TransformerMT checkpoint in `model_dir`; return output_dir."""
-    config = read_config(model_dir, TransformerMTConfig.model_type, "TransformerMT")
-    position_type = config.get("position_embedding_type", "sinusoidal")
-    if position_type in NOT_EXPORTED_POSITIONS:
-        raise ValueError(f"position_embedding_type={position_type!r} cannot be exported to CTranslate2: "
-                         f"{NOT_EXPORTED_POSITIONS[position_type]}. Sinusoidal, learned and rotary positions can.")
+    problem = export_problem(TransformerMTConfig.from_dict(
+        read_config(model_dir, TransformerMTConfig.model_type, "TransformerMT")))
+    if problem is not None:
+        raise ValueError(problem)
     if quantization is not None and quantization not in ACCEPTED_MODEL_TYPES:
         raise ValueError(f"`quantization` must be one of {', '.join(ACCEPTED_MODEL_TYPES)}; got {quantization!r}.")
     check_output_dir(output_dir, force, flag="--force")
@@ -321,6 +346,8 @@ def export_ctranslate2(model_dir: str, output_dir: str, quantization: str | None
         with torch.no_grad():
             TransformerMTConverter(model, tokenizer).convert(staged, quantization=quantization)
         tokenizer.save_pretrained(staged)
+        model.config.to_json_file(os.path.join(staged, MODEL_CONFIG))
+        model.generation_config.save_pretrained(staged)
         os.makedirs(output_dir, exist_ok=True)
         for name in _VOCABULARY_FILES:
             if os.path.isfile(os.path.join(output_dir, name)):
@@ -329,3 +356,14 @@ def export_ctranslate2(model_dir: str, output_dir: str, quantization: str | None
             shutil.move(os.path.join(staged, name), os.path.join(output_dir, name))
     return output_dir
 
+
+def read_export_settings(export_dir: str) -> tuple:
+    """The model config and generation config an export carries (`export_ctranslate2` writes them), so that an
+    export alone decodes as its model does; an export made before they were carried is named with the fix."""
+    from transformers import GenerationConfig
+
+    path = os.path.join(export_dir, MODEL_CONFIG)
+    if not os.path.isfile(path):
+        raise ValueError(f"{export_dir} is a CTranslate2 export without its model's settings ({MODEL_CONFIG}, made "
+                         "by transformer-mt before 0.4.0): export it again with transformer-mt-export-ctranslate2")
+    return TransformerMTConfig.from_json_file(path), GenerationConfig.from_pretrained(export_dir)

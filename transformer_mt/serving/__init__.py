@@ -1,11 +1,12 @@
 """`transformer-mt-serve`: translation over HTTP with LibreTranslate's API (`app`), dynamic batching (`batcher`),
-HTML that keeps its markup (`markup`) and language identification (`languages`). Needs the `[serve]` extra;
-`markup` alone needs only BeautifulSoup (the `[files]` extra translates HTML files with it), so the app is imported
-when first asked for."""
+its limits and their defaults (`limits`), request fields (`fields`), language identification (`languages`) and the
+command (`command`). Needs the `[serve]` extra, so the app is imported when first asked for."""
+
+from .limits import Limits
 
 
 def __getattr__(name: str):
-    if name in ("Limits", "ServedModel", "create_app"):
+    if name in ("ServedModel", "create_app"):
         from . import app
 
         return getattr(app, name)

@@ -10,67 +10,53 @@ when the queue is full; 500 otherwise. Every answer carries CORS headers, and pr
 
 import asyncio
 import collections
-import dataclasses
 import logging
 import time
 from importlib import resources
 
+from ..markup import html_text
+from ..options import TranslationOptions
+from ..translation import assemble, segment
 from .batcher import Batcher, Overloaded
 from .fields import RequestError, TranslateRequest, request_fields, translate_request
 from .languages import CONFIDENT, detect, language_name
-from .markup import HtmlDocuments, html_text
+from .limits import Limits
 
 
 logger = logging.getLogger(__name__)
 
 
-# Sentences per engine call by default: CTranslate2 decodes one call per worker, and at 16 clients small batches
-# that start at once kept 0.78 of offline throughput against 0.56 for batches of up to 32; generate() takes one
-# call at a time over every core, where larger batches pay.
-SMALL_BATCH, LARGE_BATCH = 8, 32
-DEFAULT_WAIT = 0.002  # seconds a batch waits for more requests
-
-
-@dataclasses.dataclass
-class Limits:
-    """What one request may ask (LibreTranslate's --char-limit, --batch-limit, --req-limit), and the API keys."""
-
-    char_limit: int = 5000
-    batch_limit: int = 32
-    alternatives_limit: int = 5
-    req_limit: int = 0  # requests per minute per client; 0: none
-    api_keys: frozenset[str] | None = None  # None: no key needed
-
-
 class ServedModel:
-    """One language direction: an engine (`transformer_mt.engines`) with its source and target language, and for a
-    model of several targets the target's language token (`transformer_mt.tags`)."""
+    """One language direction: an engine (`transformer_mt.engines`) with its source and target language (for a
+    model of several targets, one ServedModel per target: `options.target_lang` picks its language token)."""
 
-    def __init__(self, engine, source: str, target: str, target_language_id: int | None = None):
+    def __init__(self, engine, source: str, target: str):
         self.engine, self.source, self.target = engine, source, target
-        self.target_language_id = target_language_id
 
-    def translate(self, sentences: list[str], hypotheses: int) -> list:
-        beams = max(self.engine.generation_config.num_beams or 1, hypotheses)
-        return self.engine.translate_sentences(sentences, num_beams=beams, num_return_sequences=hypotheses,
-                                               batch_size=len(sentences) or 1,
-                                               target_language_id=self.target_language_id)
+    def options(self, asked: TranslateRequest) -> TranslationOptions:
+        """The options a request translates with: its own (format, hypotheses), this direction's languages, and
+        at least as many beams as hypotheses."""
+        count = asked.alternatives + 1
+        return asked.options.replace(num_return_sequences=count, source_lang=self.source, target_lang=self.target,
+                                     num_beams=max(self.engine.generation_config.num_beams or 1, count))
+
+    def translate(self, sentences: list[str], options: TranslationOptions) -> list:
+        return self.engine.translate_sentences(sentences, options.replace(batch_size=len(sentences) or 1))
 
 
 class Service:
     """What the routes do, for `models` (one per language direction) under `limits`."""
 
-    def __init__(self, models: list[ServedModel], limits: Limits, batcher_options: dict):
+    def __init__(self, models: list[ServedModel], limits: Limits):
         self.models, self.limits = models, limits
         self.pairs = {(model.source, model.target): model for model in models}
         if len(self.pairs) < len(models):
             raise ValueError("two models serve the same language pair: "
                              f"{', '.join(f'{m.source}->{m.target}' for m in models)}")
-        concurrency = max(getattr(model.engine, "workers", 1) for model in models)
-        if batcher_options.get("max_batch") is None:  # measured with scripts/load_test.py (docs/serving.md)
-            batcher_options["max_batch"] = SMALL_BATCH if concurrency > 1 else LARGE_BATCH
+        concurrency = max(model.engine.workers for model in models)
         self.batcher = Batcher(lambda key, sentences: self.pairs[key[0]].translate(sentences, key[1]),
-                               concurrency=concurrency, **batcher_options)
+                               max_batch=limits.batch_size(concurrency), max_wait=limits.max_wait_ms / 1000,
+                               max_queued=limits.queue_limit, concurrency=concurrency)
         self.recent = collections.defaultdict(collections.deque)  # client -> its request times in the last minute
         self.pruned = time.monotonic()
 
@@ -132,24 +118,16 @@ class Service:
                            f"{supported}")
 
     async def translated(self, request, asked: TranslateRequest, model: ServedModel) -> dict:
-        """translatedText (and alternatives): every text split into sentences, the sentences batched with other
-        requests' (`Batcher`), each text's hypotheses joined; HTML text nodes translated and put back."""
-        from ..sentences import segmenter_language
-        from ..translation import join_hypotheses, split_texts
-
-        html = HtmlDocuments(asked.texts) if asked.format == "html" else None
-        texts = html.texts if html else asked.texts
-        count = asked.alternatives + 1
-        flat, _, layout = split_texts(texts, segmenter_language(model.engine.config, model.source),
-                                      range(1, len(texts) + 1))
-        hypotheses = await until_disconnected(request, self.batcher.translate(((model.source, model.target), count),
-                                                                              flat))
-        joined = [join_hypotheses([hypotheses[i] for i in span], separators) or [("", None)] * count
-                  for span, separators in layout]
-        ranks = [[text_hypotheses[min(k, len(text_hypotheses) - 1)][0] for text_hypotheses in joined]
-                 for k in range(count)]
-        if html:
-            ranks = [(html if k == 0 else HtmlDocuments(asked.texts)).fill(rank) for k, rank in enumerate(ranks)]
+        """translatedText (and alternatives): the texts taken apart into sentences (`translation.segment`: HTML
+        text nodes first), the sentences batched with other requests' (`Batcher`), each text put back together."""
+        options = model.options(asked)
+        segments = segment(asked.texts, options, model.engine.config)
+        hypotheses = await until_disconnected(request, self.batcher.translate(((model.source, model.target), options),
+                                                                              segments.engine_input))
+        texts = [text_hypotheses or [("", None)] * options.num_return_sequences
+                 for text_hypotheses in assemble(segments, hypotheses)]
+        ranks = [[text_hypotheses[min(k, len(text_hypotheses) - 1)][0] for text_hypotheses in texts]
+                 for k in range(options.num_return_sequences)]
         answer = {"translatedText": ranks[0] if asked.is_list else ranks[0][0]}
         if asked.alternatives:
             alternatives = [[rank[i] for rank in ranks[1:]] for i in range(len(asked.texts))]
@@ -185,15 +163,14 @@ class Service:
                 "sentences": self.batcher.sentences}
 
 
-def create_app(models: list[ServedModel], limits: Limits | None = None, max_batch: int | None = None,
-               max_wait: float = DEFAULT_WAIT, max_queued: int = 512):
-    """The FastAPI application serving `models` (one per language direction): LibreTranslate's routes over a
-    `Service`, its errors as `{"error": ...}`, CORS on every answer."""
+def create_app(models: list[ServedModel], limits: Limits | None = None):
+    """The FastAPI application serving `models` (one per language direction) under `limits` (batching included):
+    LibreTranslate's routes over a `Service`, its errors as `{"error": ...}`, CORS on every answer."""
     from fastapi import FastAPI, Request
     from fastapi.middleware.cors import CORSMiddleware
     from fastapi.responses import HTMLResponse, JSONResponse
 
-    service = Service(models, limits or Limits(), dict(max_batch=max_batch, max_wait=max_wait, max_queued=max_queued))
+    service = Service(models, limits or Limits())
 
     async def lifespan(app):
         service.batcher.start()

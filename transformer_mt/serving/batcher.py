@@ -1,7 +1,7 @@
 """Dynamic batching: sentences from requests that arrive within a few milliseconds are translated as one batch.
 
 Requests put their sentences on one queue and wait. Whenever an engine call can start, the worker takes the oldest
-request, waits up to `max_wait` seconds for more of the same kind (the same model and number of hypotheses) until
+request, waits up to `max_wait` seconds for more of the same kind (the same model and options) until
 `max_batch` sentences, and translates them in one engine call on a thread of its own. At most `concurrency` calls
 run at once: 1 for generate(), which already uses every core, and one per CTranslate2 worker (`inter_threads`), so
 that one batch is decoded while the next forms. The queue is bounded: a request that would take it past
@@ -15,6 +15,8 @@ import dataclasses
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+
+from .limits import LARGE_BATCH, Limits
 
 
 class Overloaded(Exception):
@@ -32,8 +34,9 @@ class Batcher:
     """`await batcher.translate(key, sentences)` -> one result per sentence, from `run(key, sentences)` (a blocking
     function) called on batches of sentences from many requests."""
 
-    def __init__(self, run: Callable[[tuple, list[str]], list], max_batch: int = 32, max_wait: float = 0.005,
-                 max_queued: int = 512, concurrency: int = 1):
+    def __init__(self, run: Callable[[tuple, list[str]], list], max_batch: int = LARGE_BATCH,
+                 max_wait: float = Limits.max_wait_ms / 1000, max_queued: int = Limits.queue_limit,
+                 concurrency: int = 1):
         self.run, self.max_batch, self.max_wait, self.max_queued = run, max_batch, max_wait, max_queued
         self.concurrency = concurrency
         self.waiting: list[_Request] = []

@@ -3,11 +3,15 @@
 LibreTranslate's clients send the same fields in four ways: a JSON body (Mastodon, Weblate), an urlencoded form
 (Discourse, libretranslatepy), a multipart form (Nextcloud), the query string of a POST (Translate You, Nextcloud's
 /detect). `request_fields` merges the query string and the body (the body wins); `translate_request` checks what
-/translate needs and names the field, the value and what is allowed when it is wrong.
+/translate needs and names the field, the value and what is allowed when it is wrong; the fields that set
+translation options (`format`) are read as `transformer_mt.options` says.
 """
 
 import dataclasses
 import json
+
+from ..options import OptionError, TranslationOptions
+from ..options import request_fields as option_fields
 
 
 class RequestError(Exception):
@@ -16,9 +20,6 @@ class RequestError(Exception):
     def __init__(self, message: str, status: int = 400):
         super().__init__(message)
         self.status = status
-
-
-FORMATS = ("text", "html")
 
 
 async def request_fields(request) -> dict:
@@ -55,8 +56,12 @@ class TranslateRequest:
     is_list: bool
     source: str
     target: str
-    format: str
     alternatives: int
+    options: TranslationOptions  # what the request's own fields set (format; transformer_mt.options)
+
+    @property
+    def format(self) -> str:
+        return self.options.format
 
 
 def translate_request(fields: dict, limits) -> TranslateRequest:
@@ -83,9 +88,6 @@ def translate_request(fields: dict, limits) -> TranslateRequest:
             raise RequestError(f"Invalid request: missing {name} parameter" if value is None
                                else f"Invalid request: {name} must be a language code, got {value!r}")
         names[name] = value.strip().lower()
-    text_format = fields.get("format") or "text"
-    if text_format not in FORMATS:
-        raise RequestError(f"Invalid request: format must be one of {', '.join(FORMATS)}, got {text_format!r}")
     alternatives = fields.get("alternatives") or 0
     try:
         alternatives = int(alternatives)
@@ -94,4 +96,14 @@ def translate_request(fields: dict, limits) -> TranslateRequest:
     if not 0 <= alternatives <= limits.alternatives_limit:
         raise RequestError(f"Invalid request: alternatives must be 0 to {limits.alternatives_limit}, got "
                            f"{alternatives}")
-    return TranslateRequest(texts, is_list, names["source"], names["target"], text_format, alternatives)
+    return TranslateRequest(texts, is_list, names["source"], names["target"], alternatives, request_options(fields))
+
+
+def request_options(fields: dict) -> TranslationOptions:
+    """The options a request's fields set, by the request field each option names in its metadata
+    (`options.request_fields`); a value that cannot work is a RequestError naming the field."""
+    given = {option: fields[name] for name, option in option_fields().items() if fields.get(name) not in (None, "")}
+    try:
+        return TranslationOptions(**given)
+    except (OptionError, TypeError) as error:
+        raise RequestError(f"Invalid request: {error}") from None

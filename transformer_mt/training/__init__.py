@@ -4,11 +4,12 @@
                                                                    "--do_train", "--max_steps", "100"])
     trainer = run(data_args, setup_args, model_args, training_args)
 
-The four argument groups are dataclasses: `DataArguments`, `SetupArguments`, `ModelArguments` (every architecture
-field of `TransformerMTConfig`, None meaning the config's default) and transformers' `Seq2SeqTrainingArguments`.
-`run` loads the data, builds or loads the tokenizer and the model, trains, evaluates, predicts and pushes as the
-training arguments ask, and leaves the model, the tokenizer and the generation config in `output_dir`, loadable
-with `AutoModelForSeq2SeqLM`/`AutoTokenizer`, with `all_results.json` and the trainer state beside them.
+The four argument groups are dataclasses: `DataArguments`, `SetupArguments`, `ModelArguments` (every field of
+`TransformerMTConfig` but those in `arguments.EXCLUDED`, None meaning the config's default) and transformers'
+`Seq2SeqTrainingArguments`. `run` loads the data, builds or loads the tokenizer and the model, trains, evaluates,
+predicts and pushes as the training arguments ask, and leaves the model, the tokenizer and the generation config in
+`output_dir`, loadable with `AutoModelForSeq2SeqLM`/`AutoTokenizer`, with `all_results.json` and the trainer state
+beside them.
 
 One module per question: `arguments` (the command line), `trainer` (the Trainer, its callbacks, collator and
 metrics), `preprocessing` (the data), `checks` (what a run checks before it writes anything), `run` (the steps of

@@ -2,11 +2,12 @@
 transformers' `Seq2SeqTrainingArguments`), the parser that reads them, and the presets and recipes that set their
 defaults.
 
-`ModelArguments` has one flag per architecture field of `TransformerMTConfig` (None meaning the config's default,
-or the checkpoint's value when resuming).
+`ModelArguments` has one flag per field of `TransformerMTConfig` but those in `EXCLUDED`, each with its reason (None
+meaning the config's default, or the checkpoint's value when resuming).
 """
 
 import dataclasses
+import types
 import typing
 from dataclasses import dataclass, field
 
@@ -201,20 +202,45 @@ class SetupArguments:
                 raise ValueError(f"--{name} must be >= 1, got {value}.")
 
 
-# Every architecture field TransformerMTConfig declares is a command-line flag. Not: `vocab_size` and the special
-# token ids (they come from the tokenizer), and `use_cache`/`is_encoder_decoder` (not choices; the former also
-# clashes with the trainer's flag).
-_NOT_FLAGS = {"vocab_size", "pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
-              "forced_eos_token_id", "use_cache", "is_encoder_decoder", "is_decoder", "tokenizer_fingerprint"}
-_CONFIG_FIELDS = [
-    f for f in dataclasses.fields(TransformerMTConfig)
-    if f.name in TransformerMTConfig.__annotations__ and f.name not in _NOT_FLAGS
-]
+# Every field TransformerMTConfig declares is a command-line flag of ModelArguments, except these (field: why).
+EXCLUDED = {
+    "vocab_size": "the tokenizer's size: a trained or loaded tokenizer sets it",
+    "decoder_vocab_size": "the target tokenizer's size: --decoder_vocab_size (SetupArguments) trains one, whose "
+                          "real size sets it",
+    "pad_token_id": "the tokenizer's special token sets it",
+    "bos_token_id": "the tokenizer's special token sets it",
+    "eos_token_id": "the tokenizer's special token sets it",
+    "decoder_start_token_id": "the tokenizer's special token (bos) sets it",
+    "forced_eos_token_id": "a token id, which only the tokenizer could name; None: nothing forced",
+    "tokenizer_fingerprint": "computed from the tokenizer the run uses",
+    "source_lang": "--source_lang (DataArguments, the data's source column) sets it",
+    "target_lang": "--target_lang (DataArguments, the data's target column) sets it",
+    "use_cache": "decoding's, not the architecture's (and the trainer's flag of that name would clash)",
+    "is_encoder_decoder": "the model train.py trains is an encoder-decoder",
+    "is_decoder": "the decoder alone (TransformerMTForCausalLM) is not what train.py trains",
+}
+
+
+def _flag_type(annotation):
+    """X of a field typed X or `X | None` (Optional[X]) where X is int, float, str, bool or a Literal; else None."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        kept = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        annotation = kept[0] if len(kept) == 1 else None
+    if annotation in (int, float, str, bool) or typing.get_origin(annotation) is typing.Literal:
+        return annotation
+    return None
+
+
+_CONFIG_FIELDS = [f for f in dataclasses.fields(TransformerMTConfig)
+                  if f.name in TransformerMTConfig.__annotations__ and f.name not in EXCLUDED]
+_NOT_READABLE = [f.name for f in _CONFIG_FIELDS if _flag_type(f.type) is None]
+if _NOT_READABLE:  # a new field is a flag or excluded with its reason, never left out silently
+    raise TypeError(f"TransformerMTConfig fields {_NOT_READABLE} have no flag type: add them to EXCLUDED, with why.")
 ModelArguments = dataclasses.make_dataclass(
     "ModelArguments",
-    [(f.name, f.type | None,
+    [(f.name, _flag_type(f.type) | None,
       field(default=None, metadata={"help": f"TransformerMTConfig.{f.name} (default {f.default!r})"}))
-     for f in _CONFIG_FIELDS if f.type in (int, float, str, bool) or typing.get_origin(f.type) is typing.Literal],
+     for f in _CONFIG_FIELDS],
 )
 
 

@@ -23,13 +23,14 @@ from transformers import (
     set_seed,
 )
 
+from ..bridges.marian import converted_for_run
 from ..checkpoints import check_tokenizer_matches
 from ..configuration import TransformerMTConfig
 from ..diagnostics import AlignmentProbe, probe_batch
+from ..lengths import length_settings
 from ..modeling import TransformerMTForConditionalGeneration
 from ..tags import add_special_tokens, fit_model_to_tokenizer, language_token
 from ..tokenization import target_side, tokenizer_fingerprint, tokenizer_type_of, train_tokenizer
-from ..translation import length_settings
 from .arguments import DEFAULT_VOCAB_SIZE, PAD_TO_MULTIPLE_OF, DataArguments, SetupArguments, config_overrides
 from .checks import check_run, vocabulary_request
 from .outputs import average_at_end, push_run, write_test_predictions, write_training_info
@@ -92,8 +93,6 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
 
 def start_from_marian(setup: SetupArguments, data_args: DataArguments, training_args) -> SetupArguments:
     """A MarianMT (Opus-MT) `--model_name_or_path`, converted for this run (`bridges.marian.converted_for_run`)."""
-    from ..bridges.marian import converted_for_run
-
     path = converted_for_run(setup.model_name_or_path, training_args, data_args.source_lang, data_args.target_lang)
     return setup if path == setup.model_name_or_path else dataclasses.replace(setup, model_name_or_path=path)
 

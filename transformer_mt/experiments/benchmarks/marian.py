@@ -10,9 +10,10 @@ from pathlib import Path
 import torch
 from transformers import MarianConfig, MarianMTModel, Seq2SeqTrainer
 
-from ..bridges.marian import convert_marian_model
-from ..generation import compile_config
-from ..presets import MAIN_JOB, TINY, TRANSFORMER_BASE
+from transformer_mt.bridges.marian import convert_marian_model
+from transformer_mt.generation import compile_config
+from transformer_mt.presets import MAIN_JOB, TINY, TRANSFORMER_BASE
+
 from .harness import (
     StepTimer,
     batch_target_tokens_per_second,
@@ -117,7 +118,7 @@ def _trainer(engine: str, model, data: dict, output_dir: str, steps: int, callba
     from datasets import Dataset
     from transformers import AutoTokenizer, DataCollatorForSeq2Seq
 
-    from ..training import TransformerMTTrainer
+    from transformer_mt.training import TransformerMTTrainer
 
     args = training_arguments(output_dir, steps)
     tokenizer = AutoTokenizer.from_pretrained(data["tokenizer"])

@@ -1,5 +1,5 @@
-"""The benchmark harness: how every number of `transformer_mt.benchmarks` is taken, so that ratios mean something
-on a small shared machine:
+"""The benchmark harness: how every number of `transformer_mt.experiments.benchmarks` is taken, so that ratios mean
+something on a small shared machine:
 
 * Engines that disturb each other never share a process: each training run and each CTranslate2 run is a
   subprocess of its own (CTranslate2 slows torch's small ops ~3.5x in the same process). TransformerMT and
@@ -27,7 +27,9 @@ from pathlib import Path
 import torch
 from transformers import Seq2SeqTrainingArguments, TrainerCallback
 
-from ..presets import MAIN_JOB
+from transformer_mt.data import load_parallel_data
+from transformer_mt.presets import MAIN_JOB
+from transformer_mt.tokenization import train_tokenizer
 
 
 def interleaved_order(engines: list[str], repeats: int) -> list[str]:
@@ -88,6 +90,13 @@ def ratio_rows(results: dict, baseline: str, unit: str) -> list[dict]:
     return rows
 
 
+def save_results(results: dict, path: str | None) -> None:
+    """Write a benchmark's results as JSON to `path` (a command's --json), when one is given."""
+    if path:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=2)
+
+
 def markdown_table(rows: list[dict]) -> str:
     columns = list(dict.fromkeys(key for row in rows for key in row))
 
@@ -106,8 +115,6 @@ def prepare_data(workdir: Path, data_dir: str, num_train: int, num_sources: int,
                  target_lang: str = "de") -> Path:
     """Tokenize shipped pairs once (a tokenizer of the main job's size) into `workdir/data.json`, for the workers:
     training pairs, test sources, and where the tokenizer and the models are kept."""
-    from ..data import load_parallel_data
-    from ..tokenization import train_tokenizer
 
     splits = load_parallel_data(data_dir, source_lang, target_lang)
     train = splits["train"].select(range(min(num_train, len(splits["train"]))))

@@ -20,9 +20,10 @@ from pathlib import Path
 
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from .configuration import POSITION_EMBEDDING_TYPES
-from .data import join_consecutive, load_parallel_data
-from .evaluation import score_sets, translator
+from transformer_mt.configuration import POSITION_EMBEDDING_TYPES
+from transformer_mt.data import join_consecutive, load_parallel_data
+from transformer_mt.evaluation import score_sets, translator
+
 from .studies import QUICK, QUICK_PAIRS, RECIPE, StudyRun, read_results, run_all, study_tokenizer
 
 
@@ -98,6 +99,28 @@ def count_sentences(output_dir: str, data_dir: str, seeds=(0,), position_types=P
                         statistics.mean(len(SENTENCE_END.findall(r)) for r in references[:pairs]))
                     entry["output"].append(statistics.mean(len(SENTENCE_END.findall(o)) for o in outputs))
     return {name: {side: statistics.mean(values) for side, values in entry.items()} for name, entry in counts.items()}
+
+
+def write_sentence_counts(output_dir: str, data_dir: str, seeds=(0,), position_types=POSITION_EMBEDDING_TYPES,
+                          quick: bool = False, of_joined_variant: bool = False, source_lang: str = "en",
+                          target_lang: str = "de") -> dict:
+    """`count_sentences` of the models a study left in `output_dir` at 2, 4 and 8 joined test pairs (the "+ joined
+    pairs" variant's with `of_joined_variant`: 2, 4, 8 and 16; `quick`: 2, on 8 inputs), written to
+    output_dir/sentence_counts.json (sentence_counts_joined.json); returns the counts."""
+    joined = (2,) if quick else (2, 4, 8, 16) if of_joined_variant else (2, 4, 8)
+    counts = count_sentences(output_dir, data_dir, seeds, position_types, joined=joined, pairs=8 if quick else 40,
+                             source_lang=source_lang, target_lang=target_lang,
+                             run_suffix="-joined" if of_joined_variant else "")
+    name = "sentence_counts_joined.json" if of_joined_variant else "sentence_counts.json"
+    Path(output_dir, name).write_text(json.dumps(counts, indent=1), encoding="utf-8")
+    return counts
+
+
+def markdown_sentence_counts(counts: dict) -> str:
+    """The sentence counts as docs/results.md tabulates them: sentence ends per reference and per output."""
+    lines = ["| inputs | sentence ends per reference | per output |", "| --- | ---: | ---: |"]
+    lines += [f"| {name} | {entry['reference']:.2f} | {entry['output']:.2f} |" for name, entry in counts.items()]
+    return "\n".join(lines)
 
 
 def seed_spread(runs: list[dict]) -> dict:
@@ -208,7 +231,7 @@ def scored_runs(results_path: Path, steps: int) -> list[dict]:
 def plot_study(results: dict, path: str) -> None:
     """BLEU against mean input length: a panel for the plain variant and one for the variants trained with joined
     pairs, a line per position type, the band spanning the seeds."""
-    from .plots import figure
+    from transformer_mt.plots import figure
 
     lengths = {name: described["mean_source_tokens"] for name, described in results["sets"].items()
                if name != ALL_PAIRS}
@@ -239,6 +262,19 @@ def plot_study(results: dict, path: str) -> None:
     axes[0].set_ylabel("BLEU (greedy)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+
+
+def study_report(results: dict, output_dir: str) -> str:
+    """What scripts/position_study.py prints: docs/results.md's "Position study" tables (BLEU / chrF per set, plain
+    then trained with joined pairs; test BLEU per seed; what is kept from 2 to 8 joined pairs) and where the figure
+    and the numbers are."""
+    parts = [f"\nBLEU / chrF per set, {' and '.join(variants)}:\n" + markdown_summary(results, variants)
+             for variants in (["plain"], [variant for variant in results["summary"] if variant != "plain"])
+             if variants]
+    parts += ["\nTest BLEU (greedy, all pairs) per seed:\n" + markdown_seeds(results),
+              "\nWhat is kept from 2 to 8 joined pairs:\n" + markdown_kept(results),
+              f"\nFigure and numbers: {output_dir}/position_study.png, position_study.json"]
+    return "\n".join(parts)
 
 
 def markdown_summary(results: dict, variants=None) -> str:
@@ -299,5 +335,5 @@ def markdown_seeds(results: dict, set_name: str = ALL_PAIRS) -> str:
 
 
 __all__ = ["EXACT_TABLE", "count_sentences", "evaluation_sets", "join_consecutive", "markdown_kept", "markdown_seeds",
-           "markdown_summary",
-           "plot_study", "run_study"]
+           "markdown_sentence_counts", "markdown_summary", "plot_study", "run_study", "study_report",
+           "write_sentence_counts"]

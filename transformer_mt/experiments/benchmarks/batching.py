@@ -5,7 +5,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from ..presets import MAIN_JOB
+from transformer_mt.presets import MAIN_JOB
+
 from .harness import (
     StepTimer,
     interleaved_order,
@@ -39,7 +40,7 @@ def batching_worker(spec: dict) -> dict:
     batches of at most `max_tokens` padded tokens: real target tokens per second of optimizer step."""
     from transformers import AutoTokenizer, DataCollatorForSeq2Seq
 
-    from ..training import PAD_TO_MULTIPLE_OF, TransformerMTTrainer
+    from transformer_mt.training import PAD_TO_MULTIPLE_OF, TransformerMTTrainer
 
     data = json.loads(Path(spec["data"]).read_text())
     model = load_engine(data["workdir"], spec["preset"], OURS).train()

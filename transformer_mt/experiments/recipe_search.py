@@ -11,8 +11,9 @@ resumes from its newest checkpoint (`studies.run_all`).
 import statistics
 from pathlib import Path
 
-from .data import join_consecutive, load_parallel_data
-from .evaluation import score_sets
+from transformer_mt.data import join_consecutive, load_parallel_data
+from transformer_mt.evaluation import score_sets
+
 from .studies import QUICK, QUICK_PAIRS, StudyRun, read_results, run_all, study_tokenizer
 
 
@@ -141,7 +142,7 @@ def joined_table(results: list[dict]) -> str:
 def plot_search(results: list[dict], path: str) -> None:
     """What separates a run that aligns from one that does not: source gain and cross-attention entropy (last
     decoder layer) over training steps, a line per run, a colour per candidate; validation BLEU in the legend."""
-    from .plots import figure
+    from transformer_mt.plots import figure
 
     fig = figure(figsize=(11, 4.2))
     gain_ax, entropy_ax = fig.subplots(1, 2)

@@ -5,13 +5,14 @@ import time
 
 import torch
 
+from transformer_mt.checkpoints import load_translator
+
 from .harness import interleaved_order, markdown_table, ratio_rows, run_worker, sample_stats
 
 
 def ctranslate2_worker(spec: dict) -> dict:
     """One engine (generate(), or CTranslate2 at a compute type) decoding every batch once: tokens/s and outputs."""
-    from ..bridges.ctranslate2 import generated_tokens, source_tokens, translate_options
-    from ..checkpoints import load_translator
+    from transformer_mt.bridges.ctranslate2 import generated_tokens, source_tokens, translate_options
 
     model, tokenizer = load_translator(spec["model_dir"])
     sentences, size = spec["sentences"], spec["batch_size"]
@@ -46,7 +47,7 @@ def ctranslate2_worker(spec: dict) -> dict:
 def compare_with_ctranslate2(model_dir: str, sentences: list[str], batch_size: int = 16, max_new_tokens: int = 64,
                              threads: int = 1, repeats: int = 3, beam_sizes=(1, 4)) -> dict:
     """generate() vs CTranslate2 float32 and int8: each engine in its own process per repeat, interleaved."""
-    from ..bridges.ctranslate2 import export_ctranslate2
+    from transformer_mt.bridges.ctranslate2 import export_ctranslate2
 
     engines = ["generate()", "float32", "int8"]
     results = {"threads": threads, "sentences": len(sentences), "batch_size": batch_size, "search": {}}

@@ -9,6 +9,14 @@ interleaved repeats), and BLEU/chrF of the first repeat's translations of the te
 import tempfile
 import time
 
+from transformer_mt import sentences
+from transformer_mt.checkpoints import load_translator
+from transformer_mt.engines import cached_export, load_engine
+from transformer_mt.generation import compile_generation
+from transformer_mt.metrics import translation_scores
+from transformer_mt.options import TranslationOptions
+from transformer_mt.translation import translate_stream
+
 from .harness import interleaved_order, markdown_table, run_worker, sample_stats
 
 
@@ -26,15 +34,10 @@ DEFAULTS = ("transformers (default)", "auto (default)")  # the done-when's compa
 
 def engine_worker(spec: dict) -> dict:
     """One configuration translating every line once (after a warm-up): seconds, lines/s, sentences/s, outputs."""
-    from .. import sentences
-    from ..checkpoints import load_translator
-    from ..engines import load_engine
-    from ..translation import translate_stream
 
     model, tokenizer = load_translator(spec["model_dir"])
     settings = spec["configuration"]
     if settings.get("compiled"):
-        from ..generation import compile_generation
 
         model = compile_generation(model.eval())
     engine = load_engine(spec["model_dir"], settings["engine"], model=model, tokenizer=tokenizer,
@@ -43,10 +46,10 @@ def engine_worker(spec: dict) -> dict:
                          **{key: settings[key] for key in ("intra_threads", "inter_threads") if key in settings})
     lines = spec["lines"]
     outputs = []
-    translate_stream(model, tokenizer, lines[: spec["batch_size"]], outputs.append, engine=engine)  # warm-up
+    translate_stream(engine, lines[: spec["batch_size"]], outputs.append, TranslationOptions())  # warm-up
     outputs.clear()
     start = time.perf_counter()
-    translate_stream(model, tokenizer, lines, outputs.append, engine=engine, batch_size=spec["batch_size"])
+    translate_stream(engine, lines, outputs.append, TranslationOptions(batch_size=spec["batch_size"]))
     seconds = time.perf_counter() - start
     language = model.config.source_lang
     count = sum(len(sentences.split(line, language)[0]) for line in lines)
@@ -58,8 +61,6 @@ def compare_engines(model_dir: str, lines: list[str], references: list[str], con
                     repeats: int = 3, batch_size: int = 16) -> dict:
     """Every configuration in a fresh process per repeat, interleaved; the first `len(references)` lines are the
     test split, scored by BLEU and chrF."""
-    from ..engines import cached_export
-    from ..metrics import translation_scores
 
     configurations = {**{name: CONFIGURATIONS[name] for name in DEFAULTS}, **configurations}  # always compared
     results = {"lines": len(lines), "batch_size": batch_size, "configurations": {}}

@@ -1,4 +1,5 @@
-"""The server under load, against offline batch translation with the same engine (scripts/load_test.py).
+"""The server under load, against offline batch translation with the same engine (scripts/load_test.py runs
+`run_load_test`).
 
 Three measurements, each engine in a process of its own, loopback only, bounded in count and time:
 1. offline: the sentences translated at once, in length-sorted batches of 16 (translate.py's default), by the same
@@ -19,17 +20,24 @@ import subprocess
 import sys
 import time
 
+from transformer_mt.checkpoints import read_config
+from transformer_mt.configuration import TransformerMTConfig
+from transformer_mt.data import load_parallel_data
+from transformer_mt.engines import load_engine
+from transformer_mt.machine import matmul_gflops
+from transformer_mt.options import TranslationOptions
+
 from .harness import run_worker
 
 
 def offline_worker(spec: dict) -> dict:
-    from ..engines import load_engine
 
     engine = load_engine(spec["model_dir"], spec["engine"])
     sentences, size = spec["sentences"], spec["batch_size"]
-    engine.translate_sentences(sentences[:size], batch_size=size)  # warm-up
+    engine.translate_sentences(sentences[:size], TranslationOptions(batch_size=size))  # warm-up
     start = time.perf_counter()
-    engine.translate_sentences(sentences, batch_size=size)  # all at once: length-sorted batches, every worker busy
+    # all at once: length-sorted batches, every worker busy
+    engine.translate_sentences(sentences, TranslationOptions(batch_size=size))
     return {"engine": engine.name, "sentences_per_second": len(sentences) / (time.perf_counter() - start)}
 
 
@@ -122,6 +130,23 @@ def load_test(model_dir: str, sentences: list[str], source: str, target: str, en
             "batching_efficiency_median": statistics.median(efficiencies)}
 
 
+def run_load_test(model_dir: str, data_dir: str, engine: str = "auto", clients: int = 16, requests: int = 800,
+                  overload_clients: int = 256, queue_limit: int = 64, max_batch: int | None = None,
+                  max_wait_ms: float = 2.0, repeats: int = 3) -> dict:
+    """`load_test` with the test split's sources of `data_dir` as the requests' texts, in the languages of the saved
+    model (its config.json), and the machine's matmul figure (taken first) in the results."""
+    config = read_config(model_dir, TransformerMTConfig.model_type, "TransformerMT")
+    source, target = config.get("source_lang"), config.get("target_lang")
+    if not source or not target:
+        raise ValueError(f"{model_dir}/config.json has no source_lang and target_lang")
+    sentences = list(load_parallel_data(data_dir, source, target)["test"][source])
+    gflops = matmul_gflops()
+    results = load_test(model_dir, sentences, source, target, engine, clients, requests, overload_clients,
+                        queue_limit, max_batch, max_wait_ms, repeats=repeats)
+    results["matmul_gflops"] = gflops
+    return results
+
+
 def load_report(results: dict) -> str:
     rows = []
     for name in ("loaded", "overloaded"):
@@ -141,4 +166,6 @@ def load_report(results: dict) -> str:
         "| --- | --- | --- | --- | --- | --- | --- |", *rows, "",
         f"batching efficiency at {results['loaded']['clients']} clients (the server's sentences/s / offline batch "
         f"translation's, each repeat: {each}): min {results['batching_efficiency_min']:.2f}, median "
-        f"{results['batching_efficiency_median']:.2f}"])
+        f"{results['batching_efficiency_median']:.2f}",
+        *([f"Machine: fp32 2048x2048 matmul, 2 threads: {results['matmul_gflops']:.0f} GFLOP/s"]
+          if "matmul_gflops" in results else [])])

@@ -15,13 +15,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checkpoints import has_complete_checkpoint, run_checkpoints
-from .data import load_parallel_data
-from .diagnostics import read_probe
-from .machine import matmul_gflops, processor
-from .presets import MAIN_JOB, TINY
-from .tokenization import train_tokenizer
-from .training import parse_args, run
+from transformer_mt.checkpoints import has_complete_checkpoint, run_checkpoints
+from transformer_mt.data import load_parallel_data
+from transformer_mt.diagnostics import read_probe
+from transformer_mt.machine import matmul_gflops, processor
+from transformer_mt.presets import MAIN_JOB, TINY
+from transformer_mt.recipes import recipe_arguments
+from transformer_mt.tokenization import train_tokenizer
+from transformer_mt.training import run
 
 
 # The main job's recipe, trained for a fixed number of steps instead of a time budget, evaluated separately, on
@@ -77,16 +78,18 @@ def train_run(data_dir: str, tokenizer_dir: Path, output_dir: Path, overrides: d
               save_steps: int = 500, probe_steps: int | None = PROBE_STEPS, source_lang: str = "en",
               target_lang: str = "de") -> dict:
     """Train one run of a study (RECIPE with `overrides`) for `steps` optimizer steps, resuming its newest complete
-    checkpoint if a run was cut short; return {minutes, steps} of this invocation's training."""
+    checkpoint if a run was cut short; return {minutes, steps} of this invocation's training. `training.run` gets its
+    four argument groups built from the fields (`recipes.recipe_arguments`), no command line."""
     resume = has_complete_checkpoint(output_dir)
-    defaults = {**RECIPE, **overrides, "data": data_dir, "source_lang": source_lang, "target_lang": target_lang,
-                "output_dir": str(output_dir), "max_steps": steps, "seed": seed,
-                "tokenizer_name_or_path": None if resume else str(tokenizer_dir),
-                "overwrite_output_dir": not resume, "resume_from_checkpoint": "last" if resume else None,
-                "save_strategy": "steps", "save_steps": save_steps, "save_total_limit": 1,
-                "probe_steps": probe_steps, "do_eval": False}
+    arguments = recipe_arguments({
+        **RECIPE, **overrides, "data": data_dir, "source_lang": source_lang, "target_lang": target_lang,
+        "output_dir": str(output_dir), "max_steps": steps, "seed": seed,
+        "tokenizer_name_or_path": None if resume else str(tokenizer_dir),
+        "overwrite_output_dir": not resume, "resume_from_checkpoint": "last" if resume else None,
+        "save_strategy": "steps", "save_steps": save_steps, "save_total_limit": 1, "probe_steps": probe_steps,
+        "do_eval": False})
     start = time.monotonic()
-    trainer = run(*parse_args([], defaults=defaults))
+    trainer = run(*arguments)
     return {"minutes": (time.monotonic() - start) / 60, "steps": trainer.state.global_step}
 
 

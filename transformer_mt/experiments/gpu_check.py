@@ -15,8 +15,9 @@ import time
 
 import torch
 
+from transformer_mt.presets import TINY
+
 from .benchmarks import GENERATION_TASKS, MODEL_SIZES, model_pair
-from .presets import TINY
 
 
 # Dense bf16 tensor-core peaks (no sparsity), TFLOP/s, by a piece of the device name.
@@ -163,15 +164,12 @@ def generation_speed(marian, ours, device, batch_size: int, new_tokens: int, rep
 
 def short_main_job(data_dir: str, output_dir: str, minutes: float, dry_run: bool) -> dict:
     """The main job with the recipe for the device (MAIN_JOB_GPU on a CUDA GPU), for `minutes` of training."""
-    from .recipes import main_job_recipe, run_main_job
-    from .training import argument_parser
+    from transformer_mt.recipes import main_job_recipe, recipe_arguments, run_main_job
 
-    parser = argument_parser()
-    parser.set_defaults(**{**main_job_recipe(), **(TINY_MAIN_JOB if dry_run else {})})
-    args = parser.parse_args_into_dataclasses(args=[
-        "--data", data_dir, "--output_dir", output_dir, "--max_train_minutes", str(minutes), "--report_to", "none",
-        "--overwrite_output_dir", "true", "--disable_tqdm", "true", *(["--bf16", "false"] if dry_run else [])])
-    summary = run_main_job(*args)
+    summary = run_main_job(*recipe_arguments({
+        **main_job_recipe(), **(TINY_MAIN_JOB if dry_run else {}), "data": data_dir, "output_dir": output_dir,
+        "max_train_minutes": minutes, "report_to": "none", "overwrite_output_dir": True, "disable_tqdm": True,
+        **({"bf16": False} if dry_run else {})}))
     return {key: summary[key] for key in ("test_bleu", "test_chrf", "train_steps", "wall_minutes")}
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from bs4 import BeautifulSoup, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction
 
-from ..sentences import rewrap
+from .sentences import rewrap
 
 
 UNTRANSLATED_ELEMENTS = {"script", "style", "code", "pre", "textarea", "template"}

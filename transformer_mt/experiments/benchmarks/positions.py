@@ -7,6 +7,9 @@ from pathlib import Path
 
 import torch
 
+from transformer_mt.configuration import TransformerMTConfig
+from transformer_mt.modeling import TransformerMTForConditionalGeneration
+
 from .harness import (
     StepTimer,
     batch_target_tokens_per_second,
@@ -23,8 +26,6 @@ from .marian import OURS, _trainer, config_fields
 
 def position_models(workdir: Path, preset: str, position_types, seed: int = 0) -> None:
     """TransformerMT of the preset's size for every position type, the same seeded weights elsewhere."""
-    from ..configuration import TransformerMTConfig
-    from ..modeling import TransformerMTForConditionalGeneration
 
     for position_type in position_types:
         torch.manual_seed(seed)

@@ -1,0 +1,31 @@
+"""Engines: what turns sentences into hypotheses, scores given pairs and aligns them, behind one protocol (`Engine`).
+
+- `GenerateEngine` ("transformers"): the model's own generate(), the reference (`engines.generate`).
+- `CTranslate2Engine` ("ctranslate2"): a CTranslate2 export of the same model, decoding as generate() does, several
+  times faster on a CPU (`engines.ctranslate2`; needs the `[fast]` extra, so it is imported from there).
+- `load_engine`, `resolve_engine`, `load_for_scoring` and the export cache (`engines.loader`): which engine a saved
+  model, a model object or an export translates with.
+"""
+
+from .generate import GenerateEngine, hypothesis_scores
+from .loader import (
+    DEFAULT_INTRA_THREADS,
+    ENGINES,
+    cached_export,
+    default_cache_dir,
+    export_key,
+    fast_engine_problem,
+    is_export,
+    load_engine,
+    load_export,
+    load_for_scoring,
+    resolve_engine,
+    unsupported_settings,
+    weights_differ,
+)
+from .protocol import Engine
+
+
+__all__ = ["DEFAULT_INTRA_THREADS", "ENGINES", "Engine", "GenerateEngine", "cached_export", "default_cache_dir",
+           "export_key", "fast_engine_problem", "hypothesis_scores", "is_export", "load_engine", "load_export",
+           "load_for_scoring", "resolve_engine", "unsupported_settings", "weights_differ"]

@@ -1,0 +1,157 @@
+"""The fast engine: a CTranslate2 `Translator` over an export of a TransformerMT model, decoding as generate() does
+(greedy; beam search with `early_stopping=True`, as the models this package writes save it), several times faster on
+a CPU. Given pairs are scored with `score_batch` and aligned with `return_attention`, giving generate()'s numbers
+within float tolerance.
+"""
+
+import os
+
+import ctranslate2
+from transformers import set_seed
+
+from ..alignment import Alignment, check_tokenizer, encode_pairs, word_alignment
+from ..bridges.ctranslate2 import exported_max_positions, hypothesis_text, translate_options
+from ..constraints import bad_words_ids, prefix_token_ids
+from ..decoding import (
+    Hypotheses,
+    check_positions,
+    default_names,
+    length_batches,
+    warn_long_inputs,
+    warn_unended,
+)
+from ..lengths import input_limit, length_bound
+from ..options import TranslationOptions
+from ..pair_scoring import PairScore, check_pairs, length_penalty_of, pair_score
+from ..tags import target_language_id
+from ..tokenization import target_side
+from .protocol import Engine
+
+
+class CTranslate2Engine(Engine):
+    """A CTranslate2 `Translator` over `export_dir`, with the model's tokenizer, config and generation config
+    (`engines.load_engine` makes one, with the measured thread defaults).
+
+    `intra_threads` per translation and `inter_threads` translations at once (the length batches of one call are
+    decoded concurrently); `compute_type` as CTranslate2 takes it ("default": as the export stores the weights).
+    """
+
+    name = "ctranslate2"
+
+    def __init__(self, export_dir: str, tokenizer, config, generation_config, compute_type: str = "default",
+                 intra_threads: int = 1, inter_threads: int | None = None,
+                 reason: str = "asked for", device: str = "cpu"):
+        self.export_dir, self.tokenizer, self.reason, self.device = export_dir, tokenizer, reason, device
+        self.config, self.generation_config = config, generation_config
+        inter_threads = inter_threads or max(1, (os.cpu_count() or 1) // intra_threads)
+        self.translator = ctranslate2.Translator(export_dir, device=device, compute_type=compute_type,
+                                                 intra_threads=intra_threads, inter_threads=inter_threads)
+        self.threads = {"intra_threads": intra_threads, "inter_threads": inter_threads}
+        self.workers = inter_threads  # batches decoded at once
+        self.max_positions = exported_max_positions(config)
+
+    def seed(self, seed: int) -> None:
+        set_seed(seed)
+        ctranslate2.set_random_seed(seed)
+
+    def translate_sentences(self, sentences: list[str], options: TranslationOptions, names: list[str] | None = None,
+                            target_prefix: list[str | None] | None = None) -> list[Hypotheses]:
+        names = names or default_names(len(sentences))
+        tokenizer, target = self.tokenizer, target_side(self.tokenizer)
+        limit = input_limit(tokenizer)
+        ids = tokenizer(sentences)["input_ids"] if sentences else []
+        warn_long_inputs([len(row) for row in ids], names, limit)
+        check_positions([len(row) for row in ids], names, limit, self.max_positions, self.max_positions,
+                        options.max_new_tokens)
+        if limit is not None:  # cut as the tokenizer truncates: the end token stays
+            ids = [row if len(row) <= limit else row[: limit - 1] + row[-1:] for row in ids]
+        settings = self.search_settings(options)
+        prefixes = [target.convert_ids_to_tokens(ids) if ids else None
+                    for ids in prefix_token_ids(tokenizer, target_prefix)] if target_prefix else None
+        language_id = target_language_id(self.config, tokenizer, options.target_lang)
+        if language_id is not None:  # the target-language token first (tags.target_language_id)
+            language = target.convert_ids_to_tokens(language_id)
+            prefixes = [[language, *(prefix or [])] for prefix in (prefixes or [None] * len(sentences))]
+        pending = []
+        for indices in length_batches([len(row) for row in ids], options.batch_size):
+            budget = options.max_new_tokens or length_bound(max(len(ids[i]) for i in indices),
+                                                            self.generation_config.max_length, self.max_positions)
+            batch = [tokenizer.convert_ids_to_tokens(ids[i]) for i in indices]
+            batch_prefixes = [prefixes[i] for i in indices] if prefixes else None
+            pending.append((indices, budget, self.translator.translate_batch(
+                batch, batch_prefixes, max_decoding_length=budget, max_batch_size=len(batch), max_input_length=0,
+                asynchronous=True, **settings)))
+        translations = [None] * len(sentences)
+        for indices, budget, results in pending:
+            for index, result in zip(indices, results):
+                result = result.result()
+                hypotheses = result.hypotheses[: options.num_return_sequences]
+                translations[index] = [(hypothesis_text(tokenizer, tokens).strip(),
+                                        result.scores[rank] if options.scores else None)
+                                       for rank, tokens in enumerate(hypotheses)]
+                ended = hypotheses[0][-1:] == [tokenizer.eos_token]
+                if options.max_new_tokens is None and len(hypotheses[0]) >= budget and not ended:
+                    warn_unended(names[index], budget)
+        return translations
+
+    def search_settings(self, options: TranslationOptions) -> dict:
+        """translate_batch's keywords for `options`: the generation config's settings unless the options give
+        others; a control CTranslate2 lacks is a ValueError naming it."""
+        config = self.generation_config
+        controls = {"length_penalty": config.length_penalty, "no_repeat_ngram_size": config.no_repeat_ngram_size
+                    or None, "repetition_penalty": config.repetition_penalty, **options.generate_controls()}
+        beams = options.beams(config)
+        if beams > 1 and config.early_stopping is not True and not options.do_sample:
+            raise ValueError(f"beam search ({beams} beams) on CTranslate2 stops as generate(early_stopping=True) "
+                             f"does, and this model's generation config says early_stopping="
+                             f"{config.early_stopping!r}: set it to true in generation_config.json, or translate "
+                             "with engine 'transformers'")
+        settings = translate_options(beams, num_return_sequences=options.num_return_sequences, **controls)
+        settings.pop("max_decoding_length")
+        settings["return_scores"] = options.scores
+        suppressed = list(config.bad_words_ids or []) + (
+            bad_words_ids(self.tokenizer, list(options.bad_words)) if options.bad_words else [])
+        if suppressed:
+            target = target_side(self.tokenizer)
+            settings["suppress_sequences"] = [target.convert_ids_to_tokens(ids) for ids in suppressed]
+        return settings
+
+    def score_pairs(self, sources: list[str], targets: list[str], batch_size: int = 16,
+                    length_penalty: float | None = None) -> list[PairScore]:
+        """Given translations' scores through `score_batch`, which adds `</s>` and scores it; inputs cut as the
+        generate() engine cuts them."""
+        check_pairs(sources, targets)
+        tokenizer, target = self.tokenizer, target_side(self.tokenizer)
+        penalty = length_penalty_of(self.generation_config, length_penalty)
+        limit = input_limit(tokenizer)
+        encoded = tokenizer(sources, text_target=targets, truncation=limit is not None, max_length=limit)
+        sources_tokens = [tokenizer.convert_ids_to_tokens(ids) for ids in encoded["input_ids"]]
+        target_tokens = [target.convert_ids_to_tokens(ids)[:-1] for ids in encoded["labels"]]  # it adds </s>
+        results = self.translator.score_batch(sources_tokens, target_tokens, max_batch_size=batch_size,
+                                              max_input_length=0)
+        return [pair_score(float(sum(result.log_probs)), len(result.log_probs), penalty) for result in results]
+
+    def align_pairs(self, sources: list[str], targets: list[str], options: TranslationOptions) -> list[Alignment]:
+        """Word alignments through `return_attention` of an export made with the model's alignment layer and heads:
+        each target forced as the prefix of a greedy translation that ends with it."""
+        check_pairs(sources, targets)
+        tokenizer, target_tokenizer = self.tokenizer, target_side(self.tokenizer)
+        check_tokenizer(tokenizer)
+        language_id = target_language_id(self.config, tokenizer, options.target_lang)
+        source, target, source_words, target_words = encode_pairs(tokenizer, sources, targets, options.source_prefix,
+                                                                  language_id)
+        # the target's tokens before </s> (the language token included): CTranslate2 writes </s> itself
+        prefixes = [target_tokenizer.convert_ids_to_tokens(ids[:-1] if ids[-1:] == [target_tokenizer.eos_token_id]
+                                                           else ids) for ids in target["input_ids"]]
+        attention = [None] * len(sources)
+        for indices in length_batches([len(prefix) for prefix in prefixes], options.batch_size):
+            batch = [tokenizer.convert_ids_to_tokens(source["input_ids"][i]) for i in indices]
+            results = self.translator.translate_batch(
+                batch, [prefixes[i] for i in indices], beam_size=1, max_decoding_length=max(
+                    len(prefixes[i]) for i in indices) + 1, return_attention=True, max_input_length=0)
+            for i, result in zip(indices, results):
+                attention[i] = result.attention[0][: len(prefixes[i])]
+        return [word_alignment(*parts) for parts in zip(attention, source_words, target_words)]
+
+
+__all__ = ["CTranslate2Engine"]

@@ -1,0 +1,10 @@
+"""Research beside the library, as transformers' and fairseq's examples sit beside theirs: the library never imports
+it (tests/test_layout.py holds that); it imports the library like any user.
+
+- `studies` (what the studies share: the recipe, the runner, one JSON per run), `position_study` (the position
+  types across seeds and input lengths), `recipe_search` (candidate recipes across seeds);
+- `benchmarks` (speed against MarianMT, CTranslate2 and the engines, batches, positions, the server under load);
+- `gpu_check` (what a CUDA machine is checked for).
+
+The commands in scripts/ (position_study.py, recipe_search.py, benchmark*.py, load_test.py, gpu_check.py) run them.
+"""

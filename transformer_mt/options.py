@@ -1,0 +1,224 @@
+"""How to translate, as one object: `TranslationOptions`, built once at the edge (the translate command's flags, a
+server request, a pipeline call, `translate()`'s keywords) and passed down whole, as transformers passes a
+`GenerationConfig` and fairseq a `GenerationConfig` dataclass to its `SequenceGenerator`.
+
+It is frozen and hashable (the server's batcher keys its batches on it) and checks itself when it is made: a value
+that cannot work is an `OptionError`, a ValueError that names the option, the value and what is allowed, in the
+words of the caller (`--num_beams` for the command, `num_beams=` for Python). Each field's metadata says where it
+comes from: `help` for the command's flag (`add_arguments`, `from_args`), `request` for the server's request field.
+
+Each option is read in one place. The search options (beams, hypotheses, lengths, the generate() controls, the
+seed, forbidden words) are mapped by the engines (`transformer_mt.engines`); the steps around the engine read
+theirs: `split_sentences` and `source_lang` (sentences), `source_prefix` and `target_lang` (tags), `format`
+(markup), `scores` and `alignments` (what comes back). An option the next step needs (protected spans, case
+handling, a confidence and its threshold, guards, a glossary, a cache bypass) is a field here plus the step that
+reads it.
+"""
+
+import argparse
+import dataclasses
+import re
+from typing import Any
+
+
+FORMATS = ("text", "html")
+
+
+class OptionError(ValueError):
+    """An option's value that cannot work: `option` names it; the message reads as the caller writes options."""
+
+    def __init__(self, option: str, detail: str, style: str = "python"):
+        self.option, self.detail = option, detail
+        super().__init__(_render(f"{{{option}}} {detail}", style))
+
+    def for_command(self) -> str:
+        """The message with options written as the translate command's flags."""
+        return _render(f"{{{self.option}}} {self.detail}", "command")
+
+
+def _render(template: str, style: str) -> str:
+    """`template` with each `{name}` or `{name=value}` written as a flag (`--name`) or a Python keyword."""
+    names = {field.name for field in dataclasses.fields(TranslationOptions)}
+    written = {}
+    for name in names:
+        flag = _flag(name)
+        written[name] = flag if style == "command" else name
+        written[f"{name}=True"] = flag if style == "command" else f"{name}=True"
+    written["split_sentences=False"] = "--no_split_sentences" if style == "command" else "split_sentences=False"
+    written["text"] = "line" if style == "command" else "text"  # what the command reads a text as
+    return re.sub(r"\{(\w+(?:=\w+)?)\}", lambda match: written.get(match[1], match[0]), template)
+
+
+def _flag(name: str) -> str:
+    return "--no_split_sentences" if name == "split_sentences" else f"--{name}"
+
+
+def option(default, help: str, *, group: str = "decoding", request: str | None = None, flag: bool = True):
+    """A field of `TranslationOptions`: its default, its help (the command's flag), the argument group it is listed
+    under, and the server's request field that sets it (None: not one)."""
+    return dataclasses.field(default=default, metadata={"help": help, "group": group, "request": request,
+                                                        "flag": flag})
+
+
+GROUPS = {
+    "search": "decoding (generate()'s controls; default: the model's generation config)",
+    "sentences": "sentences (each line is split into sentences, translated and joined)",
+    "given": "given text (transformer_mt.constraints, transformer_mt.tags)",
+    "returned": "what comes back",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class TranslationOptions:
+    """Everything that says how texts are translated, checked once; `replace` gives a changed copy."""
+
+    num_beams: int | None = option(None, "Beam size (default: the model's generation config).", group="search")
+    num_return_sequences: int = option(1, "N-best: N hypotheses a text (the command writes them as TSV rows: line "
+                                          "number, rank, score, translation).", group="search")
+    max_new_tokens: int | None = option(None, "Longest translation in tokens (default: twice the input plus 10, "
+                                              "within the model's limits).", group="search")
+    batch_size: int = option(16, "Sentences per batch.", group="search")
+    length_penalty: float | None = option(None, "Beam scores are log-probability / length**length_penalty (> 1 "
+                                                "favours longer).", group="search")
+    no_repeat_ngram_size: int | None = option(None, "Never repeat an n-gram of this size.", group="search")
+    do_sample: bool = option(False, "Sample instead of searching (back-translation).", group="search")
+    top_k: int | None = option(None, "Sample from the k most likely tokens.", group="search")
+    top_p: float | None = option(None, "Sample from the smallest set of tokens of this probability.", group="search")
+    temperature: float | None = option(None, "Divide the logits by this before sampling.", group="search")
+    seed: int | None = option(None, "Seed the sampling: the same seed gives the same output.", group="search")
+    bad_words: tuple[str, ...] = option((), "Words no translation may contain.", group="given")
+    # generate()'s other controls, by name, for the Python API (`translate(..., typical_p=0.9)`); CTranslate2 refuses
+    # those it has no equivalent of
+    generate_kwargs: tuple[tuple[str, Any], ...] = option((), "", flag=False)
+    split_sentences: bool = option(True, "Translate each line as one sequence (what the model was trained on: one "
+                                         "sentence).", group="sentences")
+    source_lang: str | None = option(None, "The language to split texts by (default: the model config's "
+                                           "source_lang).", group="sentences")
+    target_lang: str | None = option(None, "The language to write, for a model trained on several "
+                                           "(--target_lang_column): its token, >>xx<<, is forced first.",
+                                     group="given")
+    source_prefix: str | None = option(None, "Begin every sentence with this tag, as the model was trained "
+                                             "(--source_prefix), e.g. <BT>.", group="given")
+    format: str = option("text", "text, or html: the text of HTML fragments is translated and their markup kept.",
+                         group="given", request="format")
+    scores: bool = option(False, "Return each hypothesis' score (the command: the n-best TSV even for one "
+                                 "hypothesis).", group="returned")
+    alignments: bool = option(False, "", group="returned", flag=False)  # the command's --alignments names a file
+
+    def __post_init__(self):
+        object.__setattr__(self, "bad_words", tuple(self.bad_words or ()))
+        object.__setattr__(self, "generate_kwargs", tuple(sorted(dict(self.generate_kwargs).items())))
+        for name in ("num_beams", "num_return_sequences", "max_new_tokens", "batch_size", "no_repeat_ngram_size",
+                     "top_k"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise OptionError(name, f"must be >= 1, got {value!r}")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise OptionError("top_p", f"must be in (0, 1], got {self.top_p}")
+        if self.temperature is not None and not self.temperature > 0:
+            raise OptionError("temperature", f"must be > 0, got {self.temperature}")
+        sampling = [name for name in ("top_k", "top_p", "temperature", "seed") if getattr(self, name) is not None]
+        if sampling and not self.do_sample:
+            raise OptionError(sampling[0], "applies to sampling: add {do_sample=True}")
+        if self.source_prefix is not None and (not self.source_prefix.strip() or len(self.source_prefix.split()) > 1):
+            raise OptionError("source_prefix", f"is one tag without spaces, such as <BT>, got {self.source_prefix!r}")
+        if self.source_lang is not None and not self.split_sentences:
+            raise OptionError("source_lang", "applies to sentence splitting: drop it or {split_sentences=False}")
+        if self.format not in FORMATS:
+            raise OptionError("format", f"must be one of {', '.join(FORMATS)}, got {self.format!r}")
+        if self.alignments and (self.num_return_sequences > 1 or self.scores):
+            raise OptionError("alignments", "aligns each {text}'s one translation: drop {num_return_sequences} and "
+                                            "{scores}")
+        for word in self.bad_words:
+            if not isinstance(word, str) or not word.strip():
+                raise OptionError("bad_words", f"must each hold text, got {word!r}")
+        taken = sorted(set(dict(self.generate_kwargs)) & {field.name for field in dataclasses.fields(self)})
+        if taken:
+            raise OptionError("generate_kwargs", f"repeat options of their own: {', '.join(taken)}")
+
+    def replace(self, **changes) -> "TranslationOptions":
+        """A copy with `changes`, checked again (a re-decode with other settings, a request's own values)."""
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def nbest(self) -> bool:
+        """Whether each text's hypotheses come back as (text, score) lists rather than one text."""
+        return self.num_return_sequences > 1 or self.scores
+
+    def beams(self, generation_config) -> int:
+        """The beams a search runs with: these options' or the generation config's; an OptionError when more
+        hypotheses are asked for than beams without sampling."""
+        beams = self.num_beams or generation_config.num_beams or 1
+        if self.num_return_sequences > beams and not self.do_sample:
+            raise OptionError("num_return_sequences", f"{self.num_return_sequences} needs at least as many beams "
+                                                      f"({{num_beams}}, now {beams}) or {{do_sample=True}}.")
+        return beams
+
+    def generate_controls(self) -> dict:
+        """generate()'s decoding keywords these options set (the rest come from the generation config)."""
+        controls = {name: getattr(self, name) for name in ("length_penalty", "no_repeat_ngram_size", "top_k",
+                                                          "top_p", "temperature") if getattr(self, name) is not None}
+        if self.do_sample:
+            controls["do_sample"] = True
+        return {**controls, **dict(self.generate_kwargs)}
+
+
+def from_keywords(options: TranslationOptions | None = None, **keywords) -> TranslationOptions:
+    """Options from the keyword form of the batch API (`translate(model, tokenizer, texts, num_beams=4, ...)`):
+    `options`' values (default: the defaults) changed by the keywords named after its fields, every other keyword
+    a generate() control (`typical_p=0.9`)."""
+    names = {field.name for field in dataclasses.fields(TranslationOptions)}
+    given = {name: value for name, value in keywords.items() if name in names}
+    controls = {name: value for name, value in keywords.items() if name not in names}
+    if "bad_words" in given:
+        given["bad_words"] = tuple(given["bad_words"] or ())
+    base = options or TranslationOptions()
+    if controls:
+        given["generate_kwargs"] = (*base.generate_kwargs, *controls.items())
+    return base.replace(**given) if given else base
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The translate command's flags, one per option with a `help`, in the groups of `GROUPS`: their defaults are
+    None (unset) so that `from_args` keeps the options' own."""
+    groups = {name: parser.add_argument_group(title) for name, title in GROUPS.items()}
+    for field in dataclasses.fields(TranslationOptions):
+        if not field.metadata["flag"]:
+            continue
+        group, help = groups[field.metadata["group"]], field.metadata["help"]
+        if field.type in (bool, "bool"):
+            group.add_argument(_flag(field.name), dest=field.name, action="store_const", const=not field.default,
+                               help=help)
+        elif field.name == "bad_words":
+            group.add_argument(_flag(field.name), nargs="+", metavar="WORD", help=help)
+        elif field.name == "format":
+            group.add_argument(_flag(field.name), choices=FORMATS, help=help)
+        else:
+            group.add_argument(_flag(field.name), type=_scalar_type(field), help=help)
+
+
+def _scalar_type(field) -> type:
+    text = str(field.type)
+    return int if "int" in text else float if "float" in text else str
+
+
+def from_args(args: argparse.Namespace) -> TranslationOptions:
+    """The options the command's flags give (`add_arguments`); an OptionError names the flag."""
+    given = {field.name: getattr(args, field.name) for field in dataclasses.fields(TranslationOptions)
+             if field.metadata["flag"] and getattr(args, field.name, None) is not None}
+    if given.get("bad_words"):
+        given["bad_words"] = tuple(given["bad_words"])
+    try:
+        return TranslationOptions(**given)
+    except OptionError as error:
+        raise OptionError(error.option, error.detail, style="command") from None
+
+
+def request_fields() -> dict[str, str]:
+    """The server's request fields that set options: request field -> option."""
+    return {field.metadata["request"]: field.name for field in dataclasses.fields(TranslationOptions)
+            if field.metadata["request"]}
+
+
+__all__ = ["FORMATS", "GROUPS", "OptionError", "TranslationOptions", "add_arguments", "from_args", "from_keywords",
+           "option", "request_fields"]

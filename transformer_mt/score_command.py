@@ -1,0 +1,131 @@
+"""The score command (scripts/score.py) as named steps: its flags (`parse_args`), and its three modes (`run`): one
+system scored on a split, systems compared with a paired test (`compare`), given pairs scored
+(`score_given_pairs`). Scoring itself is `transformer_mt.evaluation`'s."""
+
+import argparse
+import os
+
+from .evaluation import (
+    METRICS,
+    TOKENIZERS,
+    compare_systems,
+    comparison_lines,
+    evaluate_split,
+    read_references,
+    score_saved,
+    signature_line,
+    split_pairs,
+    system_hypotheses,
+    write_results,
+)
+from .pair_scoring import read_pairs
+from .streams import atomic_output
+
+
+def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
+    """The score command's flags, checked: a one-line parser error (exit 2) for a value that cannot work."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    system = parser.add_mutually_exclusive_group(required=True)
+    system.add_argument("--model", help="A saved model directory, or a CTranslate2 export.")
+    system.add_argument("--hypotheses", help="A file of translations, one per line of the split.")
+    parser.add_argument("--data", help="The data to score on (required unless --pairs).")
+    parser.add_argument("--pairs", help="Score these given pairs (source<TAB>target a line) with --model instead.")
+    parser.add_argument("--length_penalty", type=float, help="--pairs: the score's length penalty.")
+    parser.add_argument("--dataset_config_name", help="The Hub dataset's configuration, e.g. de-en.")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--source_lang", default="en")
+    parser.add_argument("--target_lang", default="de")
+    parser.add_argument("--max_samples", type=int, help="Score only the first N pairs.")
+    parser.add_argument("--join_pairs", type=int, default=1, help="Join the pairs K at a time (default 1: none).")
+    parser.add_argument("--by_column", help="Also score each value of this column of the data apart (e.g. origin).")
+    parser.add_argument("--metrics", nargs="+", choices=METRICS, default=list(METRICS))
+    parser.add_argument("--bootstrap", type=int, help="Bootstrap resamples for a 95%% confidence interval.")
+    parser.add_argument("--num_beams", type=int, help="Beam size (default: the model's generation config).")
+    parser.add_argument("--batch_size", type=int, default=16)
+    parser.add_argument("--output", help="Also write the results as JSON here.")
+    sacre = parser.add_argument_group("sacreBLEU's settings (kept in the signatures)")
+    sacre.add_argument("--tokenize", choices=TOKENIZERS, default="13a",
+                       help="BLEU's tokenizer: 13a (default), zh for Chinese, ja-mecab for Japanese, char, intl, ...")
+    sacre.add_argument("--lowercase", action="store_true", help="Score case-insensitively.")
+    sacre.add_argument("--references", nargs="+", default=[], metavar="FILE",
+                       help="More references: files of one reference a line, aligned with the split.")
+    sacre.add_argument("--segment_scores", metavar="FILE",
+                       help="Also write each line's sentence BLEU and chrF as TSV: line, BLEU, chrF.")
+    sacre.add_argument("--paired", choices=("bs", "ar"), help="Compare with --compare's systems: paired bootstrap "
+                       "resampling (bs) or approximate randomization (ar), p-values against this system.")
+    sacre.add_argument("--compare", nargs="+", default=[], metavar="SYSTEM",
+                       help="--paired: other systems, each a file of hypotheses or a model directory.")
+    sacre.add_argument("--paired_samples", type=int, default=1000, help="--paired: resamples (default 1000).")
+    args = parser.parse_args(argv)
+    check_args(parser, args)
+    return args
+
+
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.pairs is not None:
+        if args.model is None:
+            parser.error("--pairs scores with a model: give --model")
+        if not os.path.isfile(args.pairs):
+            parser.error(f"--pairs {args.pairs!r} does not exist")
+    elif args.data is None:
+        parser.error("--data is required (or --pairs FILE with --model)")
+    if args.output and os.path.exists(args.output):
+        parser.error(f"--output {args.output!r} exists; results never replace a file")
+    for name in ("max_samples", "num_beams", "batch_size", "join_pairs", "paired_samples"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if bool(args.paired) != bool(args.compare):
+        parser.error("--paired and --compare go together: a test, and the systems to compare with")
+    for path in [args.segment_scores, args.output]:
+        if path and os.path.exists(path):
+            parser.error(f"{path!r} exists; results never replace a file")
+
+
+def run(args: argparse.Namespace) -> None:
+    """The command's mode: given pairs scored (--pairs), systems compared (--paired), or one system scored."""
+    if args.pairs is not None:
+        return score_given_pairs(args)
+    if args.paired:
+        return compare(args)
+    results = evaluate_split(args.data, args.split, args.model, args.hypotheses, args.source_lang, args.target_lang,
+                             args.dataset_config_name, args.max_samples, tuple(args.metrics), args.bootstrap,
+                             args.num_beams, args.batch_size, args.join_pairs, args.by_column, args.tokenize,
+                             args.lowercase, args.references, segments=bool(args.segment_scores))
+    inputs = f"{results['pairs']} inputs of {args.join_pairs} joined pairs" if args.join_pairs > 1 \
+        else f"{results['pairs']} pairs"
+    print(f"{results['system']} on {results['data']} ({results['split']}, {inputs}):")
+    print(signature_line(results))
+    if args.segment_scores:
+        with atomic_output(args.segment_scores) as output:
+            for number, row in enumerate(results.pop("segments"), 1):
+                print(f"{number}\t{row['bleu']}\t{row['chrf']}", file=output)
+    if args.output:
+        write_results(results, args.output)
+
+
+def compare(args) -> None:
+    """--paired: this system against --compare's on the split, sacreBLEU's paired test."""
+    _, sources, references = split_pairs(args.data, args.split, args.source_lang, args.target_lang,
+                                         args.dataset_config_name, args.max_samples, args.join_pairs)
+    baseline = args.model or args.hypotheses
+    systems = {name: system_hypotheses(name, sources, args.num_beams, args.batch_size,
+                                       is_model=True if name == args.model else None)
+               for name in [baseline, *args.compare]}
+    compared = compare_systems(systems, references, args.metrics, args.paired, args.paired_samples, args.tokenize,
+                               args.lowercase, read_references(args.references))
+    print(comparison_lines(compared))
+    if args.output:
+        write_results(compared, args.output)
+
+
+def score_given_pairs(args) -> None:
+    """--pairs: each given pair's scores under --model, a TSV row each."""
+    scores = score_saved(args.model, *read_pairs(args.pairs), args.batch_size, args.length_penalty)
+    with atomic_output(args.output) as output:
+        for number, pair in enumerate(scores, 1):
+            print(f"{number}\t{pair.log_prob:.4f}\t{pair.tokens}\t{pair.per_token:.4f}\t{pair.score:.4f}",
+                  file=output)
+
+
+
+__all__ = ["check_args", "compare", "parse_args", "run", "score_given_pairs"]

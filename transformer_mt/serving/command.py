@@ -1,0 +1,89 @@
+"""The serve command (scripts/serve.py) as named steps: its flags, whose defaults are `Limits`' own (`parse_args`),
+the models it serves, one per language direction (`served_models`), and `serve`, which starts the app."""
+
+import argparse
+
+from ..engines import DEFAULT_INTRA_THREADS, ENGINES, load_engine
+from ..tags import model_target_languages
+from .languages import warm_up
+from .limits import Limits
+
+
+def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
+    """The serve command's flags, checked: a one-line parser error (exit 2) for a value that cannot work."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("models", nargs="+", metavar="MODEL", help="Model directories, one per language direction.")
+    parser.add_argument("--host", default="127.0.0.1", help="Address to listen on (default: loopback only).")
+    parser.add_argument("--port", type=int, default=5000, help="LibreTranslate's default port, 5000.")
+    parser.add_argument("--engine", choices=ENGINES, default="auto", help="As translate.py's --engine.")
+    parser.add_argument("--quantization", choices=("float32", "int8", "int8_float32", "int16"),
+                        help="CTranslate2's weights (default float32).")
+    parser.add_argument("--intra_threads", type=int, default=DEFAULT_INTRA_THREADS)
+    parser.add_argument("--inter_threads", type=int)
+    parser.add_argument("--char_limit", type=int, default=Limits.char_limit, help="Characters per request (all of q).")
+    parser.add_argument("--batch_limit", type=int, default=Limits.batch_limit, help="Texts per request when q is a "
+                        "list.")
+    parser.add_argument("--req_limit", type=int, default=Limits.req_limit, help="Requests per minute per client (0: "
+                        "no limit).")
+    parser.add_argument("--api_keys", help="A file of API keys, one a line: requests must carry one (403 else).")
+    parser.add_argument("--max_batch", type=int, help="Sentences per engine call at most (default: 8 per "
+                        "CTranslate2 worker call, 32 for generate(); measured in docs/serving.md).")
+    parser.add_argument("--max_wait_ms", type=float, default=Limits.max_wait_ms,
+                        help="How long a batch waits for more requests.")
+    parser.add_argument("--queue_limit", type=int, default=Limits.queue_limit,
+                        help="Sentences waiting at most; then 503.")
+    args = parser.parse_args(argv)
+    for name in ("port", "char_limit", "batch_limit", "max_batch", "queue_limit", "intra_threads"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    for name in ("req_limit", "max_wait_ms"):
+        if getattr(args, name) < 0:
+            parser.error(f"--{name} must be >= 0, got {getattr(args, name)}")
+    return args
+
+
+def read_api_keys(path: str) -> frozenset[str]:
+    with open(path, encoding="utf-8") as f:
+        keys = frozenset(line.strip() for line in f if line.strip() and not line.startswith("#"))
+    if not keys:
+        raise ValueError(f"--api_keys {path!r} holds no keys (one a line)")
+    return keys
+
+
+def limits_of(args: argparse.Namespace) -> Limits:
+    return Limits(char_limit=args.char_limit, batch_limit=args.batch_limit, req_limit=args.req_limit,
+                  api_keys=read_api_keys(args.api_keys) if args.api_keys else None, max_batch=args.max_batch,
+                  max_wait_ms=args.max_wait_ms, queue_limit=args.queue_limit)
+
+
+def served_models(args: argparse.Namespace) -> list:
+    """One ServedModel per direction: a model trained on several targets (transformer_mt.tags) serves each."""
+    from .app import ServedModel
+
+    models = []
+    for directory in args.models:
+        engine = load_engine(directory, args.engine, quantization=args.quantization,
+                             intra_threads=args.intra_threads, inter_threads=args.inter_threads)
+        source = engine.config.source_lang
+        targets = model_target_languages(engine.config, engine.tokenizer) or [engine.config.target_lang]
+        if not source or not all(targets):
+            raise ValueError(f"{directory}/config.json has no source_lang and target_lang, which say the direction "
+                             "it serves: set them in config.json (training, averaging and converting write them)")
+        for target in targets:
+            print(f"{directory}: {source}->{target}, engine: {engine.name} ({engine.reason})", flush=True)
+            models.append(ServedModel(engine, source, target))
+    return models
+
+
+def serve(args: argparse.Namespace) -> None:
+    """Load the models, then answer on --host:--port until stopped."""
+    import uvicorn
+
+    from .app import create_app
+
+    app = create_app(served_models(args), limits_of(args))
+    warm_up()
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+
+
+__all__ = ["limits_of", "parse_args", "read_api_keys", "serve", "served_models"]
