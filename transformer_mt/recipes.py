@@ -146,9 +146,8 @@ def main_job_report(summary: dict, output_dir: str) -> str:
         lines.append(f"Averaged {', '.join(averaging['checkpoints'])}: validation {averaging['metric']} "
                      f"{averaging['averaged']:.2f} against {averaging['unaveraged']:.2f}; the {averaging['kept']} "
                      "model was kept.")
-    if summary["position_embedding_type"] != "rotary":
-        lines.append("Rotary positions scored best in the position study: --position_embedding_type rotary "
-                     "--output_dir runs/main-rotary")
+    lines.append("Rotary positions scored best in the position study (docs/results.md): --position_embedding_type "
+                 "rotary --output_dir runs/main-rotary")
     return "\n".join(lines)
 
 

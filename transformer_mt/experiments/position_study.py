@@ -17,12 +17,14 @@ import json
 import re
 import statistics
 from pathlib import Path
+from types import SimpleNamespace
 
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from transformer_mt.configuration import POSITION_EMBEDDING_TYPES
 from transformer_mt.data import join_consecutive, load_parallel_data
 from transformer_mt.evaluation import score_sets, translator
+from transformer_mt.modeling.positional_embeddings import POSITION_STRATEGIES
 
 from .studies import QUICK, QUICK_PAIRS, RECIPE, StudyRun, read_results, run_all, study_tokenizer
 
@@ -35,6 +37,11 @@ JOINED_SHARE = 0.25  # the "+ joined pairs" variant: --joined_pairs_share (2-3 c
 # The paper's comparison: learned positions with a table exactly as long as the training inputs, where sinusoids
 # need none. Past its table such a model cannot place a token: translation cuts the input there, with a warning.
 EXACT_TABLE = "+ joined pairs, learned table of the training length"
+
+
+def table_limited(position_type: str, rows: int) -> bool:
+    """Whether a strategy's positions end with its table (learned), the types the exact-table variant compares."""
+    return POSITION_STRATEGIES[position_type].position_limit(SimpleNamespace(max_position_embeddings=rows)) is not None
 
 
 def evaluation_sets(sources: list[str], references: list[str], tokenizer, joined=JOINED) -> dict:
@@ -169,7 +176,7 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
     if joined_variant:
         variants["+ joined pairs"] = ({"joined_pairs_share": JOINED_SHARE}, "-joined", position_types)
         variants[EXACT_TABLE] = ({"joined_pairs_share": JOINED_SHARE, "max_position_embeddings": table},
-                                 f"-joined-table{table}", [t for t in position_types if t == "learned"])
+                                 f"-joined-table{table}", [t for t in position_types if table_limited(t, table)])
     scored_runs(results_path, steps)  # refuse a mix before training anything
     runs = [StudyRun(name=f"{position_type}-seed{seed}{suffix}", seed=seed,
                      overrides={**overrides, **variant_overrides, "position_embedding_type": position_type},

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from transformer_mt.data import join_consecutive, load_parallel_data
 from transformer_mt.evaluation import score_sets
+from transformer_mt.presets import MAIN_JOB
 
 from .studies import QUICK, QUICK_PAIRS, StudyRun, read_results, run_all, study_tokenizer
 
@@ -151,7 +152,8 @@ def plot_search(results: list[dict], path: str) -> None:
         key = (result["candidate"], result["position_embedding_type"])
         colour = colours.setdefault(key, f"C{len(colours)}")
         steps = [row["step"] for row in result["probe"]]
-        style = "-" if result["position_embedding_type"] == "sinusoidal" else "--"
+        # the main job's position type drawn solid, the others dashed
+        style = "-" if result["position_embedding_type"] == MAIN_JOB["position_embedding_type"] else "--"
         label = f"{key[0]} {key[1]} seed {result['seed']}: BLEU {result['validation']['bleu']:.1f}"
         gain_ax.plot(steps, [row["source_gain"] for row in result["probe"]], style, color=colour, label=label)
         entropy_ax.plot(steps, [row["cross_attention_entropy"][-1] for row in result["probe"]], style, color=colour)
