@@ -10,7 +10,7 @@ import torch
 
 from transformer_mt.tokenization import tokenizer_fingerprint
 
-from .utils import POSITION_TYPES, save_tiny, train
+from .utils import POSITION_TYPES, save_copy_model, save_tiny, train
 
 
 def pytest_configure(config):
@@ -70,7 +70,7 @@ def model_dir(saved_tiny_model, tmp_path) -> Path:
     return Path(shutil.copytree(saved_tiny_model, tmp_path / "model"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def short_translator(tmp_path_factory):
     """(path, model, tokenizer): utils.save_tiny's untrained model with beam 2 and at most 8 tokens in its saved
     generation config, for the translation API's and the pipeline's tests. Read only."""
@@ -80,6 +80,14 @@ def short_translator(tmp_path_factory):
     model.generation_config.max_length = 8
     model.generation_config.save_pretrained(path)
     return path, model, tokenizer
+
+
+@pytest.fixture(scope="session")
+def beam4_copy_model(tmp_path_factory):
+    """(path, model, tokenizer): utils.save_copy_model saved with beam 4, early stopping and at most 40 tokens, for
+    the constraint and pair-scoring tests. Read only."""
+    path = tmp_path_factory.mktemp("beam4_copy_model")
+    return path, *save_copy_model(path, dict(num_beams=4, early_stopping=True, max_length=40))
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 from transformer_mt.scripts import translate as translate_script
 from transformer_mt.translation import translate
 
-from .utils import require, save_copy_model
+from .utils import require
 
 
 # Sentences the copy model copies whole, so that forbidding one of their words changes something real
@@ -16,10 +16,9 @@ SOURCES = ["Click the Save button.", "Open the file.", "Deletes the selected row
 PREFIXES = ["Bitte", None, "Wählen Sie", "Schließen"]
 
 
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    path = tmp_path_factory.mktemp("constrained")
-    return path, *save_copy_model(path, dict(num_beams=4, early_stopping=True, max_length=40))
+@pytest.fixture
+def saved(beam4_copy_model):
+    return beam4_copy_model
 
 
 @pytest.mark.parametrize("num_beams", [1, 4])

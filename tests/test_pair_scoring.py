@@ -8,13 +8,12 @@ from transformer_mt.pair_scoring import check_pairs, read_pairs
 from transformer_mt.scripts import score as score_script
 from transformer_mt.translation import translate_nbest
 
-from .utils import COPY_CORPUS, require, save_copy_model
+from .utils import COPY_CORPUS, require
 
 
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory):
-    path = tmp_path_factory.mktemp("scored")
-    return path, *save_copy_model(path, dict(num_beams=4, early_stopping=True, max_length=40))
+@pytest.fixture
+def saved(beam4_copy_model):
+    return beam4_copy_model
 
 
 @pytest.mark.parametrize("length_penalty", [1.0, 0.0])

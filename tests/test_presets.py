@@ -49,6 +49,7 @@ def test_every_preset_parses_and_a_flag_overrides_it(name):
                 assert parsed == value or parsed == [value], (name, key)  # report_to is parsed into a list
 
 
+@pytest.mark.slow  # a training step of transformer-base itself (512 wide, 6+6 layers)
 def test_the_papers_setup_is_one_command_on_a_dataset_in_the_hubs_layout(tmp_path, monkeypatch):
     """`--data wmt14 --dataset_config_name de-en --preset transformer-base`, offline: load_dataset answers with a
     local dataset in the Hub's layout (a `translation` column of {"de": ..., "en": ...})."""
