@@ -92,6 +92,7 @@ def test_bad_decoding_flags_are_named(model_dir, capsys):
         capsys.readouterr().err
 
 
+@pytest.mark.slow  # translate.py --interactive in a process of its own
 def test_interactive_translates_each_line_as_it_arrives(model_dir):
     process = subprocess.Popen([sys.executable, str(SCRIPTS / "translate.py"), "--model", str(model_dir),
                                 "--interactive", "--max_new_tokens", "4"], stdin=subprocess.PIPE,

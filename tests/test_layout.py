@@ -89,8 +89,6 @@ def test_an_import_of_the_experiments_is_caught(tmp_path, file, line, breach):
     assert len(found) == (1 if breach else 0) and all(entry.startswith(f"{file}:") for entry in found), found
 
 
-
-
 def test_scripts_are_thin_commands():
     """Every command parses, calls the library and prints, in at most 60 lines with its docstring."""
     for script in SCRIPTS.glob("*.py"):

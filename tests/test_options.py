@@ -32,7 +32,7 @@ from transformer_mt.translate_command import parse_args
     ({"format": "xml"}, "format must be one of text, html, got 'xml'", "--format must be one of text, html"),
     ({"alignments": True, "scores": True}, "alignments aligns each text's one translation: drop num_return_sequences "
      "and scores", "--alignments aligns each line's one translation: drop --num_return_sequences and --scores"),
-    ({"bad_words": [" "]}, "bad_words must each hold text, got ' '", "--bad_words must each hold text"),
+    ({"bad_words": [" "]}, "bad_words holds ' ': a forbidden word must hold text", "--bad_words holds ' '"),
 ])
 def test_a_value_that_cannot_work_is_named_in_the_callers_words(changes, python, command):
     with pytest.raises(OptionError) as refused:

@@ -316,6 +316,7 @@ def test_libretranslatepy_translates_through_a_server_process(copy_model_dir, tm
     assert len(translated.split(". ")) == 3  # three sentences in, three out
 
 
+@pytest.mark.slow  # serve.py in a process of its own
 def test_the_server_refuses_to_start_on_a_damaged_model(copy_model_dir, tmp_path):
     damaged = tmp_path / "damaged"
     shutil.copytree(copy_model_dir, damaged)

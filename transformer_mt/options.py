@@ -131,7 +131,7 @@ class TranslationOptions:
                                             "{scores}")
         for word in self.bad_words:
             if not isinstance(word, str) or not word.strip():
-                raise OptionError("bad_words", f"must each hold text, got {word!r}")
+                raise OptionError("bad_words", f"holds {word!r}: a forbidden word must hold text")
         taken = sorted(set(dict(self.generate_kwargs)) & {field.name for field in dataclasses.fields(self)})
         if taken:
             raise OptionError("generate_kwargs", f"repeat options of their own: {', '.join(taken)}")

@@ -178,6 +178,7 @@ def test_missing_weight_is_named(tmp_path):
     assert not (tmp_path / "out").exists()  # nothing half-written
 
 
+@pytest.mark.slow  # convert_bert.py in a process of its own
 def test_command_line_writes_a_loadable_checkpoint_with_berts_tokenizer(tmp_path):
     bert, tokenizer = bert_checkpoint(tmp_path / "bert")
     script = [sys.executable, str(REPO / "scripts" / "convert_bert.py"), str(tmp_path / "bert"), str(tmp_path / "out"),

@@ -121,6 +121,7 @@ def test_vocabulary_mismatch_is_named(tmp_path):
         convert_marian(str(tmp_path / "marian"), str(tmp_path / "out"))
 
 
+@pytest.mark.slow  # two convert_marian.py processes
 def test_command_line_refuses_to_overwrite(tmp_path):
     marian_checkpoint(tmp_path / "marian", share=True)
     (tmp_path / "out").mkdir()
