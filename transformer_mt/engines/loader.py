@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..checkpoints import load_translator, tokenizer_files
+from ..modeling.positional_embeddings import position_strategy_class
 from ..version import __version__
 from .generate import GenerateEngine
 
@@ -60,7 +61,6 @@ def fast_engine_problem(config, generation_config, num_beams: int | None = None)
     if importlib.util.find_spec("ctranslate2") is None:
         return "CTranslate2 is not installed (pip install 'transformer-mt[fast]')"
     from ..bridges.ctranslate2 import export_problem  # needs ctranslate2, found above
-    from ..modeling.positional_embeddings import position_strategy_class
 
     positions = position_strategy_class(config).ctranslate2_problem
     if positions is not None:
