@@ -19,17 +19,18 @@ from collections.abc import Callable, Iterable, Iterator
 import torch
 
 from . import sentences
-from .alignment import join_alignments
+from .alignment import check_tokenizer, join_alignments
 from .checkpoints import check_tokenizer_matches
 from .constraints import first_sentence_prefixes
 from .decoding import Hypotheses, Layout, join_hypotheses, length_batches, split_texts, tagged
 from .engines import Engine, resolve_engine
 from .options import OptionError, TranslationOptions, from_keywords
+from .spans import repair
 
 
 @dataclasses.dataclass
 class Segments:
-    """Texts taken apart for an engine: `sentences` (untagged; `engine_input` is what the engine reads), their
+    """Texts taken apart for an engine: `sentences` (untagged: `decode` begins each with the source tag), their
     names in warnings, the `layout` that joins them back per text (or per HTML text node), the parsed HTML
     documents with `format="html"`, and each sentence's forced prefix."""
 
@@ -40,10 +41,6 @@ class Segments:
     options: TranslationOptions
     documents: object | None = None  # markup.HtmlDocuments
     prefixes: list[str | None] | None = None
-
-    @property
-    def engine_input(self) -> list[str]:
-        return tagged(self.sentences, self.options.source_prefix)
 
 
 def segment(texts: list[str], options: TranslationOptions, config, numbers: Iterable[int] | None = None,
@@ -86,6 +83,20 @@ def assemble(segments: Segments, hypotheses: list[Hypotheses]) -> list[Hypothese
     return [[rank[i] for rank in ranks] for i in range(len(segments.texts))]
 
 
+def decode(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
+           prefixes: list[str | None] | None = None) -> list[Hypotheses]:
+    """The engine's hypotheses for `sentences` (untagged; `options.source_prefix` begins each), the placeholders
+    their sources hold put back where the model lost them (`spans.repair`, from the engine's word alignments;
+    a model whose tokenizer gives no character offsets keeps what it wrote). What every entry decodes with."""
+    hypotheses = engine.translate_sentences(tagged(sentences, options.source_prefix), options, names, prefixes)
+    try:
+        check_tokenizer(engine.tokenizer)
+    except ValueError:
+        return hypotheses
+    return repair(sentences, hypotheses, names, lambda sources, targets: engine.align_pairs(sources, targets,
+                                                                                            options))
+
+
 def start(engine: Engine, options: TranslationOptions) -> None:
     """What every entry does once before it translates: the seed, when the options give one."""
     if options.seed is not None:
@@ -100,8 +111,7 @@ def translate_texts(engine: Engine, texts: list[str], options: TranslationOption
     translated by `engine` in length-sorted batches; `numbers` name texts in warnings ("Text 3, sentence 2")."""
     start(engine, options)
     segments = segment(texts, options, engine.config, numbers, target_prefix)
-    return assemble(segments, engine.translate_sentences(segments.engine_input, options, segments.names,
-                                                         segments.prefixes))
+    return assemble(segments, decode(engine, segments.sentences, options, segments.names, segments.prefixes))
 
 
 def translate(model, tokenizer, texts: list[str], options: TranslationOptions | None = None, *,
@@ -193,8 +203,7 @@ def _translate_share(engine: Engine, segments: Segments, state) -> _Share:
     indices = [i for batch in length_batches(lengths, options.batch_size)[state.process_index :: state.num_processes]
                for i in batch]
     prefixes = [segments.prefixes[i] for i in indices] if segments.prefixes else None
-    outputs = engine.translate_sentences(tagged([flat[i] for i in indices], options.source_prefix), options,
-                                         [segments.names[i] for i in indices], prefixes)
+    outputs = decode(engine, [flat[i] for i in indices], options, [segments.names[i] for i in indices], prefixes)
     mine = dict(zip(indices, outputs))
     found = {}
     if options.alignments:  # each process aligns its own sentences with their best translations
@@ -244,5 +253,5 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
-__all__ = ["Segments", "assemble", "process_state", "segment", "start", "translate", "translate_nbest",
+__all__ = ["Segments", "assemble", "decode", "process_state", "segment", "start", "translate", "translate_nbest",
            "translate_stream", "translate_texts"]

@@ -14,9 +14,10 @@ import logging
 import time
 from importlib import resources
 
+from ..decoding import default_names
 from ..markup import html_text
 from ..options import TranslationOptions
-from ..translation import assemble, segment
+from ..translation import assemble, decode, segment
 from .batcher import Batcher, Overloaded
 from .fields import RequestError, TranslateRequest, request_fields, translate_request
 from .languages import CONFIDENT, detect, language_name
@@ -41,7 +42,8 @@ class ServedModel:
                                      num_beams=max(self.engine.generation_config.num_beams or 1, count))
 
     def translate(self, sentences: list[str], options: TranslationOptions) -> list:
-        return self.engine.translate_sentences(sentences, options.replace(batch_size=len(sentences) or 1))
+        return decode(self.engine, sentences, options.replace(batch_size=len(sentences) or 1),
+                      default_names(len(sentences)))
 
 
 class Service:
@@ -123,7 +125,7 @@ class Service:
         options = model.options(asked)
         segments = segment(asked.texts, options, model.engine.config)
         hypotheses = await until_disconnected(request, self.batcher.translate(((model.source, model.target), options),
-                                                                              segments.engine_input))
+                                                                              segments.sentences))
         texts = [text_hypotheses or [("", None)] * options.num_return_sequences
                  for text_hypotheses in assemble(segments, hypotheses)]
         ranks = [[text_hypotheses[min(k, len(text_hypotheses) - 1)][0] for text_hypotheses in texts]
