@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from .utils import REPO, SOURCE_PACKAGES
+from .utils import REPO, SOURCE_PACKAGES, copy_sources
 
 
 ROOT = "transformer_mt"
@@ -178,8 +178,7 @@ def test_the_checkout_stands_on_its_floors():
 
 
 def copied_tree(tmp_path) -> Path:
-    for folder in [*SOURCE_PACKAGES, "docs"]:
-        shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "*.png"))
+    copy_sources(tmp_path, "docs")
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
     return tmp_path
 

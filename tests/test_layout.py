@@ -2,12 +2,11 @@
 transformer_mt/experiments imports the library, which never imports it."""
 
 import ast
-import shutil
 from pathlib import Path
 
 import pytest
 
-from .utils import REPO, SCRIPTS, SOURCE_PACKAGES, _imported_modules, import_violations
+from .utils import REPO, SCRIPTS, SOURCE_PACKAGES, _imported_modules, copy_sources, import_violations
 
 
 def source_tree(root=REPO):
@@ -36,8 +35,7 @@ def test_the_checkout_follows_the_import_rules():
     ],
 )
 def test_an_added_arrow_is_caught(tmp_path, file, line, rule):
-    for folder in SOURCE_PACKAGES:
-        shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_sources(tmp_path)
     with open(tmp_path / file, "a", encoding="utf-8") as f:
         f.write(f"\n{line}\n")
     violations = import_violations(source_tree(tmp_path))
@@ -81,8 +79,7 @@ def test_the_library_never_imports_the_experiments():
     ],
 )
 def test_an_import_of_the_experiments_is_caught(tmp_path, file, line, breach):
-    for folder in SOURCE_PACKAGES:
-        shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_sources(tmp_path)
     with open(tmp_path / file, "a", encoding="utf-8") as f:
         f.write(f"\n{line}\n")
     found = experiments_imports(tmp_path)
@@ -205,8 +202,7 @@ def test_no_position_type_is_decided_by_name_outside_its_module():
     'match config.position_embedding_type:\n    case "alibi":\n        pass',
 ])
 def test_a_decision_by_position_name_is_caught(tmp_path, line):
-    for folder in SOURCE_PACKAGES:
-        shutil.copytree(REPO / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_sources(tmp_path)
     with open(tmp_path / "transformer_mt" / "bridges" / "ctranslate2.py", "a", encoding="utf-8") as f:
         f.write(f"\n{line}\n")
     found = position_name_decisions(tmp_path)

@@ -21,11 +21,12 @@ import re
 from collections.abc import Callable
 
 from .sentences import rewrap
+from .spans import placeholders
 from .translation import translate
 
 
 FORMATS = {".po": "po", ".pot": "po", ".xlf": "xliff", ".xliff": "xliff", ".html": "html", ".htm": "html"}
-PLACEHOLDER = re.compile(r"%(?:\d+\$)?(?:\([\w.]+\))?[-+ #0]*\d*(?:\.\d+)?[sdifuxXeEgGcr%]|\{[\w.:!]*\}|</?\w+[^>]*>")
+TAG = re.compile(r"</?\w+[^>]*>")  # inline markup a message holds (<b>, <a href="%s">)
 PLACEHOLDERS_DIFFER = "transformer-mt: the translation's placeholders or tags differ from the source's"
 
 
@@ -44,7 +45,10 @@ def file_format(path: str) -> str | None:
 
 def placeholders_kept(source: str, translation: str) -> bool:
     """Whether the translation holds the same placeholders and tags as the source (in any order)."""
-    return collections.Counter(PLACEHOLDER.findall(source)) == collections.Counter(PLACEHOLDER.findall(translation))
+    def held(text: str) -> collections.Counter:
+        return collections.Counter([*placeholders(text), *TAG.findall(text)])
+
+    return held(source) == held(translation)
 
 
 def translate_file(input_path: str, output_path: str, translate_texts: Callable[[list[str]], list[str]],
@@ -198,4 +202,4 @@ def translate_document(model, tokenizer, input_path: str, output_path: str, over
                           overwrite)
 
 
-__all__ = ["FORMATS", "FileReport", "file_format", "placeholders_kept", "translate_document", "translate_file"]
+__all__ = ["FORMATS", "FileReport", "TAG", "file_format", "placeholders_kept", "translate_document", "translate_file"]

@@ -178,7 +178,8 @@ def translate_stream(engine: Engine, lines: Iterable[str], write: Callable[..., 
                            _take(prefixes, len(chunk)) if prefixes else None)
         mine = _translate_share(engine, segments, state)
         if state.is_main_process:
-            for number, hypotheses in enumerate(_assemble_share(segments, mine)):
+            for number, hypotheses in enumerate(assemble(segments, [mine.hypotheses[i]
+                                                                    for i in range(len(segments.sentences))])):
                 translation = hypotheses if options.nbest else hypotheses[0][0] if hypotheses else ""
                 write(translation, *([mine.alignments[number]] if options.alignments else []))
             if progress is not None:
@@ -220,10 +221,6 @@ def _translate_share(engine: Engine, segments: Segments, state) -> _Share:
                                             [mine[i][0][0] if mine[i] else "" for i in span], separators)
                             for span, separators in segments.layout]
     return share
-
-
-def _assemble_share(segments: Segments, share: _Share) -> list[Hypotheses]:
-    return assemble(segments, [share.hypotheses[i] for i in range(len(segments.sentences))])
 
 
 def process_state():
