@@ -1,8 +1,19 @@
-"""Placeholders (transformer_mt.spans): found in a source, and put back where the model lost or changed one, on
-every path that decodes (the command here, with the shipped broader model that drops them)."""
+"""Protected spans (transformer_mt.spans): placeholders, URLs, e-mail addresses, paths, inline code, numbers and
+emoji found in a source, checked and put back where the model lost or changed one, and counted; on every path that
+decodes (the command here, with the shipped broader model that drops placeholders)."""
 
 from transformer_mt.scripts import translate as translate_script
-from transformer_mt.spans import lost_placeholders, put_back, repair
+from transformer_mt.spans import (
+    Span,
+    SpanReport,
+    lost_placeholders,
+    lost_spans,
+    placeholders,
+    protected_spans,
+    put_back,
+    repair,
+    repair_counted,
+)
 
 from .utils import REPO
 
@@ -44,3 +55,65 @@ def test_the_command_keeps_the_placeholders_the_shipped_model_drops(capsys):
                            "Unknown database: %s", "Using Video Output: %s"])
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and all(line.endswith(": %s") for line in lines), lines
+
+
+def test_each_kind_is_one_span_and_the_wider_kind_wins_where_two_overlap():
+    assert protected_spans("Open https://example.com/a?q=%s&n=1. Now") == \
+        [Span("url", "https://example.com/a?q=%s&n=1")]
+    assert protected_spans("See www.esrf.eu, or mail john.doe@example.org.") == \
+        [Span("url", "www.esrf.eu"), Span("email", "john.doe@example.org")]
+    assert protected_spans("Edit /usr/share/foo, ~/.config/x or C:\\Users\\x; run ./configure.") == \
+        [Span("path", "/usr/share/foo"), Span("path", "~/.config/x"), Span("path", "C:\\Users\\x"),
+         Span("path", "./configure")]
+    assert protected_spans("Run `ls -l /tmp/a` first") == [Span("code", "`ls -l /tmp/a`")]
+    assert protected_spans("%1 of %2, ${HOME}, %(name)s, %-5.2f, %ld, %1$s, {0}, {name}, $1") == \
+        [Span("placeholder", text) for text in
+         ("%1", "%2", "${HOME}", "%(name)s", "%-5.2f", "%ld", "%1$s", "{0}", "{name}", "$1")]
+    assert protected_spans("1.5 GB, 1,234 items at 10:30 in version 2.0.1.") == \
+        [Span("number", "1.5"), Span("number", "1,234"), Span("number", "10:30"), Span("number", "2.0.1")]
+    assert protected_spans("Nice 👍🏽 ❤️") == [Span("emoji", "👍🏽"), Span("emoji", "❤️")]
+
+
+def test_what_only_looks_like_a_span_is_none():
+    assert protected_spans("50% off, 100 % sure, 100%% done and/or km/h, a lone / here") == \
+        [Span("number", "50"), Span("number", "100"), Span("number", "100")]
+    assert protected_spans("cannot find `%s' in </body>") == [Span("placeholder", "%s")]  # GNU quotes, a tag
+    assert placeholders("50% discount, 100%% done, %d files") == ["%d"]
+
+
+def test_lost_spans_compare_numbers_by_their_digits_and_the_rest_exactly():
+    assert lost_spans("1.5 GB of 1,234 files at 10:30", "1,5 GB von 1.234 Dateien um 10.30 Uhr") == []
+    assert lost_spans("version 2", "Version 2") == []
+    assert lost_spans("version 2.0.1", "Version 2.1") == [Span("number", "2.0.1")]
+    assert lost_spans("See www.example.com or /usr/share/x", "Siehe www.beispiel.com oder /usr/share/x") == \
+        [Span("url", "www.example.com")]
+    assert lost_spans("%s and %s 👍", "%s und") == [Span("placeholder", "%s"), Span("emoji", "👍")]
+
+
+def test_a_lost_span_of_any_kind_replaces_its_damaged_copy_or_goes_after_the_aligned_word():
+    assert put_back("Uses 1.5 GB", "Belegt 1,6 GB", [Span("number", "1.5")], [(1, 1)]) == "Belegt 1.5 GB"
+    assert put_back("See www.example.com.", "Siehe www.beispiel.com.", [Span("url", "www.example.com")],
+                    [(1, 1)]) == "Siehe www.example.com."
+    # no word aligned: the wrong number nearest the end is mended all the same
+    assert put_back("Wait 10 seconds", "Warte 12 Sekunden", [Span("number", "10")], []) == "Warte 10 Sekunden"
+    assert put_back("Read /etc/hosts now", "Jetzt lesen", [Span("path", "/etc/hosts")], [(1, 1)]) == \
+        "Jetzt lesen /etc/hosts"
+    assert put_back("Great 👍", "Toll", [Span("emoji", "👍")], [(0, 0)]) == "Toll 👍"
+    assert put_back("Step 2 of 3", "Schritt zwei von 3", [Span("number", "2")], [(1, 1)]) == \
+        "Schritt zwei 2 von 3"
+
+
+def test_repair_counted_reports_carried_repaired_and_lost_per_sentence(caplog):
+    def align(sources, targets):
+        return [[(1, 1), (2, 2)]]  # the one pair that needs it
+
+    sources = ["Delete %s files?", "Keep 3 of 4", ""]
+    hypotheses = [[("Dateien % löschen?", -1.0), ("%s löschen?", -2.0)], [("", None)], []]
+    repaired, reports = repair_counted(sources, hypotheses, ["1", "2", "3"], align)
+    assert repaired == [[("Dateien %s löschen?", -1.0), ("%s löschen?", -2.0)], [("", None)], []]
+    assert reports == [SpanReport(repaired=[Span("placeholder", "%s")]),
+                       SpanReport(lost=[Span("number", "3"), Span("number", "4")]), SpanReport()]
+    assert "Text 1: the model did not write %s; put back" in caplog.text
+    assert "Text 2: the model did not write 3, 4, and it could not be put back" in caplog.text
+    good, counted = repair_counted(["At 10:30"], [[("Um 10.30 Uhr", None)]], ["1"], lambda *_: 1 / 0)
+    assert good == [[("Um 10.30 Uhr", None)]] and counted == [SpanReport(carried=[Span("number", "10:30")])]

@@ -1,24 +1,83 @@
-"""Placeholders a translation must carry unchanged (printf's `%s`, `%1$s`, `%(name)s`, Python's `{0}`, `{name}`),
-found in a source and repaired in its translation where the model lost or changed one.
+"""Protected spans: what a translation must carry unchanged (placeholders, URLs, e-mail addresses, file paths,
+inline code, numbers, emoji), found in a source, checked in its translation, and put back where the model lost or
+changed one.
 
-A small model rewrites what it rarely saw (`%s` -> `%`, `%(protocol)s` -> `%(protokolle)`). `repair` puts each
-lost placeholder back where the word alignment says its source word went: into the aligned word when that word
-holds a damaged placeholder (a `%` or `{` the model wrote), after it otherwise, at the end when nothing aligns.
-Every repair is named in a warning. Imports nothing of the package: the translation layer hands it the engine's
-aligner.
+A small model rewrites what it rarely saw (`%s` -> `%`, `%(protocol)s` -> `%(protokolle)`, `1.5` -> `1,6`).
+`repair_counted` puts each lost span back where the word alignment says its source word went: into the aligned
+word when that word holds a damaged copy (a `%` or `{` the model began, a URL, path or number of its own), after it
+otherwise, at the end when nothing aligns; then checks again, and counts per sentence what the model carried, what
+was repaired and what is still lost. Every repair and every loss is named in a warning. Imports nothing of the
+package: the translation layer hands it the engine's aligner.
 """
 
 import collections
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 logger = logging.getLogger(__name__)
 
-# "%%" is matched (and dropped by `placeholders`) so that "100%% done" holds none; no space flag: "50% discount"
-PLACEHOLDER = re.compile(r"%%|%(?:\d+\$)?(?:\([\w.]+\))?[-+#0]*\d*(?:\.\d+)?[sdifuxXeEgGcr]|\{[\w.:!]*\}")
+# Each kind is one regex; KINDS' order decides where two kinds could start at one place (a URL holding `%s` is one
+# URL). Placeholders: a literal `%%` (matched, then dropped, so "100%% done" holds none), printf (`%s`, `%1$s`,
+# `%-5.2f`, `%ld`, `%(name)s`), HexChat's colours (`%C23`, `%C4,1`), Qt's `%1`..`%99`, a letter's code (strftime's
+# `%Y`, HexChat's `%O`), `${var}`, `$1`, and format fields (`{0}`, `{name}`, `{!s}`, `{}`); no space flag and no
+# bare `%`: "50% discount" and "100 %" hold none.
+PLACEHOLDER = re.compile(r"%%|%(?:\d+\$)?(?:\([\w.]+\))?[-+#0]*\d*(?:\.\d+)?(?:hh|h|ll|l|L|z|j|t|q)?"
+                         r"[sdifuxXeEgGcrop]|%C\d\d?(?:,\d\d?)?|%[1-9]\d?(?![\d$])|%[A-Za-z]|\$\{\w+\}|\$\d(?!\d)"
+                         r"|\{[\w.:!]*\}")
+_URL = r"(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]]"  # trailing punctuation is the sentence's
+_EMAIL = r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+# a path is a Unix path of two names or more (`/usr/share`, not "and/or", "km/h" or a lone `/`), one from home or
+# here (`~/.config`, `./configure`), or a Windows one (`C:\Users\x`); a name ends before a trailing dot
+_NAME = r"\.?[\w+@-]+(?:\.[\w+@-]+)*"
+_PATH = (rf"(?<![\w/.~<\\])(?:(?:~|\.\.?)/{_NAME}|/{_NAME}/{_NAME})(?:/{_NAME})*/?"
+         rf"|(?<!\w)[A-Za-z]:\\(?:{_NAME}\\?)*")
+_CODE = r"`[^`'\s][^`'\n]*`"  # not GNU's `quote' style
+# digits with inner separators (`1,234.5`, `10:30`, `2.0.1`), compared by their digits alone; not inside a word
+# ("amd64", "3D", "1st" are words, and the word is what a translation keeps)
+_NUMBER = r"(?<![^\W\d])\d+(?:[.,:]\d+)*(?![^\W\d])"
+# a pictograph, its presentation selector and skin tone, joined into one by zero-width joiners
+_EMOJI_CHAR = r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u231A\u231B\u23E9-\u23FA]\uFE0F?" \
+    r"[\U0001F3FB-\U0001F3FF]?"
+_EMOJI = rf"{_EMOJI_CHAR}(?:\u200D{_EMOJI_CHAR})*"
+KINDS = {"code": _CODE, "url": _URL, "email": _EMAIL, "path": _PATH, "placeholder": PLACEHOLDER.pattern,
+         "number": _NUMBER, "emoji": _EMOJI}
+_SPAN = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in KINDS.items()))
 _DAMAGED = re.compile(r"[%{][^\s]*?(?=[.,:;!?]*$)")  # a placeholder the model began, up to trailing punctuation
+
+
+class Span(NamedTuple):
+    """One protected span: its kind (a key of KINDS) and its text."""
+
+    kind: str
+    text: str
+
+    @property
+    def key(self) -> str:
+        """What a translation must hold: a number's digits (`1,234.5` and `1.234,5` are one), else the text."""
+        return re.sub(r"\D", "", self.text) if self.kind == "number" else self.text
+
+
+@dataclass
+class SpanReport:
+    """One sentence's spans (of its best hypothesis): carried by the model, put back by `repair`, still lost."""
+
+    carried: list[Span] = field(default_factory=list)
+    repaired: list[Span] = field(default_factory=list)
+    lost: list[Span] = field(default_factory=list)
+
+
+def _found(text: str) -> list[tuple[Span, int]]:
+    """Each protected span of `text` with where it begins, in order."""
+    return [(Span(match.lastgroup, match[0]), match.start()) for match in _SPAN.finditer(text) if match[0] != "%%"]
+
+
+def protected_spans(text: str) -> list[Span]:
+    """The protected spans of `text`, in order (a literal `%%` is none)."""
+    return [span for span, _ in _found(text)]
 
 
 def placeholders(text: str) -> list[str]:
@@ -26,50 +85,130 @@ def placeholders(text: str) -> list[str]:
     return [span for span in PLACEHOLDER.findall(text) if span != "%%"]
 
 
-def lost_placeholders(source: str, translation: str) -> list[str]:
-    """The source's placeholders the translation does not hold as often as the source does, in source order."""
-    missing = collections.Counter(placeholders(source)) - collections.Counter(placeholders(translation))
+def _missing(source: list, translation: list, key: Callable) -> list:
+    """The `source` items whose key the translation's items do not hold as often (the first ones of a key)."""
+    missing = collections.Counter(map(key, source)) - collections.Counter(map(key, translation))
     lost = []
-    for span in placeholders(source):
-        if missing[span]:
-            lost.append(span)
-            missing[span] -= 1
+    for item in source:
+        if missing[key(item)]:
+            lost.append(item)
+            missing[key(item)] -= 1
     return lost
 
 
-def put_back(source: str, translation: str, lost: list[str], alignment: list[tuple[int, int]]) -> str:
-    """`translation` with each `lost` placeholder put back where `alignment` (Pharaoh pairs of whitespace words)
-    takes the source word that holds it."""
-    source_words, words = source.split(), translation.split()
+def _lost(source: list[tuple[Span, int]], translation: str) -> list[tuple[Span, int]]:
+    """The spans of `source` (with where each begins) that `translation` does not hold as often."""
+    return _missing(source, [(span, 0) for span in protected_spans(translation)], lambda found: found[0].key)
+
+
+def lost_spans(source: str, translation: str) -> list[Span]:
+    """The source's spans the translation does not hold as often as the source does (numbers by their digits),
+    in source order."""
+    return [span for span, _ in _lost(_found(source), translation)]
+
+
+def lost_placeholders(source: str, translation: str) -> list[str]:
+    """The source's placeholders the translation does not hold as often as the source does, in source order."""
+    return _missing(placeholders(source), placeholders(translation), lambda span: span)
+
+
+def _word_of(text: str, start: int) -> int:
+    """The index of the whitespace word of `text` that holds the character at `start`."""
+    before = len(text[:start].split())
+    return before - 1 if start and not text[start - 1].isspace() else before
+
+
+def _located(source: str, lost: list[Span | str]) -> list[tuple[Span, int]]:
+    """Each lost span (a bare string is a placeholder) with the source word that holds it: the n-th lost of a key
+    is the key's n-th occurrence in the source."""
+    found, seen, located = _found(source), collections.Counter(), []
     for span in lost:
-        holder = next((i for i, word in enumerate(source_words) if span in word), None)
-        targets = sorted(j for i, j in alignment if i == holder and j < len(words))
-        damaged = [j for j in targets if _DAMAGED.search(words[j]) and not placeholders(words[j])]
+        span = span if isinstance(span, Span) else Span("placeholder", span)
+        starts = [start for other, start in found if other.key == span.key] or [source.find(span.text)]
+        start = starts[min(seen[span.key], len(starts) - 1)]
+        seen[span.key] += 1
+        located.append((span, _word_of(source, start) if start >= 0 else None))
+    return located
+
+
+def _fix(span: Span, words: list[str], targets: list[int], extra: collections.Counter,
+         known: set[str]) -> tuple[int, str] | None:
+    """Where `span` goes into a damaged word, and that word mended: a placeholder into an aligned word holding one
+    the model began (a `%` or `{`, and none of the `known` source placeholders); any kind into a word holding one
+    of its kind the source lacks (`extra`; an aligned word first, else the one nearest the aligned place)."""
+    if span.kind == "placeholder":
+        damaged = [j for j in targets if _DAMAGED.search(words[j]) and not known.intersection(placeholders(words[j]))]
         if damaged:
-            words[damaged[0]] = _DAMAGED.sub(lambda _: span, words[damaged[0]], count=1)
+            return damaged[0], _DAMAGED.sub(lambda _: span.text, words[damaged[0]], count=1)
+    near = targets[0] if targets else len(words)
+    order = targets + sorted(set(range(len(words))) - set(targets), key=lambda j: abs(j - near))
+    for j in order:
+        wrong = [other for other in protected_spans(words[j]) if other.kind == span.kind and extra[other.key] > 0]
+        if wrong:
+            extra[wrong[0].key] -= 1
+            return j, words[j].replace(wrong[0].text, span.text, 1)
+    return None
+
+
+def put_back(source: str, translation: str, lost: list[Span | str], alignment: list[tuple[int, int]]) -> str:
+    """`translation` with each `lost` span put back where `alignment` (Pharaoh pairs of whitespace words) takes the
+    source word that holds it: into a damaged word, else after the aligned word, else at the end."""
+    words = translation.split()
+    slots, tail = [[word] for word in words], []  # a word and what goes after it; alignment indices stay valid
+    extra = collections.Counter(span.key for span in protected_spans(translation))
+    extra.subtract(span.key for span in protected_spans(source))
+    known = set(placeholders(source))
+    for span, holder in _located(source, lost):
+        targets = sorted(j for i, j in alignment if i == holder and j < len(words))
+        fixed = _fix(span, [slot[0] for slot in slots], targets, extra, known)
+        if fixed:
+            slots[fixed[0]][0] = fixed[1]
         elif targets:
-            words.insert(targets[0] + 1, span)
+            slots[targets[0]].append(span.text)
         else:
-            words.append(span)
-    return " ".join(words)
+            tail.append(span.text)
+    return " ".join([word for slot in slots for word in slot] + tail)
+
+
+def repair_counted(sources: list[str], hypotheses: list[list[tuple[str, float | None]]], names: list[str],
+                   align: Callable[[list[str], list[str]], list]
+                   ) -> tuple[list[list[tuple[str, float | None]]], list[SpanReport]]:
+    """Each sentence's hypotheses with the spans its source holds put back where the model lost them, and one
+    `SpanReport` per sentence for its best hypothesis; `align(sources, targets)` gives the word alignments of the
+    pairs that need it, in one call. Each repair and each loss is named in a warning."""
+    found = [_found(source) for source in sources]
+    lost = {(i, k): _lost(found[i], text) for i, sentence in enumerate(hypotheses)
+            for k, (text, _) in enumerate(sentence)}
+    todo = [(i, k) for (i, k), spans in lost.items() if spans and hypotheses[i][k][0]]
+    repaired = [list(sentence) for sentence in hypotheses] if todo else hypotheses
+    still = dict(lost)
+    alignments = align([sources[i] for i, _ in todo], [hypotheses[i][k][0] for i, k in todo]) if todo else []
+    for (i, k), alignment in zip(todo, alignments):
+        text, score = repaired[i][k]
+        repaired[i][k] = (put_back(sources[i], text, [span for span, _ in lost[i, k]], alignment), score)
+        still[i, k] = _lost(lost[i, k], repaired[i][k][0])
+        if put := [span.text for span, _ in _missing(lost[i, k], still[i, k], lambda item: item)]:
+            logger.warning(f"Text {names[i]}: the model did not write {', '.join(put)}; put back from the word "
+                           f"alignment: {repaired[i][k][0]!r}")
+    for (i, k), spans in still.items():
+        if spans:
+            logger.warning(f"Text {names[i]}: the model did not write {', '.join(span.text for span, _ in spans)}, "
+                           f"and it could not be put back: {repaired[i][k][0]!r}")
+    reports = []
+    for i, spans in enumerate(found):
+        before, after = lost.get((i, 0), []), still.get((i, 0), [])
+        reports.append(SpanReport(carried=[span for span, _ in _missing(spans, before, lambda item: item)],
+                                  repaired=[span for span, _ in _missing(before, after, lambda item: item)],
+                                  lost=[span for span, _ in after]))
+    return repaired, reports
 
 
 def repair(sources: list[str], hypotheses: list[list[tuple[str, float | None]]], names: list[str],
            align: Callable[[list[str], list[str]], list]) -> list[list[tuple[str, float | None]]]:
-    """Each sentence's hypotheses with the placeholders its source holds put back where the model lost them;
-    `align(sources, targets)` gives the word alignments of the pairs that need it, in one call."""
-    todo = [(i, k, lost) for i, (source, sentence) in enumerate(zip(sources, hypotheses))
-            for k, (text, _) in enumerate(sentence) if text and (lost := lost_placeholders(source, text))]
-    if not todo:
-        return hypotheses
-    alignments = align([sources[i] for i, _, _ in todo], [hypotheses[i][k][0] for i, k, _ in todo])
-    repaired = [list(sentence) for sentence in hypotheses]
-    for (i, k, lost), alignment in zip(todo, alignments):
-        text, score = repaired[i][k]
-        repaired[i][k] = (put_back(sources[i], text, lost, alignment), score)
-        logger.warning(f"Text {names[i]}: the model did not write {', '.join(lost)}; put back from the word "
-                       f"alignment: {repaired[i][k][0]!r}")
-    return repaired
+    """Each sentence's hypotheses with the spans its source holds put back where the model lost them
+    (`repair_counted` without its counts)."""
+    return repair_counted(sources, hypotheses, names, align)[0]
 
 
-__all__ = ["PLACEHOLDER", "lost_placeholders", "placeholders", "put_back", "repair"]
+__all__ = ["KINDS", "PLACEHOLDER", "Span", "SpanReport", "lost_placeholders", "lost_spans", "placeholders",
+           "protected_spans", "put_back", "repair", "repair_counted"]

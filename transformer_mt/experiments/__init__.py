@@ -4,6 +4,7 @@ it (tests/test_layout.py holds that); it imports the library like any user.
 - `studies` (what the studies share: the recipe, the runner, one JSON per run), `position_study` (the position
   types across seeds and input lengths), `recipe_search` (candidate recipes across seeds);
 - `benchmarks` (speed against MarianMT, CTranslate2 and the engines, batches, positions, the server under load);
+- `spans_study` (protected spans carried by the model, repaired, lost; BLEU and chrF with and without repair);
 - `gpu_check` (what a CUDA machine is checked for).
 
 The commands in scripts/ (position_study.py, recipe_search.py, benchmark*.py, load_test.py, gpu_check.py) run them.
