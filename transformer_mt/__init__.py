@@ -11,7 +11,8 @@ in modules named after what they do, each on a floor of docs/development.md's ta
    `pair_scoring` (what pair scores are), `options` (`TranslationOptions`, how to translate), `spans`
    (protected spans checked, put back and counted);
 2. `averaging` (checkpoint averaging), `hub` (remote code, model card, push), `markup` (HTML taken apart and put
-   back), `plots` (a training run's plots), `alignment` (word alignments);
+   back), `plots` (a training run's plots), `alignment` (word alignments), `casing` (ALL
+   CAPS and Title Case folded for the model and given back);
 3. `bridges` (Marian, BERT, CTranslate2); 4. `training` (the Seq2SeqTrainer entry point);
 5. `decoding` (what every engine shares); 6. `engines` (the `Engine` protocol, generate() and CTranslate2, the loader);
 7. `translation` (the batch API and the stream);

@@ -9,10 +9,10 @@ comes from: `help` for the command's flag (`add_arguments`, `from_args`), `reque
 
 Each option is read in one place. The search options (beams, hypotheses, lengths, the generate() controls, the
 seed, forbidden words) are mapped by the engines (`transformer_mt.engines`); the steps around the engine read
-theirs: `split_sentences` and `source_lang` (sentences), `source_prefix` and `target_lang` (tags), `format`
-(markup), `scores` and `alignments` (what comes back). An option the next step needs (protected spans, case
-handling, a confidence and its threshold, guards, a glossary, a cache bypass) is a field here plus the step that
-reads it.
+theirs: `split_sentences` and `source_lang` (sentences), `fold_case` (casing), `source_prefix` and `target_lang`
+(tags), `format` (markup), `scores` and `alignments` (what comes back). An option the next step needs (protected
+spans, a confidence and its threshold, guards, a glossary, a cache bypass) is a field here plus the step that reads
+it.
 """
 
 import argparse
@@ -43,14 +43,19 @@ def _render(template: str, style: str) -> str:
     for name in names:
         flag = _flag(name)
         written[name] = flag if style == "command" else name
-        written[f"{name}=True"] = flag if style == "command" else f"{name}=True"
-    written["split_sentences=False"] = "--no_split_sentences" if style == "command" else "split_sentences=False"
+        setting = f"{name}={not _negated(name)}"  # what the flag sets: do_sample=True, split_sentences=False
+        written[setting] = flag if style == "command" else setting
     written["text"] = "line" if style == "command" else "text"  # what the command reads a text as
     return re.sub(r"\{(\w+(?:=\w+)?)\}", lambda match: written.get(match[1], match[0]), template)
 
 
+def _negated(name: str) -> bool:
+    """Whether the option is on unless its flag says no (a boolean whose default is True)."""
+    return any(field.name == name and field.default is True for field in dataclasses.fields(TranslationOptions))
+
+
 def _flag(name: str) -> str:
-    return "--no_split_sentences" if name == "split_sentences" else f"--{name}"
+    return f"--no_{name}" if _negated(name) else f"--{name}"
 
 
 def option(default, help: str, *, group: str = "decoding", request: str | None = None, flag: bool = True):
@@ -99,6 +104,10 @@ class TranslationOptions:
                                      group="given")
     source_prefix: str | None = option(None, "Begin every sentence with this tag, as the model was trained "
                                              "(--source_prefix), e.g. <BT>.", group="given")
+    fold_case: bool = option(True, "Show the model an ALL CAPS or Title Case sentence in sentence case, as it was "
+                                   "trained, and give its translation the source's case back (transformer_mt.casing)"
+                                   "; --no_fold_case translates it as written.", group="sentences",
+                             request="fold_case")
     format: str = option("text", "text, or html: the text of HTML fragments is translated and their markup kept.",
                          group="given", request="format")
     scores: bool = option(False, "Return each hypothesis' score (the command: the n-best TSV even for one "
@@ -124,6 +133,8 @@ class TranslationOptions:
             raise OptionError("source_prefix", f"is one tag without spaces, such as <BT>, got {self.source_prefix!r}")
         if self.source_lang is not None and not self.split_sentences:
             raise OptionError("source_lang", "applies to sentence splitting: drop it or {split_sentences=False}")
+        if not isinstance(self.fold_case, bool):
+            raise OptionError("fold_case", f"must be true or false, got {self.fold_case!r}")
         if self.format not in FORMATS:
             raise OptionError("format", f"must be one of {', '.join(FORMATS)}, got {self.format!r}")
         if self.alignments and (self.num_return_sequences > 1 or self.scores):

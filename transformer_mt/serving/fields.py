@@ -4,7 +4,7 @@ LibreTranslate's clients send the same fields in four ways: a JSON body (Mastodo
 (Discourse, libretranslatepy), a multipart form (Nextcloud), the query string of a POST (Translate You, Nextcloud's
 /detect). `request_fields` merges the query string and the body (the body wins); `translate_request` checks what
 /translate needs and names the field, the value and what is allowed when it is wrong; the fields that set
-translation options (`format`) are read as `transformer_mt.options` says.
+translation options (`format`, `fold_case`) are read as `transformer_mt.options` says.
 """
 
 import dataclasses
@@ -99,10 +99,16 @@ def translate_request(fields: dict, limits) -> TranslateRequest:
     return TranslateRequest(texts, is_list, names["source"], names["target"], alternatives, request_options(fields))
 
 
+def _boolean(value):
+    """A form's or query string's "true"/"false" (any case) as a bool (JSON sends one); any other value as it is."""
+    return {"true": True, "false": False}.get(value.lower(), value) if isinstance(value, str) else value
+
+
 def request_options(fields: dict) -> TranslationOptions:
     """The options a request's fields set, by the request field each option names in its metadata
     (`options.request_fields`); a value that cannot work is a RequestError naming the field."""
-    given = {option: fields[name] for name, option in option_fields().items() if fields.get(name) not in (None, "")}
+    given = {option: _boolean(fields[name]) for name, option in option_fields().items()
+             if fields.get(name) not in (None, "")}
     try:
         return TranslationOptions(**given)
     except (OptionError, TypeError) as error:

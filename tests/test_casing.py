@@ -1,0 +1,68 @@
+"""Case folding (transformer_mt.casing): which texts are shouted or titled, what the model is shown, and the case
+their translations are given back, on strings of the UI corpus (data/en-de-ui's validation split)."""
+
+import pytest
+
+from transformer_mt.casing import case_of, fold, fold_sentences, restore, restore_hypotheses
+
+
+@pytest.mark.parametrize("text, case", [
+    ("RECOVERING JOURNAL.", "upper"),
+    ("REVISION PATH <ID>", "upper"),
+    ("FROM[K|M|G] TO[K|M|G]", "upper"),
+    ("WORKDAY.INTL", "upper"),  # two runs of letters
+    ("FILE %s NOT FOUND", "upper"),  # a placeholder's letters say nothing of the case
+    ("QUANTITY", "upper"),  # one word longer than an acronym
+    ("OK", "normal"), ("USB", "normal"), ("HTML", "normal"), ("ID: %s", "normal"),  # acronyms, not shouting
+    ("Restore Last Query", "title"),
+    ("KDE Frontend for Callgrind/Cachegrind", "title"),
+    ("Visited Text on Visited Background", "title"),
+    ("Start Game", "title"),
+    ("Assume we are the only DHCP server on the local network.", "normal"),
+    ("Enforce strict ISO compliance", "normal"),
+    ("Hexadecimal", "normal"),
+    ("", "normal"),
+])
+def test_the_case_of_a_text(text, case):
+    assert case_of(text) == case
+
+
+def test_an_upper_text_is_shown_in_sentence_case_with_digits_and_placeholders_kept():
+    assert fold("RECOVERING JOURNAL.", "upper") == "Recovering journal."
+    assert fold("LEARN MODE. PRESS ESCAPE TO EXIT.", "upper") == "Learn mode. Press escape to exit."
+    assert fold("FILE %s NOT FOUND: %(name)s, {0}", "upper") == "File %s not found: %(name)s, {0}"
+    assert fold("ERROR 0X1F IN MP3 FILE", "upper") == "Error 0X1F in MP3 file"  # a token with a digit is kept
+    assert fold("SEE HTTP://EXAMPLE.COM/INDEX NOW", "upper") == "See HTTP://EXAMPLE.COM/INDEX now"
+    assert fold("WORKDAY.INTL", "upper") == "Workday.intl"
+
+
+def test_a_title_is_shown_in_sentence_case_with_names_kept():
+    assert fold("Visited Text on Visited Background", "title") == "Visited text on visited background"
+    assert fold("KDE Frontend for Callgrind", "title") == "KDE frontend for callgrind"
+    assert fold("Choose Tools - AutoCorrect Options", "title") == "Choose tools - AutoCorrect options"
+    assert fold("Ledit Is A Line Editor. I Think So", "title") == "Ledit is a line editor. I think so"
+
+
+def test_a_normal_text_is_shown_as_it_is():
+    for text in ("Enforce strict ISO compliance", "OK", "ID: %s", ""):
+        assert fold(text, case_of(text)) == text
+
+
+def test_an_upper_translation_is_upper_cased_but_its_placeholders_and_urls():
+    assert restore("Datei %s nicht gefunden", "upper") == "DATEI %s NICHT GEFUNDEN"
+    assert restore("Größe von %(name)s und {name}", "upper") == "GRÖSSE VON %(name)s UND {name}"  # ß: SS
+    assert restore("Siehe https://example.com/index.html", "upper") == "SIEHE https://example.com/index.html"
+    assert restore("Spiel beginnen", "title") == "Spiel beginnen"  # German capitalises nouns, not titles
+    assert restore("Hexadezimal", "normal") == "Hexadezimal"
+    assert restore("", "upper") == ""
+
+
+def test_sentences_are_folded_and_their_hypotheses_restored_with_scores_kept():
+    folded, cases = fold_sentences(["RECOVERING JOURNAL.", "OK", "Restore Last Query"])
+    assert folded == ["Recovering journal.", "OK", "Restore last query"]
+    assert cases == ["upper", "normal", "title"]
+    hypotheses = [[("Journal wird wiederhergestellt.", -0.5), ("Journal wiederherstellen.", -0.9)], [("OK", None)],
+                  [("Letzte Abfrage wiederherstellen", -0.2)]]
+    assert restore_hypotheses(hypotheses, cases) == [
+        [("JOURNAL WIRD WIEDERHERGESTELLT.", -0.5), ("JOURNAL WIEDERHERSTELLEN.", -0.9)], [("OK", None)],
+        [("Letzte Abfrage wiederherstellen", -0.2)]]

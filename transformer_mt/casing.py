@@ -1,0 +1,111 @@
+"""Case folding: an ALL CAPS or Title Case sentence shown to the model as the sentence case it was trained on, and
+its translation given the source's case back.
+
+A small model trained on sentence-case text reads "RECOVERING JOURNAL." as rare subwords and writes
+"REZERGRENZE JOURZ."; folded to "Recovering journal." it translates, and the translation is upper-cased again.
+The rules (tuned on the validation splits of data/en-de and en-de-ui):
+
+- "upper": no lower-case letter outside placeholders and URLs, and either two letter runs of two or more letters
+  ("FILE NOT FOUND", "WORKDAY.INTL") or one of five or more ("RECOVERING"). One run of two to four letters is an
+  acronym ("OK", "USB", "HTML", "ID: %s"): the corpus' upper-case runs inside mixed text are 86% two to four letters.
+- "title": not upper, and every word of four or more letters but the small ones ("from", "with", ...) begins with
+  a capital, two of them at least ("Restore Last Query", "Add Multiple Titles").
+
+`fold` gives both sentence case: an upper text all lower but each sentence's first letter, a title its capitalised
+words lower (names such as "KDE" or "AutoCorrect" kept); tokens holding a digit, a placeholder or a URL never
+change. Left as it is, a title cost the shipped broader model 40-60% of its BLEU on the validation splits; folded,
+1-6% (docs/results/casing/). `restore` upper-cases an upper source's translation outside placeholders and URLs
+(German all caps writes ß as SS, as `str.upper` does); a title's translation is left as the model wrote it, since
+German capitalises nouns, not titles (title-casing it halved the cased BLEU against the German reference).
+Imports nothing of the package but `spans`' placeholder pattern.
+"""
+
+import re
+
+from .spans import PLACEHOLDER
+
+
+CASES = ("normal", "upper", "title")
+URL = re.compile(r"(?i:(?:[a-z][a-z0-9+.-]*://|www\.)\S+|[\w.+-]+@[\w-]+\.[\w.-]+)")
+# what case never changes: placeholders (%s, %(name)s, {0}) and URLs and e-mail addresses
+PROTECTED = re.compile(f"{PLACEHOLDER.pattern}|{URL.pattern}")
+LETTER_RUN = re.compile(r"[^\W\d_]+")
+ACRONYM_LETTERS = 4  # one upper-case run this long or shorter is an acronym, not shouting
+TITLE_LETTERS = 4  # the words a title capitalises (shorter ones, "of", "and", "to", are left lower by style guides)
+SMALL_WORDS = frozenset({"from", "with", "into", "onto", "over", "than", "that", "this", "upon", "when", "your"})
+SENTENCE_START = re.compile(r"(^|[.!?:]\s+)([^\W\d_])")
+
+
+def _unprotected(text: str) -> str:
+    """`text` without its placeholders and URLs (their letters say nothing of the text's case)."""
+    return PROTECTED.sub(" ", text)
+
+
+def case_of(text: str) -> str:
+    """"upper", "title" or "normal", by the rules of the module docstring."""
+    plain = _unprotected(text)
+    runs = [run for run in LETTER_RUN.findall(plain) if len(run) >= 2]
+    if not any(char.islower() for char in plain) and (
+            len(runs) >= 2 or any(len(run) > ACRONYM_LETTERS for run in runs)):
+        return "upper"
+    words = [run for run in LETTER_RUN.findall(plain) if len(run) >= TITLE_LETTERS and run.lower() not in SMALL_WORDS]
+    if len(words) >= 2 and all(word[0].isupper() for word in words):
+        return "title"
+    return "normal"
+
+
+def _kept(token: str) -> bool:
+    """Whether case folding leaves `token` (a whitespace-separated word) as it is: a digit, a placeholder, a URL."""
+    return any(char.isdigit() for char in token) or bool(PROTECTED.search(token))
+
+
+def _sentence_case(text: str, lower) -> str:
+    """`text` with `lower` applied to each letter run outside tokens `_kept` and each sentence's first letter
+    upper-cased."""
+    tokens = re.split(r"(\s+)", text)
+    lowered = "".join(token if _kept(token) else LETTER_RUN.sub(lambda run: lower(run[0]), token) for token in tokens)
+    return SENTENCE_START.sub(lambda match: match[1] + match[2].upper(), lowered)
+
+
+def _capitalised(word: str) -> bool:
+    """Whether `word` is written as a title writes a common word ("Visited", "A"), not as a name ("KDE", "AutoCorrect",
+    "I")."""
+    return word[0].isupper() and (word[1:].islower() or (len(word) == 1 and word != "I"))
+
+
+def fold(text: str, case: str) -> str:
+    """The text the model should see: sentence case (each sentence's first letter upper) for an "upper" text (every
+    other letter lower) and a "title" text (capitalised words lower, names such as "KDE" or "AutoCorrect" kept); a
+    "normal" text as it is. Tokens holding a digit, a placeholder or a URL never change."""
+    if case == "upper":
+        return _sentence_case(text, str.lower)
+    if case == "title":
+        return _sentence_case(text, lambda word: word.lower() if _capitalised(word) else word)
+    return text
+
+
+def restore(translation: str, case: str) -> str:
+    """The translation in its source's case: upper-cased outside placeholders and URLs for an "upper" source; as
+    the model wrote it otherwise."""
+    if case != "upper":
+        return translation
+    pieces, end = [], 0
+    for match in PROTECTED.finditer(translation):
+        pieces += [translation[end:match.start()].upper(), match[0]]
+        end = match.end()
+    return "".join(pieces) + translation[end:].upper()
+
+
+def fold_sentences(sentences: list[str]) -> tuple[list[str], list[str]]:
+    """Each sentence folded (`fold`), and each one's case (`case_of`) for `restore_hypotheses`."""
+    cases = [case_of(sentence) for sentence in sentences]
+    return [fold(sentence, case) for sentence, case in zip(sentences, cases)], cases
+
+
+def restore_hypotheses(hypotheses: list[list[tuple[str, float | None]]],
+                       cases: list[str]) -> list[list[tuple[str, float | None]]]:
+    """Each sentence's hypotheses `(text, score)` restored to that sentence's case (`restore`), scores kept."""
+    return [[(restore(text, case), score) for text, score in sentence] for sentence, case in zip(hypotheses, cases)]
+
+
+__all__ = ["CASES", "case_of", "fold", "fold_sentences", "restore", "restore_hypotheses"]
