@@ -1,5 +1,6 @@
 """A non-editable install works from anywhere: the wheel's layout, every command's --help, the main job's data."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -59,11 +60,46 @@ def test_the_wheel_installs_one_package_with_every_folder_inside_it(installed, t
     assert import_violations(layout) == []
 
 
+# Runs each installed console script (the wrapper pip wrote in bin/, found on PATH) with --help, one after the other
+# in this one process, and writes {name: [exit code, stdout, stderr]} as JSON: one interpreter start and one torch
+# import for every command instead of one each.
+RUN_EVERY_HELP = """
+import contextlib, io, json, runpy, shutil, sys, traceback
+answers = {}
+for name in json.loads(sys.argv[1]):
+    script = shutil.which("transformer-mt-" + name)
+    stdout, stderr, code = io.StringIO(), io.StringIO(), 0
+    sys.argv = [script, "--help"]
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as exit:  # as the process would exit: None is 0, a message is 1
+            code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+        except BaseException:
+            code = 1
+            traceback.print_exc()
+    answers[name] = [code, stdout.getvalue(), stderr.getvalue()]
+print(json.dumps(answers))
+"""
+
+
+@pytest.fixture(scope="module")
+def help_answers(installed, tmp_path_factory) -> dict:
+    """Every command's --help from an empty directory: {name: (exit code, stdout, stderr)}."""
+    site, env = installed
+    empty = tmp_path_factory.mktemp("empty")
+    result = run([sys.executable, "-c", RUN_EVERY_HELP, json.dumps(COMMANDS)], env, empty)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert list(empty.iterdir()) == []
+    return json.loads(result.stdout.splitlines()[-1])
+
+
 @pytest.mark.parametrize("name", COMMANDS)
-def test_every_command_answers_help_from_an_empty_directory(installed, tmp_path, name):
-    _, env = installed
-    result = run([f"transformer-mt-{name}", "--help"], env, tmp_path)
-    assert result.returncode == 0 and "usage:" in result.stdout, result.stderr[-2000:]
+def test_every_command_answers_help_from_an_empty_directory(installed, help_answers, name):
+    site, _ = installed
+    assert (site / "bin" / f"transformer-mt-{name}").is_file()  # the console script pip installed
+    returncode, stdout, stderr = help_answers[name]
+    assert returncode == 0 and "usage:" in stdout, stderr[-2000:]
 
 
 def test_the_installed_main_job_asks_for_its_data_then_runs(installed, tmp_path):
