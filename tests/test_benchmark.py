@@ -1,4 +1,5 @@
-"""The benchmark harness: interleaving, identical outputs before timing, the tables (tiny preset, few repeats)."""
+"""The benchmark harness: interleaving, identical outputs before timing, the tables (tiny preset, few repeats, one
+untimed warm-up step: the tests check the protocol and the reports, not the speeds)."""
 
 import pytest
 
@@ -31,7 +32,8 @@ def test_ratios_and_table():
 @pytest.mark.slow
 def test_a_tiny_comparison_with_marian_runs_end_to_end():
     results = benchmark.compare_with_marian(str(DATA), presets=("tiny",), tasks=("greedy b1", "beam-4 b32"),
-                                            repeats=2, threads=1, new_tokens=4, train_steps=2, compiled=False)
+                                            repeats=2, threads=1, new_tokens=4, train_steps=2, compiled=False,
+                                            training_repeats=1, warmup=1)
     generation = results["generation"]["tiny"]
     assert set(generation) == {"greedy b1", "beam-4 b32"}
     for engines in generation.values():
@@ -59,7 +61,7 @@ def test_the_ctranslate2_comparison_runs_each_engine_apart(saved_tiny_model):
 @pytest.mark.slow
 def test_sentence_and_token_batches_are_compared_by_real_target_tokens():
     results = benchmark.compare_batching(str(DATA), max_tokens=(256, 512), repeats=1, threads=1, train_steps=2,
-                                         preset="tiny")
+                                         preset="tiny", warmup=1)
     engines = results["batching"]
     assert list(engines) == ["48 pairs, length-grouped", "<= 256 padded tokens", "<= 512 padded tokens"]
     assert all(engine["best"] >= engine["median"] >= engine["worst"] > 0 for engine in engines.values())
@@ -72,7 +74,7 @@ def test_sentence_and_token_batches_are_compared_by_real_target_tokens():
 @pytest.mark.slow
 def test_the_position_types_are_compared_at_one_size():
     results = benchmark.compare_positions(str(DATA), preset="tiny", repeats=1, threads=1, new_tokens=3,
-                                          batch_size=2, train_steps=2)
+                                          batch_size=2, train_steps=1, warmup=1)
     assert list(results["generation"]) == list(results["training"]) == ["sinusoidal", "learned", "alibi", "rotary"]
     assert all(engine["best"] >= engine["median"] >= engine["worst"] > 0 for engine in results["generation"].values())
     report = benchmark.positions_report(results)

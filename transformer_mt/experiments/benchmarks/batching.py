@@ -62,9 +62,9 @@ def batching_worker(spec: dict) -> dict:
 
 
 def compare_batching(data_dir: str, max_tokens=(2048, 4096), repeats: int = 3, threads: int = 2,
-                     train_steps: int = 30, preset: str = "main-job") -> dict:
+                     train_steps: int = 30, preset: str = "main-job", warmup: int = 3) -> dict:
     """Real target tokens/s of sentence batches and of token batches of each size, interleaved, each run its own
-    process; {"batching": {engine: summary}}."""
+    process (`train_steps` timed steps after `warmup` untimed ones); {"batching": {engine: summary}}."""
     engines = {f"{MAIN_JOB['per_device_train_batch_size']} pairs, length-grouped": None,
                **{f"<= {n} padded tokens": n for n in max_tokens}}
     with tempfile.TemporaryDirectory(prefix="transformer-mt-benchmark-") as workdir:
@@ -73,7 +73,7 @@ def compare_batching(data_dir: str, max_tokens=(2048, 4096), repeats: int = 3, t
         samples = {engine: [] for engine in engines}
         for engine in interleaved_order(list(engines), repeats):
             samples[engine].append(run_worker(batching_worker, {
-                "data": str(data), "preset": preset, "max_tokens": engines[engine], "warmup": 3,
+                "data": str(data), "preset": preset, "max_tokens": engines[engine], "warmup": warmup,
                 "steps": train_steps}, threads))
     return {"threads": threads, "preset": preset, "batching": {
         engine: {**sample_stats([run["tokens_per_second"] for run in runs]),

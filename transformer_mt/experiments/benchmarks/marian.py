@@ -159,8 +159,11 @@ def training_check_worker(spec: dict) -> dict:
 
 def compare_with_marian(data_dir: str, presets=("main-job", "base"), tasks=tuple(GENERATION_TASKS), repeats: int = 4,
                         threads: int = 2, new_tokens: int = 32, train_steps: int = 30, compiled: bool = True,
-                        training: bool = True) -> dict:
-    """Every task of every preset; {"generation": {preset: {task: {engine: summary}}}, "training": ...}."""
+                        training: bool = True, training_repeats: int | None = None, warmup: int = 3) -> dict:
+    """Every task of every preset; {"generation": {preset: {task: {engine: summary}}}, "training": ...}.
+
+    Training runs `training_repeats` times per engine (default: `repeats`), each after `warmup` untimed steps.
+    """
     results = {"generation": {}, "training": {}, "threads": threads, "torch": torch.__version__}
     with tempfile.TemporaryDirectory(prefix="transformer-mt-benchmark-") as workdir:
         data = prepare_data(Path(workdir), data_dir, num_train=2000, num_sources=32)
@@ -179,9 +182,9 @@ def compare_with_marian(data_dir: str, presets=("main-job", "base"), tasks=tuple
                 raise AssertionError(f"the trainers' losses differ on the same batch: {losses}")
             steps = max(3, train_steps // (4 if preset == "base" else 1))
             samples = {MARIAN: [], OURS: []}
-            for engine in interleaved_order([MARIAN, OURS], repeats):
+            for engine in interleaved_order([MARIAN, OURS], training_repeats or repeats):
                 samples[engine].append(run_worker(training_worker, {
-                    "data": str(data), "preset": preset, "engine": engine, "warmup": 3, "steps": steps}, threads))
+                    "data": str(data), "preset": preset, "engine": engine, "warmup": warmup, "steps": steps}, threads))
             results["training"][preset] = {
                 engine: {**sample_stats([s["tokens_per_second"] for s in runs]),
                          "peak RSS MB (max)": max(s["peak_rss_mb"] for s in runs)}

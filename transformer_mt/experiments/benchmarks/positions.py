@@ -71,8 +71,9 @@ def positions_training_worker(spec: dict) -> dict:
 
 def compare_positions(data_dir: str, position_types=("sinusoidal", "learned", "alibi", "rotary"),
                       preset: str = "main-job", repeats: int = 4, threads: int = 2, new_tokens: int = 32,
-                      batch_size: int = 32, train_steps: int = 30) -> dict:
-    """generate() (greedy) and training throughput of every position type at one size, as ratios to the first."""
+                      batch_size: int = 32, train_steps: int = 30, warmup: int = 3) -> dict:
+    """generate() (greedy) and training throughput of every position type at one size, as ratios to the first;
+    each training run times `train_steps` steps after `warmup` untimed ones."""
     with tempfile.TemporaryDirectory(prefix="transformer-mt-benchmark-") as workdir:
         data = prepare_data(Path(workdir), data_dir, num_train=2000, num_sources=batch_size)
         position_models(Path(workdir), preset, position_types)
@@ -82,7 +83,7 @@ def compare_positions(data_dir: str, position_types=("sinusoidal", "learned", "a
         samples = {name: [] for name in position_types}
         for name in interleaved_order(list(position_types), repeats):
             samples[name].append(run_worker(positions_training_worker, {
-                "data": str(data), "preset": preset, "position_type": name, "warmup": 3, "steps": train_steps},
+                "data": str(data), "preset": preset, "position_type": name, "warmup": warmup, "steps": train_steps},
                 threads)["tokens_per_second"])
     return {"threads": threads, "preset": preset, "generation": generation,
             "training": {name: sample_stats(values) for name, values in samples.items()}}
