@@ -16,15 +16,15 @@ from transformer_mt.data import data_sources
 from transformer_mt.hub import REMOTE_CODE, prepare_for_hub, remote_code_sources
 
 from .hub.server import local_hub
-from .utils import DATA, SCRIPTS, SENTENCES, TINY, tiny_model
+from .utils import DATA, POSITION_TYPES, SCRIPTS, SENTENCES, TINY, tiny_model
 from .utils import save_tiny as save_tiny_model
 
 
 # The local Hub's tests set their own environment: online for 127.0.0.1, whatever HF_HUB_OFFLINE says.
 pytestmark = pytest.mark.usefixtures("local_hub_environment")
 
-# Loads a model directory or Hub repo with trust_remote_code in a process where transformer_mt cannot be imported,
-# and writes its logits and greedy output for SENTENCES to a JSON file.
+# Loads model directories or Hub repos with trust_remote_code, one after the other, in a process where
+# transformer_mt cannot be imported, and writes each one's logits and greedy output for SENTENCES to a JSON file.
 LOAD_WITHOUT_PACKAGE = """
 import importlib.abc, json, sys
 class HidePackage(importlib.abc.MetaPathFinder):
@@ -34,16 +34,39 @@ class HidePackage(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, HidePackage())
 import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-source, sentences, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
-tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=True)
-model = AutoModelForSeq2SeqLM.from_pretrained(source, trust_remote_code=True).eval()
-batch = tokenizer(sentences, return_tensors="pt", padding=True)
-with torch.no_grad():
-    logits = model(**batch, decoder_input_ids=torch.ones_like(batch["input_ids"][:, :3])).logits
-ids = model.generate(**batch, max_new_tokens=8, do_sample=False)
-json.dump({"module": type(model).__module__, "tokenizer": type(tokenizer).__name__, "logits": logits.tolist(),
-           "translations": tokenizer.batch_decode(ids, skip_special_tokens=True),
-           "package_loaded": "transformer_mt" in sys.modules}, open(out, "w"))
+sources, sentences, out = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]
+loaded = []
+for source in sources:
+    tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=True)
+    model = AutoModelForSeq2SeqLM.from_pretrained(source, trust_remote_code=True).eval()
+    batch = tokenizer(sentences, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        logits = model(**batch, decoder_input_ids=torch.ones_like(batch["input_ids"][:, :3])).logits
+    ids = model.generate(**batch, max_new_tokens=8, do_sample=False)
+    loaded.append({"module": type(model).__module__, "tokenizer": type(tokenizer).__name__,
+                   "logits": logits.tolist(), "translations": tokenizer.batch_decode(ids, skip_special_tokens=True),
+                   "package_loaded": "transformer_mt" in sys.modules})
+json.dump(loaded, open(out, "w"))
+"""
+
+# Runs scripts/push_to_hub.py (as its own process would: run as __main__, its exit code kept) once for each argument
+# list, in this one process, and prints [[exit code, stdout, stderr], ...] as JSON.
+PUSH_EACH = """
+import contextlib, io, json, runpy, sys, traceback
+script, answers = sys.argv[1], []
+for argv in json.loads(sys.argv[2]):
+    stdout, stderr, code = io.StringIO(), io.StringIO(), 0
+    sys.argv = [script, *argv]
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as exit:
+            code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+        except BaseException:
+            code = 1
+            traceback.print_exc()
+    answers.append([code, stdout.getvalue(), stderr.getvalue()])
+print(json.dumps(answers))
 """
 
 
@@ -63,9 +86,14 @@ def expected_outputs(model, tokenizer):
 
 
 def load_without_package(source: str, tmp_path: Path, env: dict | None = None) -> dict:
+    return load_each_without_package([source], tmp_path, env)[0]
+
+
+def load_each_without_package(sources: list[str], tmp_path: Path, env: dict | None = None) -> list[dict]:
+    """LOAD_WITHOUT_PACKAGE's results for every source, loaded in turn in one fresh process."""
     out = tmp_path / "loaded.json"
-    result = subprocess.run([sys.executable, "-c", LOAD_WITHOUT_PACKAGE, source, json.dumps(SENTENCES), str(out)],
-                            capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    result = subprocess.run([sys.executable, "-c", LOAD_WITHOUT_PACKAGE, json.dumps(sources), json.dumps(SENTENCES),
+                             str(out)], capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(out.read_text())
 
@@ -86,12 +114,21 @@ def test_remote_code_is_the_package_source_with_one_import_rewritten():
                 assert all(m.split(".")[0] not in {"transformer_mt", "configuration", "modeling"} for m in modules)
 
 
+@pytest.fixture(scope="module")
+def loaded_from_directories(tmp_path_factory) -> dict:
+    """{position type: (model, tokenizer, what LOAD_WITHOUT_PACKAGE read)}: utils.save_tiny's model of every type,
+    prepared for the Hub in its directory, all loaded in one process with the package hidden."""
+    root = tmp_path_factory.mktemp("remote-code")
+    saved = {name: save_tiny(root / name, name) for name in POSITION_TYPES}
+    for name in saved:
+        prepare_for_hub(str(root / name), "user/tiny")
+    loaded = load_each_without_package([str(root / name) for name in saved], root)
+    return {name: (*saved[name], result) for name, result in zip(saved, loaded)}
+
+
 @pytest.mark.slow
-def test_remote_code_loads_and_matches_with_the_package_hidden(tmp_path, position_type):
-    model_dir = tmp_path / "model"
-    model, tokenizer = save_tiny(model_dir, position_type)
-    prepare_for_hub(str(model_dir), "user/tiny")
-    loaded = load_without_package(str(model_dir), tmp_path)
+def test_remote_code_loads_and_matches_with_the_package_hidden(loaded_from_directories, position_type):
+    model, tokenizer, loaded = loaded_from_directories[position_type]
     assert loaded["module"].startswith("transformers_modules.") and not loaded["package_loaded"]
     assert loaded["tokenizer"] == "TransformerMTTokenizerFast"
     logits, translations = expected_outputs(model, tokenizer)
@@ -146,33 +183,19 @@ def push(model_dir: Path, repo_id: str, env: dict, *flags: str) -> subprocess.Co
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
 
 
-def snapshot(directory: Path) -> dict:
-    return {p.name: p.read_bytes() for p in directory.iterdir()}
+def push_each(pushes: list[tuple], env: dict) -> list[subprocess.CompletedProcess]:
+    """push() of every (model directory, repo id, *flags), in turn in one process: a CompletedProcess for each."""
+    argv = json.dumps([[str(model_dir), repo_id, *flags] for model_dir, repo_id, *flags in pushes])
+    result = subprocess.run([sys.executable, "-c", PUSH_EACH, str(SCRIPTS / "push_to_hub.py"), argv], env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return [subprocess.CompletedProcess(argv, code, stdout, stderr)
+            for code, stdout, stderr in json.loads(result.stdout.splitlines()[-1])]
 
 
-@pytest.mark.slow
-def test_push_then_load_with_the_package_hidden(tmp_path, position_type):
-    model_dir = tmp_path / "model"
-    model, tokenizer = save_tiny(model_dir, position_type, test_results={"test_bleu": 1.5, "test_chrf": 20.0})
-    before = snapshot(model_dir)
-    with local_hub(tmp_path / "hub") as hub:
-        result = push(model_dir, "user/tiny", hub.subprocess_env(hf_home=hub.new_hf_home()))
-        assert result.returncode == 0, result.stderr[-3000:]
-        files = set(hub.api().list_repo_files("user/tiny"))
-        assert {"config.json", "model.safetensors", "generation_config.json", "tokenizer.json",
-                "tokenizer_config.json", "README.md", *REMOTE_CODE} <= files
-        loaded = load_without_package("user/tiny", tmp_path, env=hub.subprocess_env(hf_home=hub.new_hf_home()))
-    assert not loaded["package_loaded"] and loaded["module"].startswith("transformers_modules.user")
-    logits, translations = expected_outputs(model, tokenizer)
-    torch.testing.assert_close(torch.tensor(loaded["logits"]), logits, rtol=0, atol=1e-6)
-    assert loaded["translations"] == translations
-    assert snapshot(model_dir) == before  # the push staged its additions elsewhere
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", ["unigram", "separate-vocabularies"])
-def test_other_tokenizers_push_and_load_with_the_package_hidden(tmp_path, kind):
-    """A Unigram tokenizer, and separate source/target vocabularies (target_tokenizer.json), through the Hub."""
+def other_tokenizer_model(kind: str):
+    """(model, tokenizer): a Unigram tokenizer, or separate source/target vocabularies, with a tiny model that says
+    a word (an untrained model would end at once, and decoding would not matter)."""
     if kind == "unigram":
         tokenizer = train_tokenizer(SENTENCES * 5, vocab_size=300, tokenizer_type="unigram")
     else:
@@ -181,19 +204,77 @@ def test_other_tokenizers_push_and_load_with_the_package_hidden(tmp_path, kind):
     target = tokenizer.target_tokenizer or tokenizer
     model = tiny_model(vocab_size=len(tokenizer), decoder_vocab_size=len(target),
                        share_encoder_decoder_embeddings=target is tokenizer, use_final_logits_bias=True)
-    with torch.no_grad():  # an untrained model would end at once; make it say a word, so decoding matters
+    with torch.no_grad():
         model.final_logits_bias[0, target.convert_tokens_to_ids(target.tokenize(SENTENCES[1])[1])] = 8.0
-    model_dir = tmp_path / "model"
-    model.save_pretrained(model_dir)
-    tokenizer.save_pretrained(model_dir)
-    with local_hub(tmp_path / "hub") as hub:
-        result = push(model_dir, "user/tiny", hub.subprocess_env(hf_home=hub.new_hf_home()))
-        assert result.returncode == 0, result.stderr[-3000:]
-        files = set(hub.api().list_repo_files("user/tiny"))
-        assert ("target_tokenizer.json" in files) == (kind == "separate-vocabularies")
-        loaded = load_without_package("user/tiny", tmp_path, env=hub.subprocess_env(hf_home=hub.new_hf_home()))
+    return model, tokenizer
+
+
+OTHER_TOKENIZERS = ["unigram", "separate-vocabularies"]
+
+
+@pytest.fixture(scope="module")
+def pushed_and_loaded(tmp_path_factory, local_hub_environment) -> dict:
+    """The Hub round trip of utils.save_tiny's model of every position type (with test results) and of
+    other_tokenizer_model's two kinds, each to a repo of its own on one local Hub: every push by
+    scripts/push_to_hub.py, in one process, then every load with the package hidden, in one process with a fresh
+    HF_HOME. {case: dict(model, tokenizer, push (a CompletedProcess), files (the repo's), loaded, before, after
+    (the model directory's files before and after the push))}."""
+    root = tmp_path_factory.mktemp("round-trips")
+    cases = {}
+    for name in POSITION_TYPES:
+        model, tokenizer = save_tiny(root / name, name, test_results={"test_bleu": 1.5, "test_chrf": 20.0})
+        cases[name] = dict(model=model, tokenizer=tokenizer)
+    for kind in OTHER_TOKENIZERS:
+        model, tokenizer = other_tokenizer_model(kind)
+        model.save_pretrained(root / kind)
+        tokenizer.save_pretrained(root / kind)
+        cases[kind] = dict(model=model, tokenizer=tokenizer)
+    for name, case in cases.items():
+        case.update(directory=root / name, repo_id=f"user/tiny-{name}", before=snapshot(root / name))
+    with local_hub(root / "hub") as hub:
+        pushes = push_each([(case["directory"], case["repo_id"]) for case in cases.values()],
+                           hub.subprocess_env(hf_home=hub.new_hf_home()))
+        for case, result in zip(cases.values(), pushes):
+            case["push"] = result
+            case["files"] = set(hub.api().list_repo_files(case["repo_id"])) if result.returncode == 0 else set()
+        pushed = [name for name, case in cases.items() if case["push"].returncode == 0]
+        loaded = load_each_without_package([cases[name]["repo_id"] for name in pushed], root,
+                                           env=hub.subprocess_env(hf_home=hub.new_hf_home()))
+    for name, result in zip(pushed, loaded):
+        cases[name]["loaded"] = result
+    for case in cases.values():
+        case["after"] = snapshot(case["directory"])
+    return cases
+
+
+def snapshot(directory: Path) -> dict:
+    return {p.name: p.read_bytes() for p in directory.iterdir()}
+
+
+@pytest.mark.slow
+def test_push_then_load_with_the_package_hidden(pushed_and_loaded, position_type):
+    case = pushed_and_loaded[position_type]
+    assert case["push"].returncode == 0, case["push"].stderr[-3000:]
+    assert {"config.json", "model.safetensors", "generation_config.json", "tokenizer.json",
+            "tokenizer_config.json", "README.md", *REMOTE_CODE} <= case["files"]
+    loaded = case["loaded"]
+    assert not loaded["package_loaded"] and loaded["module"].startswith("transformers_modules.user")
+    logits, translations = expected_outputs(case["model"], case["tokenizer"])
+    torch.testing.assert_close(torch.tensor(loaded["logits"]), logits, rtol=0, atol=1e-6)
+    assert loaded["translations"] == translations
+    assert case["after"] == case["before"]  # the push staged its additions elsewhere
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", OTHER_TOKENIZERS)
+def test_other_tokenizers_push_and_load_with_the_package_hidden(pushed_and_loaded, kind):
+    """A Unigram tokenizer, and separate source/target vocabularies (target_tokenizer.json), through the Hub."""
+    case = pushed_and_loaded[kind]
+    assert case["push"].returncode == 0, case["push"].stderr[-3000:]
+    assert ("target_tokenizer.json" in case["files"]) == (kind == "separate-vocabularies")
+    loaded = case["loaded"]
     assert not loaded["package_loaded"] and loaded["tokenizer"] == "TransformerMTTokenizerFast"
-    logits, translations = expected_outputs(model, tokenizer)
+    logits, translations = expected_outputs(case["model"], case["tokenizer"])
     torch.testing.assert_close(torch.tensor(loaded["logits"]), logits, rtol=0, atol=1e-6)
     assert loaded["translations"] == translations and any(translations)
 
@@ -208,11 +289,12 @@ def test_second_push_needs_overwrite_then_the_next_load_sees_it(tmp_path):
     model.save_pretrained(second)
     with local_hub(tmp_path / "hub") as hub:
         env = hub.subprocess_env(hf_home=hub.new_hf_home())
-        assert push(first, "user/tiny", env).returncode == 0
-        refused = push(second, "user/tiny", env)
+        pushed, refused, overwritten = push_each(
+            [(first, "user/tiny"), (second, "user/tiny"), (second, "user/tiny", "--overwrite")], env)
+        assert pushed.returncode == 0
         assert refused.returncode == 2 and "already holds" in refused.stderr and "--overwrite" in refused.stderr
         assert "Traceback" not in refused.stderr
-        assert push(second, "user/tiny", env, "--overwrite").returncode == 0
+        assert overwritten.returncode == 0
         loaded = load_without_package("user/tiny", tmp_path, env=hub.subprocess_env(hf_home=hub.new_hf_home()))
     logits, _ = expected_outputs(model, tokenizer)
     torch.testing.assert_close(torch.tensor(loaded["logits"]), logits, rtol=0, atol=1e-6)
@@ -226,10 +308,9 @@ def test_bad_token_invalid_repo_and_missing_weights_are_clear_errors(tmp_path, m
         bad_token = push(model_dir, "user/tiny", dict(env, HF_TOKEN="not-the-token"))
         assert bad_token.returncode == 2 and "401" in bad_token.stderr and "Traceback" not in bad_token.stderr
         assert not hub.api().repo_exists("user/tiny")
-        bad_repo = push(model_dir, "user/not a repo!", env)
-        assert bad_repo.returncode == 2 and "not a repo!" in bad_repo.stderr and "Traceback" not in bad_repo.stderr
         (tmp_path / "empty").mkdir()
-        no_weights = push(tmp_path / "empty", "user/empty", env)
+        bad_repo, no_weights = push_each([(model_dir, "user/not a repo!"), (tmp_path / "empty", "user/empty")], env)
+        assert bad_repo.returncode == 2 and "not a repo!" in bad_repo.stderr and "Traceback" not in bad_repo.stderr
         assert no_weights.returncode == 2 and f"{str(tmp_path / 'empty')!r} holds no saved model" in no_weights.stderr
         assert not hub.api().repo_exists("user/empty")
     assert snapshot(model_dir) == before
