@@ -31,13 +31,19 @@ def assert_same_weights(a, b):
         assert torch.equal(first[key], second[key]), key
 
 
-@pytest.mark.slow  # kill and resume: three 300-step training subprocesses a case
+# Kill and resume: a run of STEPS steps is killed once it has saved checkpoint-KILLED_AT (past three epochs), with
+# STEPS - KILLED_AT steps still to go; resumed, it ends where an unbroken run ends. LAST_CHECKPOINT: the last one
+# saved before the end (STEPS is no multiple of SAVE_STEPS).
+STEPS, SAVE_STEPS, KILLED_AT, LAST_CHECKPOINT = 150, 40, 80, "checkpoint-120"
+
+
+@pytest.mark.slow  # kill and resume: three training subprocesses a case
 @pytest.mark.parametrize("batches", [[], ["--max_tokens_per_batch", "192"], ["--joined_pairs_share", "0.25"],
                                      ["--ema_decay", "0.99"]],
                          ids=["pairs", "token-batches", "joined-pairs", "ema"])
 def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path, batches):
     # 25 (pairs) or ~20 (token batches) steps an epoch: resumes mid-epoch
-    steps = ["--do_train", "--max_steps", "300", "--save_steps", "40", *RECIPE, *batches]
+    steps = ["--do_train", "--max_steps", str(STEPS), "--save_steps", str(SAVE_STEPS), *RECIPE, *batches]
     # Every run in a subprocess of one thread: the same kernels in the same order, or floats would differ anyway.
     subprocess.run(train_command(tmp_path / "reference", *steps), env=command_env(), check=True,
                    capture_output=True, timeout=600)
@@ -46,7 +52,7 @@ def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path,
     process = subprocess.Popen(train_command(killed, *steps), env=command_env(), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
-    while not (killed / "checkpoint-120" / "trainer_state.json").exists():
+    while not (killed / f"checkpoint-{KILLED_AT}" / "trainer_state.json").exists():
         assert process.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"
         time.sleep(0.02)
     os.kill(process.pid, signal.SIGKILL)
@@ -56,11 +62,11 @@ def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path,
     result = subprocess.run(train_command(killed, *steps, "--resume_from_checkpoint", "last"), env=command_env(),
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert json.loads((killed / "trainer_state.json").read_text())["global_step"] == 300
+    assert json.loads((killed / "trainer_state.json").read_text())["global_step"] == STEPS
     assert_same_weights(killed, tmp_path / "reference")
     if "--ema_decay" in batches:  # the average is the saved model; the trained weights resumed exactly too
-        assert_same_weights(killed / "checkpoint-280", tmp_path / "reference" / "checkpoint-280")
-        trained = [load_file(run / "checkpoint-280" / TRAINING_WEIGHTS) for run in (killed, tmp_path / "reference")]
+        assert_same_weights(killed / LAST_CHECKPOINT, tmp_path / "reference" / LAST_CHECKPOINT)
+        trained = [load_file(run / LAST_CHECKPOINT / TRAINING_WEIGHTS) for run in (killed, tmp_path / "reference")]
         assert trained[0].keys() == trained[1].keys()
         assert all(torch.equal(trained[0][key], trained[1][key]) for key in trained[0])
 
