@@ -141,6 +141,9 @@ class TransformerMTConfig(PreTrainedConfig):
     # them); a CTranslate2 export takes both, so that its attention is the same.
     alignment_layer: int = -1
     alignment_heads: int | None = positive_int_field(default=None)
+    # Trained with reserved span tokens (training's --span_token_share): translation shows the model each protected
+    # span (placeholder, URL, number, ...) as a token `{k}` (transformer_mt.spans.mask) and puts the spans back after.
+    span_tokens: bool = False
 
     def __post_init__(self, **kwargs):
         if self.decoder_vocab_size is None:

@@ -3,7 +3,7 @@ their translations are given back, on strings of the UI corpus (data/en-de-ui's 
 
 import pytest
 
-from transformer_mt.casing import case_of, fold, fold_sentences, restore, restore_hypotheses
+from transformer_mt.casing import case_of, fold, fold_sentences, restore, restore_hypotheses, title_case, upper_case
 
 
 @pytest.mark.parametrize("text, case", [
@@ -66,3 +66,13 @@ def test_sentences_are_folded_and_their_hypotheses_restored_with_scores_kept():
     assert restore_hypotheses(hypotheses, cases) == [
         [("JOURNAL WIRD WIEDERHERGESTELLT.", -0.5), ("JOURNAL WIEDERHERSTELLEN.", -0.9)], [("OK", None)],
         [("Letzte Abfrage wiederherstellen", -0.2)]]
+
+
+def test_upper_and_title_case_keep_placeholders_and_urls():
+    assert upper_case("File %s not found at https://example.com/a {name}") == \
+        "FILE %s NOT FOUND AT https://example.com/a {name}"
+    assert upper_case("Größe") == "GRÖSSE"
+    # the first letter of every word, the rest as written (not str.title: "KDE's" stays, "far-reaching" too)
+    assert title_case("far-reaching consequences of KDE's %s (see www.kde.org)") == \
+        "Far-Reaching Consequences Of KDE's %s (See www.kde.org)"
+    assert title_case("klicken Sie auf 3d-Ansicht") == "Klicken Sie Auf 3d-Ansicht"

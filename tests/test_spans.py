@@ -8,11 +8,14 @@ from transformer_mt.spans import (
     SpanReport,
     lost_placeholders,
     lost_spans,
+    mask,
+    mask_shared,
     placeholders,
     protected_spans,
     put_back,
     repair,
     repair_counted,
+    unmask,
 )
 
 from .utils import REPO
@@ -117,3 +120,34 @@ def test_repair_counted_reports_carried_repaired_and_lost_per_sentence(caplog):
     assert "Text 2: the model did not write 3, 4, and it could not be put back" in caplog.text
     good, counted = repair_counted(["At 10:30"], [[("Um 10.30 Uhr", None)]], ["1"], lambda *_: 1 / 0)
     assert good == [[("Um 10.30 Uhr", None)]] and counted == [SpanReport(carried=[Span("number", "10:30")])]
+
+
+def test_mask_replaces_each_span_by_a_numbered_token_and_unmask_puts_them_back():
+    text = "Copy %s to /usr/share/doc (1,234.5 MB) from https://example.com/a, see {0}."
+    masked, spans = mask(text)
+    assert masked == "Copy {0} to {1} ({2} MB) from {3}, see {4}."  # the text's own {0} is a span like the others
+    assert [span.text for span in spans] == ["%s", "/usr/share/doc", "1,234.5", "https://example.com/a", "{0}"]
+    assert unmask(masked, spans) == (text, [])
+    assert mask("Click Save.") == ("Click Save.", [])
+    assert mask("%s and %s") == ("{0} and {1}", [Span("placeholder", "%s")] * 2)  # each occurrence its own token
+    assert mask("{1} of %s")[0] == "{0} of {1}"
+
+
+def test_unmask_reports_the_spans_whose_token_the_translation_lost():
+    _, spans = mask("Open %s in {name} at 10:30")
+    assert unmask("{2}: {0} öffnen", spans) == ("10:30: %s öffnen", [Span("placeholder", "{name}")])
+    assert unmask("{0} und {0} {7}", spans)[0] == "%s und %s {7}"  # a token written twice; one past the spans stays
+    assert unmask("nichts", spans)[1] == spans
+
+
+def test_mask_shared_masks_the_spans_both_sides_hold_with_one_numbering():
+    source, target, spans = mask_shared("Copy %s to %d files (3 of 1,234.5) {0}",
+                                        "Kopiere %d Dateien nach %s (3 von 1.234,5)")
+    # numbers by their digits, the rest by their text; the source's {0} has no partner, stays, and 0 is skipped
+    assert source == "Copy {1} to {2} files ({3} of {4}) {0}"
+    assert target == "Kopiere {2} Dateien nach {1} ({3} von {4})"
+    assert [span.text for span in spans] == ["%s", "%d", "3", "1,234.5"]
+    assert mask_shared("%s or %s", "%s") == ("{0} or %s", "{0}", [Span("placeholder", "%s")])  # n-th with n-th
+    assert mask_shared("Save the file.", "Datei speichern.") == ("Save the file.", "Datei speichern.", [])
+    # where both sides hold every span, the source is masked as translation's `mask` masks it
+    assert mask_shared("Open %s at 10:30", "%s um 10:30 öffnen")[0] == mask("Open %s at 10:30")[0]

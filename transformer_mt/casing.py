@@ -17,7 +17,9 @@ change. Left as it is, a title cost the shipped broader model 40-60% of its BLEU
 1-6% (docs/results/casing/). `restore` upper-cases an upper source's translation outside placeholders and URLs
 (German all caps writes ß as SS, as `str.upper` does); a title's translation is left as the model wrote it, since
 German capitalises nouns, not titles (title-casing it halved the cased BLEU against the German reference).
-Imports nothing of the package but `spans`' placeholder pattern.
+`upper_case` and `title_case` make such texts (training's case augmentation, the casing study): all caps, or the
+first letter of every word upper-cased, placeholders and URLs kept. Imports nothing of the package but `spans`'
+placeholder pattern.
 """
 
 import re
@@ -34,6 +36,7 @@ ACRONYM_LETTERS = 4  # one upper-case run this long or shorter is an acronym, no
 TITLE_LETTERS = 4  # the words a title capitalises (shorter ones, "of", "and", "to", are left lower by style guides)
 SMALL_WORDS = frozenset({"from", "with", "into", "onto", "over", "than", "that", "this", "upon", "when", "your"})
 SENTENCE_START = re.compile(r"(^|[.!?:]\s+)([^\W\d_])")
+WORD_START = re.compile(r"(?<![\w'’])[^\W\d_]")  # a letter that begins a word: not after a letter, digit or apostrophe
 
 
 def _unprotected(text: str) -> str:
@@ -84,16 +87,31 @@ def fold(text: str, case: str) -> str:
     return text
 
 
+def _outside_protected(text: str, change) -> str:
+    """`text` with `change` applied to each piece between its placeholders and URLs, those kept as they are."""
+    pieces, end = [], 0
+    for match in PROTECTED.finditer(text):
+        pieces += [change(text[end:match.start()]), match[0]]
+        end = match.end()
+    return "".join(pieces) + change(text[end:])
+
+
+def upper_case(text: str) -> str:
+    """`text` in ALL CAPS outside its placeholders and URLs ("FILE %s NOT FOUND")."""
+    return _outside_protected(text, str.upper)
+
+
+def title_case(text: str) -> str:
+    """`text` with the first letter of every word upper-cased and the rest as it was, placeholders and URLs kept
+    ("Far-Reaching Consequences (Development Files)"; `str.title` would lower the rest and capitalise after an
+    apostrophe)."""
+    return _outside_protected(text, lambda piece: WORD_START.sub(lambda start: start[0].upper(), piece))
+
+
 def restore(translation: str, case: str) -> str:
     """The translation in its source's case: upper-cased outside placeholders and URLs for an "upper" source; as
     the model wrote it otherwise."""
-    if case != "upper":
-        return translation
-    pieces, end = [], 0
-    for match in PROTECTED.finditer(translation):
-        pieces += [translation[end:match.start()].upper(), match[0]]
-        end = match.end()
-    return "".join(pieces) + translation[end:].upper()
+    return upper_case(translation) if case == "upper" else translation
 
 
 def fold_sentences(sentences: list[str]) -> tuple[list[str], list[str]]:
@@ -108,4 +126,4 @@ def restore_hypotheses(hypotheses: list[list[tuple[str, float | None]]],
     return [[(restore(text, case), score) for text, score in sentence] for sentence, case in zip(hypotheses, cases)]
 
 
-__all__ = ["CASES", "case_of", "fold", "fold_sentences", "restore", "restore_hypotheses"]
+__all__ = ["CASES", "case_of", "fold", "fold_sentences", "restore", "restore_hypotheses", "title_case", "upper_case"]

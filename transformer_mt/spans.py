@@ -8,6 +8,10 @@ word when that word holds a damaged copy (a `%` or `{` the model began, a URL, p
 otherwise, at the end when nothing aligns; then checks again, and counts per sentence what the model carried, what
 was repaired and what is still lost. Every repair and every loss is named in a warning. Imports nothing of the
 package: the translation layer hands it the engine's aligner.
+
+A model trained with span tokens (training's `--span_token_share`) is shown its spans as reserved tokens instead:
+`mask` replaces each by `{0}`, `{1}`, ... and `unmask` puts them back; `mask_shared` masks a training pair's spans
+that both sides hold, with one numbering on both sides. The three number their tokens alike (`_masked`).
 """
 
 import collections
@@ -46,6 +50,7 @@ _EMOJI = rf"{_EMOJI_CHAR}(?:\u200D{_EMOJI_CHAR})*"
 KINDS = {"code": _CODE, "url": _URL, "email": _EMAIL, "path": _PATH, "placeholder": PLACEHOLDER.pattern,
          "number": _NUMBER, "emoji": _EMOJI}
 _SPAN = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in KINDS.items()))
+TOKEN = re.compile(r"\{(\d+)\}")  # a reserved token `{k}`: a masked span, or a format field of the text
 _DAMAGED = re.compile(r"[%{][^\s]*?(?=[.,:;!?]*$)")  # a placeholder the model began, up to trailing punctuation
 
 
@@ -78,6 +83,54 @@ def _found(text: str) -> list[tuple[Span, int]]:
 def protected_spans(text: str) -> list[Span]:
     """The protected spans of `text`, in order (a literal `%%` is none)."""
     return [span for span, _ in _found(text)]
+
+
+def _masked(texts: list[str], found: list[list[tuple[Span, int]]]) -> list[str]:
+    """Each text with its found spans (with where each begins) replaced by reserved tokens: the i-th span of every
+    list by one `{k}`, k counting from 0 and skipping the numbers a text holds as `{n}` outside those spans."""
+    rests = [_replaced(text, spans, [" "] * len(spans)) for text, spans in zip(texts, found)]
+    taken = {int(number) for rest in rests for number in TOKEN.findall(rest)}
+    numbers = [k for k in range(len(found[0]) + len(taken)) if k not in taken][:len(found[0])]
+    return [_replaced(text, spans, [f"{{{k}}}" for k in numbers]) for text, spans in zip(texts, found)]
+
+
+def _replaced(text: str, found: list[tuple[Span, int]], tokens: list[str]) -> str:
+    """`text` with each found span (with where it begins) replaced by its token."""
+    pieces, end = [], 0
+    for (span, start), token in sorted(zip(found, tokens), key=lambda item: item[0][1]):
+        pieces += [text[end:start], token]
+        end = start + len(span.text)
+    return "".join(pieces) + text[end:]
+
+
+def mask(text: str) -> tuple[str, list[Span]]:
+    """`text` with each protected span replaced by a reserved token `{k}` (k = 0, 1, ... in order, skipping
+    numbers the text holds as `{n}` outside its spans: none, since such a `{n}` is a span itself), and the spans in
+    token order: `{i}` stands for the i-th. `unmask` puts them back."""
+    found = _found(text)
+    return _masked([text], [found])[0], [span for span, _ in found]
+
+
+def unmask(translation: str, spans: list[Span]) -> tuple[str, list[Span]]:
+    """`translation` with each reserved token `{i}` replaced by the text of `mask`'s i-th span, and the spans whose
+    token it does not hold (lost). A token it writes twice gives its span twice; `{n}` past the spans stays."""
+    held = {int(number) for number in TOKEN.findall(translation)}
+    text = TOKEN.sub(lambda token: spans[int(token[1])].text if int(token[1]) < len(spans) else token[0],
+                     translation)
+    return text, [span for i, span in enumerate(spans) if i not in held]
+
+
+def mask_shared(source: str, target: str) -> tuple[str, str, list[Span]]:
+    """A training pair with each protected span both sides hold (numbers by their digits, the rest by their text;
+    the n-th of a source's key with the n-th of the target's) replaced on both sides by one reserved token `{k}`,
+    numbered in source order as `mask` numbers them; and the source's masked spans in token order."""
+    targets = collections.defaultdict(collections.deque)
+    for span, start in _found(target):
+        targets[span.key].append((span, start))
+    shared = [(found, targets[found[0].key].popleft()) for found in _found(source) if targets[found[0].key]]
+    in_source, in_target = [found for found, _ in shared], [found for _, found in shared]
+    masked_source, masked_target = _masked([source, target], [in_source, in_target])
+    return masked_source, masked_target, [span for span, _ in in_source]
 
 
 def placeholders(text: str) -> list[str]:
@@ -210,5 +263,5 @@ def repair(sources: list[str], hypotheses: list[list[tuple[str, float | None]]],
     return repair_counted(sources, hypotheses, names, align)[0]
 
 
-__all__ = ["KINDS", "PLACEHOLDER", "Span", "SpanReport", "lost_placeholders", "lost_spans", "placeholders",
-           "protected_spans", "put_back", "repair", "repair_counted"]
+__all__ = ["KINDS", "PLACEHOLDER", "TOKEN", "Span", "SpanReport", "lost_placeholders", "lost_spans", "mask",
+           "mask_shared", "placeholders", "protected_spans", "put_back", "repair", "repair_counted", "unmask"]

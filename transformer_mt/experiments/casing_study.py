@@ -3,8 +3,8 @@ folding (`transformer_mt.casing`) wins back.
 
 Each split is translated as it is, upper-cased and title-cased (sources and references alike), each with and
 without folding (`fold` before the engine, `restore` after, per text). Upper-casing keeps placeholders and URLs
-(`casing.restore`: a real ALL CAPS string keeps its `%s`); title-casing capitalises the first letter of every word
-(`str.title` without its lower-casing of the rest). BLEU is sacreBLEU's, case-insensitive
+(`casing.upper_case`: a real ALL CAPS string keeps its `%s`); title-casing (`casing.title_case`) capitalises the
+first letter of every word (`str.title` without its lower-casing of the rest). BLEU is sacreBLEU's, case-insensitive
 (the variants differ in case by construction), reported as a share of the normal inputs' unfolded BLEU; the cased
 BLEU is against the reference a reader expects: the upper-cased one for upper inputs, the original one otherwise
 (German capitalises nouns, not titles). Every distinct input is translated once by the shipped model's default
@@ -16,7 +16,6 @@ engine (CTranslate2 where it can) with default options.
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import sacrebleu
 
-from transformer_mt.casing import PROTECTED, case_of, fold, restore
+from transformer_mt.casing import case_of, fold, restore, title_case, upper_case
 from transformer_mt.data import load_parallel_data
 from transformer_mt.engines import load_engine
 from transformer_mt.machine import matmul_gflops
@@ -37,25 +36,7 @@ RESULTS = Path("docs/results/casing")
 TARGET_SHARE = 0.9  # issue 40: upper and title inputs keep >= 90% of the normal inputs' case-insensitive BLEU
 
 
-def shout(text: str) -> str:
-    """`text` in ALL CAPS outside its placeholders and URLs."""
-    return restore(text, "upper")
-
-
-WORD_START = re.compile(r"(?<![\w'’])[^\W\d_]")  # a letter that begins a word: not after a letter, digit or apostrophe
-
-
-def title(text: str) -> str:
-    """`text` with the first letter of every word upper-cased and the rest as it was (`str.title` lowers the rest
-    and capitalises after apostrophes), placeholders and URLs kept: "Far-Reaching Consequences (Development Files)"."""
-    pieces, end = [], 0
-    for match in PROTECTED.finditer(text):
-        pieces += [WORD_START.sub(lambda start: start[0].upper(), text[end:match.start()]), match[0]]
-        end = match.end()
-    return "".join(pieces) + WORD_START.sub(lambda start: start[0].upper(), text[end:])
-
-
-VARIANTS = {"normal": lambda text: text, "upper": shout, "title": title}
+VARIANTS = {"normal": lambda text: text, "upper": upper_case, "title": title_case}
 
 
 def variant_inputs(sources: list[str], references: list[str]) -> dict:
@@ -83,7 +64,7 @@ def score(runs: dict, translations: dict) -> dict:
                          "bleu_cased": sacrebleu.corpus_bleu(hypotheses, [cased_references]).score,
                          "cases": {case: (cases or []).count(case) for case in ("upper", "title") if cases}}
         if name == "title, folded":  # the other restore a title could have: the translation title-cased
-            titled = [title(text) if case == "title" else text for text, case in zip(hypotheses, cases)]
+            titled = [title_case(text) if case == "title" else text for text, case in zip(hypotheses, cases)]
             results[name]["bleu_cased_if_restored_as_title"] = sacrebleu.corpus_bleu(titled, [cased_references]).score
     normal = results["normal"]["bleu_lowercase"]
     for result in results.values():

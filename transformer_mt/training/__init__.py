@@ -12,8 +12,9 @@ predicts and pushes as the training arguments ask, and leaves the model, the tok
 beside them.
 
 One module per question: `arguments` (the command line), `trainer` (the Trainer, its callbacks, collator and
-metrics), `preprocessing` (the data), `checks` (what a run checks before it writes anything), `run` (the steps of
-a run), `ema` (the moving average of the weights), `outputs` (what a run leaves behind).
+metrics), `preprocessing` (the data), `augmentation` (a share of the training pairs upper-cased, title-cased or with
+reserved span tokens), `checks` (what a run checks before it writes anything), `run` (the steps of a run), `ema`
+(the moving average of the weights), `outputs` (what a run leaves behind).
 """
 
 from ..checkpoints import RESUMABLE_FIELDS

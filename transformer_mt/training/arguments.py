@@ -51,6 +51,26 @@ class DataArguments:
                           "of 2-3 consecutive pairs joined, sources and targets alike, within the maximum lengths; "
                           "drawn from --data_seed (else --seed), so the same seed adds the same pairs; 0 adds none."},
     )
+    uppercase_share: float = field(
+        default=0.0,
+        metadata={"help": "Upper-case this share of the training pairs, both sides (placeholders and URLs kept), "
+                          "as OpusTrainer's UpperCase modifier does; drawn from --data_seed (else --seed); 0 (the "
+                          "default) changes none (transformer_mt.training.augmentation)."},
+    )
+    titlecase_share: float = field(
+        default=0.0,
+        metadata={"help": "Title-case this share of the training pairs, both sides (the first letter of every word "
+                          "upper-cased, the rest kept), as OpusTrainer's TitleCase modifier does; never the same "
+                          "pairs as --uppercase_share; 0 (the default) changes none."},
+    )
+    span_token_share: float = field(
+        default=0.0,
+        metadata={"help": "In this share of the training pairs, replace each protected span both sides hold "
+                          "(placeholders, URLs, paths, numbers, ...: transformer_mt.spans) by a reserved token {0}, "
+                          "{1}, ... on both sides, so that the model learns to carry them; the model's config then "
+                          "records span_tokens=true, and translation shows it its spans as such tokens. 0 (the "
+                          "default) changes none."},
+    )
     source_prefix: str | None = field(
         default=None,
         metadata={"help": "A tag that begins every source of the data set (e.g. <BT> for back-translations, a domain "
@@ -92,6 +112,12 @@ class DataArguments:
                 raise ValueError(f"--{name} must be >= 1, got {value}.")
         if self.joined_pairs_share is not None and not 0 <= self.joined_pairs_share <= 1:
             raise ValueError(f"--joined_pairs_share must be in [0, 1] (0 adds none), got {self.joined_pairs_share}.")
+        for name in ("uppercase_share", "titlecase_share", "span_token_share"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"--{name} must be in [0, 1] (0 changes none), got {getattr(self, name)}.")
+        if self.uppercase_share + self.titlecase_share > 1:
+            raise ValueError(f"--uppercase_share {self.uppercase_share} and --titlecase_share "
+                             f"{self.titlecase_share} take different pairs: together at most 1.")
         if self.source_prefix is not None and (not self.source_prefix.strip() or len(self.source_prefix.split()) > 1):
             raise ValueError(f"--source_prefix is one tag without spaces, such as <BT>, got {self.source_prefix!r}.")
         if self.target_lang_column is not None and self.target_lang_column in (self.source_lang, self.target_lang):
@@ -218,6 +244,7 @@ EXCLUDED = {
     "use_cache": "decoding's, not the architecture's (and the trainer's flag of that name would clash)",
     "is_encoder_decoder": "the model train.py trains is an encoder-decoder",
     "is_decoder": "the decoder alone (TransformerMTForCausalLM) is not what train.py trains",
+    "span_tokens": "--span_token_share > 0 (DataArguments) sets it; a fine-tuned model keeps its own",
 }
 
 

@@ -1,5 +1,5 @@
 """The data of a training run: the splits loaded, checked against what the run needs, limited, and tokenized once
-(long training pairs dropped or cut, joined pairs added)."""
+(long training pairs dropped or cut, joined pairs added, a share augmented)."""
 
 import dataclasses
 import logging
@@ -8,6 +8,7 @@ from ..data import add_joined_pairs, load_parallel_data
 from ..tags import language_token
 from ..tokenization import target_side
 from .arguments import DataArguments, SetupArguments
+from .augmentation import augment
 
 
 logger = logging.getLogger(__name__)
@@ -67,10 +68,23 @@ def encode_pairs(tokenizer, sources: list[str], targets: list[str], data_args: D
     return features
 
 
+def data_seed(training_args) -> int:
+    """What the training data's draws (joined pairs, augmentation) are seeded with: --data_seed, else --seed."""
+    return training_args.data_seed if training_args.data_seed is not None else training_args.seed
+
+
+def augmentation_shares(data_args: DataArguments) -> dict[str, float]:
+    """The share of training pairs each augmentation takes (`augmentation.augment`)."""
+    return {"uppercase": data_args.uppercase_share, "titlecase": data_args.titlecase_share,
+            "span_tokens": data_args.span_token_share}
+
+
 def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, keep_training_text: bool = False):
     """Tokenize every split once; return the tokenized splits and what was done to the training split (`{"long_pairs":
-    dropped or truncated, "joined_pairs": added}`). `keep_training_text` keeps the training split's text beside its
-    ids (for BPE-dropout, which segments it anew in every batch; the ids give the samplers their lengths)."""
+    dropped or truncated, "joined_pairs": added, "augmented_pairs": changed by each augmentation}`; the joined pairs
+    are added before the augmentation draws, so that a joined pair never holds one token twice).
+    `keep_training_text` keeps the training split's text beside its ids (for BPE-dropout, which segments it anew in
+    every batch; the ids give the samplers their lengths)."""
     language_column = data_args.target_lang_column
 
     def tokenize(batch):
@@ -88,10 +102,13 @@ def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, kee
     with training_args.main_process_first(desc="tokenization"):
         for split, dataset in datasets.items():
             if split == "train" and data_args.joined_pairs_share:
-                seed = training_args.data_seed if training_args.data_seed is not None else training_args.seed
                 dataset, report["joined_pairs"] = add_joined_pairs(
-                    dataset, data_args.source_lang, data_args.target_lang, data_args.joined_pairs_share, seed, fits,
-                    same=language_column)
+                    dataset, data_args.source_lang, data_args.target_lang, data_args.joined_pairs_share,
+                    data_seed(training_args), fits, same=language_column)
+            if split == "train" and any(augmentation_shares(data_args).values()):
+                dataset, report["augmented_pairs"] = augment(
+                    dataset, data_args.source_lang, data_args.target_lang, augmentation_shares(data_args),
+                    data_seed(training_args))
             kept = (data_args.source_lang, data_args.target_lang) if keep_training_text and split == "train" else ()
             tokenized[split] = dataset.map(
                 tokenize, batched=True, remove_columns=[name for name in dataset.column_names if name not in kept],

@@ -162,8 +162,11 @@ def train_run_tokenizer(setup: SetupArguments, datasets, data_args: DataArgument
 
 def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | None, data_args: DataArguments):
     """The model to train: the checkpoint's architecture when resuming (its weights are loaded by the Trainer), the
-    model named, or a new one sized by the tokenizer; the latter two record the data's languages."""
+    model named, or a new one sized by the tokenizer; the latter two record the data's languages. A run with span
+    tokens records them (`span_tokens`); a model fine-tuned without keeps its own."""
     overrides = config_overrides(model_args)
+    if data_args.span_token_share:
+        overrides["span_tokens"] = True
     if checkpoint:
         config = AutoConfig.from_pretrained(checkpoint, **overrides)
         return TransformerMTForConditionalGeneration(config)

@@ -1,0 +1,102 @@
+"""Training-time augmentation (transformer_mt.training.augmentation): a share of the training pairs upper-cased,
+title-cased or with their shared spans as reserved tokens, drawn from the data seed; the validation and test splits
+and a run with every share 0 untouched; a model trained with span tokens says so in its config."""
+
+import dataclasses
+import json
+
+import pytest
+from transformers import AutoConfig
+
+from transformer_mt import train_tokenizer, training
+from transformer_mt.training.augmentation import augment, augment_pair, augmentation_plan
+
+from .utils import TINY, train
+
+
+PAIR = ("Open %s at https://example.com/a in 3 steps.", "Öffnen Sie %s unter https://example.com/a in 3 Schritten.")
+
+
+def test_case_augmentation_changes_both_sides_and_keeps_placeholders_and_urls():
+    assert augment_pair(*PAIR, "uppercase", False) == (
+        "OPEN %s AT https://example.com/a IN 3 STEPS.", "ÖFFNEN SIE %s UNTER https://example.com/a IN 3 SCHRITTEN.",
+        False)
+    # OpusTrainer's TitleCase: the first letter of every word on both sides, the rest as written
+    assert augment_pair("open the file's KDE menu", "öffnen Sie das KDE-Menü der Datei", "titlecase", False) == (
+        "Open The File's KDE Menu", "Öffnen Sie Das KDE-Menü Der Datei", False)
+    assert augment_pair(*PAIR, None, False) == (*PAIR, False)
+
+
+def test_span_augmentation_masks_the_shared_spans_and_then_the_case_keeps_the_tokens():
+    assert augment_pair(*PAIR, None, True) == (
+        "Open {0} at {1} in {2} steps.", "Öffnen Sie {0} unter {1} in {2} Schritten.", True)
+    assert augment_pair(*PAIR, "uppercase", True) == (
+        "OPEN {0} AT {1} IN {2} STEPS.", "ÖFFNEN SIE {0} UNTER {1} IN {2} SCHRITTEN.", True)
+    # a span one side lacks stays as it is; a pair with no shared span is unchanged and not counted
+    assert augment_pair("Save %s in 2 steps.", "%s speichern.", None, True) == ("Save {0} in 2 steps.",
+                                                                                "{0} speichern.", True)
+    assert augment_pair("Save the file.", "Datei speichern.", None, True) == ("Save the file.", "Datei speichern.",
+                                                                              False)
+
+
+def test_the_seed_decides_which_pairs_and_each_share_draws_apart():
+    cases, spans = augmentation_plan(1000, 0.1, 0.2, 0.3, seed=0)
+    assert (cases.count("uppercase"), cases.count("titlecase"), sum(spans)) == (112, 186, 305)
+    assert augmentation_plan(1000, 0.1, 0.2, 0.3, seed=0) == (cases, spans)  # reproducible, so resumable
+    assert augmentation_plan(1000, 0.1, 0.2, 0.3, seed=1) != (cases, spans)
+    assert augmentation_plan(1000, 0.5, 0.0, 0.3, seed=0)[1] == spans  # another case share: the same span pairs
+    none = augmentation_plan(1000, 0.0, 0.0, 0.0, seed=0)
+    assert none == ([None] * 1000, [False] * 1000)
+
+
+def test_a_share_out_of_range_or_two_case_shares_over_one_are_refused(tmp_path):
+    for flags, message in ((["--uppercase_share", "1.5"], "--uppercase_share must be in"),
+                           (["--span_token_share", "-0.1"], "--span_token_share must be in"),
+                           (["--uppercase_share", "0.6", "--titlecase_share", "0.5"], "together at most 1")):
+        with pytest.raises(ValueError, match=message):
+            training.parse_args([*TINY, "--output_dir", str(tmp_path), *flags])
+
+
+@pytest.fixture(scope="module")
+def splits_and_tokenizer(tmp_path_factory):
+    """The tiny recipe's arguments, its splits and a small tokenizer."""
+    data_args, setup, _, training_args = training.parse_args(
+        [*TINY, "--output_dir", str(tmp_path_factory.mktemp("run")), "--do_train", "--do_eval", "--do_predict"])
+    datasets = training.load_splits(data_args, training_args, setup)
+    tokenizer = train_tokenizer([*datasets["train"]["en"], *datasets["train"]["de"]], vocab_size=1000)
+    return data_args, training_args, datasets, tokenizer
+
+
+def test_only_the_training_split_is_augmented_and_every_share_0_leaves_it_as_it_is(splits_and_tokenizer):
+    data_args, training_args, datasets, tokenizer = splits_and_tokenizer
+    plain, report = training.preprocess(datasets, tokenizer, data_args, training_args)
+    assert "augmented_pairs" not in report
+    expected = training.encode_pairs(tokenizer, list(datasets["train"]["en"]), list(datasets["train"]["de"]),
+                                     data_args)
+    assert plain["train"]["input_ids"] == [ids for ids, long in zip(expected["input_ids"], expected["long"])
+                                           if not long]
+
+    shares = dataclasses.replace(data_args, uppercase_share=0.3, titlecase_share=0.2, span_token_share=1.0)
+    augmented, report = training.preprocess(datasets, tokenizer, shares, training_args)
+    assert report["augmented_pairs"] == {"uppercase": 51, "titlecase": 46, "span_tokens": 15}
+    for split in ("validation", "test"):
+        assert augmented[split]["input_ids"] == plain[split]["input_ids"]
+        assert augmented[split]["labels"] == plain[split]["labels"]
+    assert augmented["train"]["input_ids"] != plain["train"]["input_ids"]
+    unchanged, counts = augment(datasets["train"], "en", "de", {"uppercase": 0, "titlecase": 0, "span_tokens": 0}, 0)
+    assert counts == {"uppercase": 0, "titlecase": 0, "span_tokens": 0}
+    assert list(unchanged["en"]) == list(datasets["train"]["en"])
+    assert list(unchanged["de"]) == list(datasets["train"]["de"])
+
+
+def test_a_run_with_span_tokens_records_them_in_its_config_and_a_fine_tuned_model_keeps_them(tmp_path):
+    first, second = tmp_path / "spans", tmp_path / "fine-tuned"
+    train(first, "--do_train", "--max_steps", 1, "--save_strategy", "no", "--span_token_share", 1,
+          "--uppercase_share", 0.1)
+    assert AutoConfig.from_pretrained(first).span_tokens is True
+    info = json.loads((first / "training_info.json").read_text())
+    assert info["augmentation"] == {"uppercase_share": 0.1, "titlecase_share": 0.0, "span_token_share": 1.0}
+    assert info["training_pairs"]["augmented_pairs"]["span_tokens"] > 0
+    train(second, "--do_train", "--max_steps", 1, "--save_strategy", "no", "--model_name_or_path", first)
+    assert AutoConfig.from_pretrained(second).span_tokens is True
+    assert json.loads((second / "training_info.json").read_text())["augmentation"]["span_token_share"] == 0.0
