@@ -18,6 +18,7 @@ from transformer_mt.casing import case_of, fold, fold_sentences, restore, restor
     ("KDE Frontend for Callgrind/Cachegrind", "title"),
     ("Visited Text on Visited Background", "title"),
     ("Start Game", "title"),
+    ("Click Save.", "normal"),  # a sentence naming a label: its first word is capitalised as any sentence's is
     ("Assume we are the only DHCP server on the local network.", "normal"),
     ("Enforce strict ISO compliance", "normal"),
     ("Hexadecimal", "normal"),

@@ -4,6 +4,7 @@ server's markup handling; entries already translated kept, new ones marked for r
 import pytest
 
 from transformer_mt.files import placeholders_kept, translate_document, translate_file
+from transformer_mt.markup import HtmlDocuments
 
 from .utils import require, save_copy_model
 
@@ -62,9 +63,14 @@ XLIFF_20 = '''<?xml version="1.0" encoding="UTF-8"?>
 '''
 
 
-def mark(texts):
-    """A translation that shows what was translated: «text»."""
-    return [f"«{text}»" for text in texts]
+def mark(texts, format="text"):
+    """A translation that shows what was translated: «text»; HTML's runs of text each marked whole, its words
+    aligned one to one, as a model keeping the word order would."""
+    if format == "text":
+        return [f"«{text}»" for text in texts]
+    documents = HtmlDocuments(texts)
+    return documents.fill([f"«{text}»" for text in documents.texts],
+                          [[(i, i) for i in range(len(text.split()))] for text in documents.texts])
 
 
 def test_po_entries_are_translated_plurals_filled_and_kept_ones_kept(tmp_path):
@@ -88,7 +94,8 @@ def test_po_entries_are_translated_plurals_filled_and_kept_ones_kept(tmp_path):
 def test_lost_placeholders_are_named_and_marked(tmp_path):
     (tmp_path / "app.po").write_text(PO, encoding="utf-8")
     report = translate_file(str(tmp_path / "app.po"), str(tmp_path / "out.po"),
-                            lambda texts: [text.replace("%(name)s", "Name").replace("%d", "viele") for text in texts])
+                            lambda texts, format: [text.replace("%(name)s", "Name").replace("%d", "viele")
+                                                   for text in texts])
     assert sorted(report.placeholders_differ) == ["Hello %(name)s, you have %s messages.", "One file was deleted."]
     entry = polib.pofile(str(tmp_path / "out.po")).find("Hello %(name)s, you have %s messages.")
     assert "placeholders or tags differ" in entry.tcomment and "fuzzy" in entry.flags
@@ -108,8 +115,8 @@ def test_xliff_1_2_and_2_0_get_targets_and_states(tmp_path):
     assert targets["1"].text == "«Open the file.»" and targets["1"].get("state") == "needs-review-translation"
     assert targets["2"].text == "Schließen Sie das Fenster." and targets["2"].get("state") == "final"
     assert etree.tostring(targets["3"], encoding="unicode").startswith(
-        '<target xmlns="urn:oasis:names:tc:xliff:document:1.2" state="needs-review-translation">«Click» <g id="b">'
-        "«Save»</g> «now.»</target>")
+        '<target xmlns="urn:oasis:names:tc:xliff:document:1.2" state="needs-review-translation">«Click <g id="b">'
+        "Save</g> now.»</target>")  # one sentence, the inline element around its word
 
     (tmp_path / "app2.xlf").write_text(XLIFF_20, encoding="utf-8")
     report = translate_file(str(tmp_path / "app2.xlf"), str(tmp_path / "out2.xlf"), mark)
@@ -132,7 +139,7 @@ def test_what_is_not_text_stays_untranslated(tmp_path):
     ns = {"x": "urn:oasis:names:tc:xliff:document:1.2"}
     units = {unit.get("id"): unit for unit in etree.parse(str(tmp_path / "out.xlf")).iterfind(".//x:trans-unit", ns)}
     target = etree.tostring(units["1"].find("x:target", ns), encoding="unicode")
-    assert "«Click» <bpt id=\"1\">&lt;b&gt;</bpt>«here»<ept id=\"1\">&lt;/b&gt;</ept><!-- a note -->" in target
+    assert "«Click <bpt id=\"1\">&lt;b&gt;</bpt>here<ept id=\"1\">&lt;/b&gt;</ept><!-- a note -->»" in target
     assert units["4"].find("x:target", ns) is None  # translate="no"
     (tmp_path / "app.po").write_text(PO.replace('msgid "Open the file."', 'msgid "Name: "'), encoding="utf-8")
     translate_file(str(tmp_path / "app.po"), str(tmp_path / "out.po"), mark)
@@ -147,10 +154,10 @@ def test_html_keeps_its_markup(tmp_path):
                                         '<body><p class="x">Open <b>the file</b>.</p><p translate="no">Name</p>'
                                         '</body></html>', encoding="utf-8")
     report = translate_file(str(tmp_path / "page.html"), str(tmp_path / "out.html"), mark)
-    assert report.translated == 4
+    assert report.translated == 2  # the title and the paragraph, each one run of text
     assert (tmp_path / "out.html").read_text(encoding="utf-8") == (
-        '<html><head><title>«Help»</title><style>p {color: red}</style></head><body><p class="x">«Open» '
-        '<b>«the file»</b>«.»</p><p translate="no">Name</p></body></html>')
+        '<html><head><title>«Help»</title><style>p {color: red}</style></head><body><p class="x">«Open '
+        '<b>the file</b>.»</p><p translate="no">Name</p></body></html>')
 
 
 def test_translate_py_and_python_translate_a_po_file_with_the_model(tmp_path, capsys):

@@ -33,7 +33,8 @@ class FakeEngine:
     """An engine that 'translates' a sentence into «sentence» (hypothesis k: «sentence»k), after `delay` seconds per
     call: exact, fast answers for the API's own tests. Records the batch sizes it was called with."""
 
-    name, reason, device, workers, max_positions, tokenizer = "fake", "a test engine", "cpu", 1, None, None
+    name, reason, device, workers, max_positions = "fake", "a test engine", "cpu", 1, None
+    tokenizer = types.SimpleNamespace(is_fast=True)  # gives character offsets: its translations can be aligned
 
     def __init__(self, source="en", target="de", delay=0.0, marker="«»"):
         self.config = types.SimpleNamespace(source_lang=source, target_lang=target)
@@ -45,6 +46,11 @@ class FakeEngine:
         time.sleep(self.delay)
         return [[(f"{self.marker[0]}{sentence}{self.marker[1]}" + (str(k) if k else ""), -0.1 * k)
                  for k in range(options.num_return_sequences)] for sentence in sentences]
+
+
+    def align_pairs(self, sources, targets, options):
+        """Word i to word i: the marker keeps every word where it was."""
+        return [[(i, i) for i in range(len(target.split()))] for target in targets]
 
 
 def fake_app(limits=None, delay=0.0, marker="«»"):
@@ -70,9 +76,26 @@ def test_html_keeps_tags_attributes_and_untranslated_elements(client):
     html = ('<p class="x">Open <a href="/f?a=1&amp;b=2" title="keep">the file</a>. <b>Save</b> it.</p>'
             '<p translate="no">Mastodon</p><script>var a = "<b>";</script><code>ls -l</code>')
     answer = client.post("/translate", json={"q": html, "source": "en", "target": "de", "format": "html"}).json()
+    # each sentence whole, its inline tags around the same words; a label the sentence kept as it was ("Save") takes
+    # its own translation (the engine's for "Save" alone), as a model that leaves a UI label in English is helped
     assert answer["translatedText"] == (
-        '<p class="x">«Open» <a href="/f?a=1&amp;b=2" title="keep">«the file»</a>«.» <b>«Save»</b> «it.»</p>'
+        '<p class="x">«Open <a href="/f?a=1&amp;b=2" title="keep">the file</a>.» «<b>«Save»</b> it.»</p>'
         '<p translate="no">Mastodon</p><script>var a = "<b>";</script><code>ls -l</code>')
+
+
+def test_a_mastodon_post_is_one_sentence_with_its_link_and_bold_word_and_its_hashtag_verbatim(client):
+    post = ('<p>All <a href="https://example.org/disks" rel="nofollow">partitions are</a> already <b>in use</b>. '
+            '<a href="https://mastodon.social/tags/linux" class="mention hashtag" rel="tag">#<span>linux</span></a> '
+            '<span class="h-card"><a href="https://mastodon.social/@alice" class="u-url mention">@<span>alice'
+            '</span></a></span></p>')
+    answer = client.post("/translate", json={"q": post, "source": "en", "target": "de", "format": "html"}).json()
+    assert answer["translatedText"] == (
+        '<p>«All <a href="https://example.org/disks" rel="nofollow">partitions are</a> already <b>in use</b>.» '
+        '<a class="mention hashtag" href="https://mastodon.social/tags/linux" rel="tag">#<span>linux</span></a> '
+        '<span class="h-card"><a class="u-url mention" href="https://mastodon.social/@alice">@<span>alice'
+        '</span></a></span></p>')
+    # one sentence and the link's and the bold words' own texts (where to place them); no hashtag, no mention
+    assert client.app.state.service.pairs[("en", "de")].engine.calls[-1] == 3
 
 
 def test_a_translation_is_escaped_never_markup():
@@ -99,9 +122,9 @@ def test_each_clients_requests_get_the_answer_it_reads(name, client):
         check_reads(answer.json(), request, name)
 
 
-# What the fake engine makes of the HTML posts: each text node's sentences translated, the markup kept.
+# What the fake engine makes of the HTML posts: each sentence translated whole, its inline tags around its words.
 EXPECTED_HTML = {"<p>Open the file. Close the window.</p>": "<p>«Open the file.» «Close the window.»</p>",
-                 "<p>Click <b>Save</b>.</p>": "<p>«Click» <b>«Save»</b>«.»</p>",
+                 "<p>Click <b>Save</b>.</p>": "<p>«Click <b>«Save»</b>.»</p>",
                  "<p>Open the file.</p>": "<p>«Open the file.»</p>", "Open the file.": "«Open the file.»"}
 
 

@@ -8,8 +8,9 @@ The rules (tuned on the validation splits of data/en-de and en-de-ui):
 - "upper": no lower-case letter outside placeholders and URLs, and either two letter runs of two or more letters
   ("FILE NOT FOUND", "WORKDAY.INTL") or one of five or more ("RECOVERING"). One run of two to four letters is an
   acronym ("OK", "USB", "HTML", "ID: %s"): the corpus' upper-case runs inside mixed text are 86% two to four letters.
-- "title": not upper, and every word of four or more letters but the small ones ("from", "with", ...) begins with
-  a capital, two of them at least ("Restore Last Query", "Add Multiple Titles").
+- "title": not upper, and every word of four or more letters but the small ones ("from", "with", ...) and a
+  first of a sentence (a text ending in ".", "!" or "?") begins with a capital, two of them at least ("Restore
+  Last Query", "Start Game"; not "Click Save.", a sentence that names a label).
 
 `fold` gives both sentence case: an upper text all lower but each sentence's first letter, a title its capitalised
 words lower (names such as "KDE" or "AutoCorrect" kept); tokens holding a digit, a placeholder or a URL never
@@ -51,7 +52,11 @@ def case_of(text: str) -> str:
     if not any(char.islower() for char in plain) and (
             len(runs) >= 2 or any(len(run) > ACRONYM_LETTERS for run in runs)):
         return "upper"
-    words = [run for run in LETTER_RUN.findall(plain) if len(run) >= TITLE_LETTERS and run.lower() not in SMALL_WORDS]
+    sentence = plain.rstrip().endswith((".", "!", "?"))  # a sentence's first word is capitalised anyway
+    starts = {match.start(2) for match in SENTENCE_START.finditer(plain.lstrip())} if sentence else set()
+    shift = len(plain) - len(plain.lstrip())
+    words = [match[0] for match in LETTER_RUN.finditer(plain) if len(match[0]) >= TITLE_LETTERS
+             and match[0].lower() not in SMALL_WORDS and match.start() - shift not in starts]
     if len(words) >= 2 and all(word[0].isupper() for word in words):
         return "title"
     return "normal"

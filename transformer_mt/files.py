@@ -3,11 +3,18 @@
 - gettext `.po`/`.pot` through polib: each message's msgid (and msgid_plural) translated into msgstr (the plural
   forms: the singular's translation first, the plural's for the others); entries already translated are kept
   unless `overwrite`; every entry this writes is marked fuzzy, for a translator's review.
-- XLIFF 1.2 and 2.0 through lxml: each `<source>` translated into its `<target>` (created when missing), inline
-  elements kept as they are (their text translated node by node, as HTML), the state set (1.2 `state=
-  "needs-review-translation"`, 2.0 `state="translated"`); units already translated kept unless `overwrite`.
-- HTML as the server's `format: "html"` translates it (`transformer_mt.markup`): tags, attributes and untranslated
-  elements kept, the text escaped.
+- XLIFF 1.2 and 2.0 through lxml: each `<source>` translated into its `<target>` (created when missing), the
+  state set (1.2 `state="needs-review-translation"`, 2.0 `state="translated"`); units already translated kept
+  unless `overwrite`. A source with inline elements is translated whole, as HTML is: the elements around text
+  (`<g>`, `<mrk>`, `<pc>`) put back around their words' translation, the inline codes (`<x/>`, `<bx/>`, `<ex/>`,
+  `<ph>`, `<bpt>`, `<ept>`, `<it>`; 2.0 `<ph/>`, `<sc/>`, `<ec/>`) and comments kept as they are, where the
+  sentence puts them.
+- HTML as the server's `format: "html"` translates it (`transformer_mt.markup`): each sentence whole, its inline
+  tags put back around their words' translation; attributes and untranslated elements kept, the text escaped.
+  A .po message that is HTML (`<b>%s</b>`, `<a href="%s">here</a>`) is translated the same way.
+
+`translate_texts(texts, format)` does the translating for all three: texts in, their translations out, in order;
+`format` is "text" or "html" (`TranslationOptions.format`).
 
 Placeholders (`%s`, `%(name)s`, `{0}`, `{name}`, `%1$s`) and tags are checked: a translation that does not hold the
 same ones as its source is counted, and in a `.po` file gets a translator comment saying so (the entry is fuzzy
@@ -51,16 +58,40 @@ def placeholders_kept(source: str, translation: str) -> bool:
     return held(source) == held(translation)
 
 
-def translate_file(input_path: str, output_path: str, translate_texts: Callable[[list[str]], list[str]],
+def translate_file(input_path: str, output_path: str, translate_texts: Callable[..., list[str]],
                    overwrite: bool = False) -> FileReport:
-    """Translate `input_path` (.po, .xliff or .html) into `output_path` in the same format with `translate_texts`
-    (texts in, their translations out, in order; called once)."""
+    """Translate `input_path` (.po, .xliff or .html) into `output_path` in the same format with
+    `translate_texts(texts, format)` (texts in, their translations out, in order; `format` "text" or "html")."""
     kind = file_format(input_path)
     if kind is None:
         raise ValueError(f"{input_path}: not a file format translate_file reads (.po, .pot, .xlf, .xliff, .html, "
                          ".htm); a plain text file is translated line by line")
     return {"po": _translate_po, "xliff": _translate_xliff, "html": _translate_html}[kind](
         input_path, output_path, translate_texts, overwrite)
+
+
+HTML_INLINE = {"a", "abbr", "b", "big", "cite", "code", "em", "i", "kbd", "q", "s", "samp", "small", "span",
+               "strong", "sub", "sup", "tt", "u", "var"}
+
+
+def holds_markup(text: str) -> bool:
+    """Whether a message is an HTML fragment to translate as one (`<b>%s</b> saved`, `<a href="%s">here</a>`):
+    it holds only HTML's inline tags, and BeautifulSoup writes it back exactly as it was (so `<file>` in a usage
+    line, or an unclosed `<b>`, is text)."""
+    names = {name.lower() for name in re.findall(r"</?([A-Za-z][\w-]*)", text)}
+    if not names or not names <= HTML_INLINE:
+        return False
+    from bs4 import BeautifulSoup
+
+    return str(BeautifulSoup(text, "html.parser")) == text
+
+
+def _translate_mixed(texts: list[str], translate_texts) -> list[str]:
+    """Each text translated, those that are HTML fragments as HTML, in one call for each kind."""
+    markup = [holds_markup(text) for text in texts]
+    done = {True: iter(translate_texts([t for t, m in zip(texts, markup) if m], "html")) if any(markup) else None,
+            False: iter(translate_texts([t for t, m in zip(texts, markup) if not m], "text"))}
+    return [next(done[m]) for m in markup]
 
 
 def _translate_po(input_path, output_path, translate_texts, overwrite) -> FileReport:
@@ -81,7 +112,7 @@ def _translate_po(input_path, output_path, translate_texts, overwrite) -> FileRe
                                                    else [entry.msgid])]
     # a message's leading and trailing whitespace ("Name: ", "Usage: %s\n") belongs to the program: kept as it is
     translations = iter([rewrap(text, translation) for text, translation in
-                         zip(texts, translate_texts([text.strip() for text in texts]))])
+                         zip(texts, _translate_mixed([text.strip() for text in texts], translate_texts))])
     for entry in todo:
         singular = next(translations)
         if entry.msgid_plural:
@@ -122,10 +153,10 @@ def _translate_xliff(input_path, output_path, translate_texts, overwrite) -> Fil
             report.kept += 1
             continue
         todo.append((unit, source, target))
-    nodes = [node for _, source, _ in todo for node in _text_nodes(source)]
-    translations = iter(translate_texts([text.strip() for _, _, text in nodes]))
-    for unit, source, target in todo:
-        new = _copy_translated(source, tag("target"), translations)
+    fragments = [_as_html(source) for _, source, _ in todo]
+    translations = translate_texts([fragment for fragment, _ in fragments], "html") if todo else []
+    for (unit, source, target), (_, codes), translation in zip(todo, fragments, translations, strict=True):
+        new = _from_html(translation, source, tag("target"), codes)
         if target is not None:
             unit.replace(target, new)
         else:
@@ -142,64 +173,84 @@ def _translate_xliff(input_path, output_path, translate_texts, overwrite) -> Fil
     return report
 
 
-# XLIFF 1.2 inline codes hold the original document's markup, never text to translate
-_CODES = {"bpt", "ept", "ph", "it"}
+WRAPPING = {"g", "mrk", "pc"}  # XLIFF's inline elements around text; every other one is a code, kept as it is
 
 
 def _local(tag) -> str | None:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else None  # None: a comment or processing instruction
 
 
-def _text_nodes(element) -> list[tuple]:
-    """(element, "text" or "tail", text) for every non-blank text of `element` and its descendants that is text to
-    translate: not inside an inline code (bpt, ept, ph, it), a comment, or an element marked translate="no". The
-    same order for a source and its copy, which is all that filling needs."""
-    found = []
+def _as_html(source) -> tuple[str, list]:
+    """A `<source>`'s content as an HTML fragment for `format="html"`, and its inline elements in document order:
+    each wrapping one as `<span data-xliff="k">` around its content, each code (and comment) as an empty
+    `<code data-xliff="k">`, which the html step keeps verbatim where the sentence puts it."""
+    import html
 
-    def visit(node, translatable: bool):
-        name = _local(node.tag)
-        inside = translatable and name is not None and name not in _CODES and node.get("translate") != "no"
-        if inside and node.text and node.text.strip():
-            found.append((node, "text", node.text))
+    elements = []
+
+    def render(node) -> str:
+        parts = [html.escape(node.text or "", quote=False)]
         for child in node:
-            visit(child, inside)
-            if translatable and child.tail and child.tail.strip():
-                found.append((child, "tail", child.tail))
+            k = len(elements)
+            elements.append(child)
+            if _local(child.tag) in WRAPPING and child.get("translate") != "no":
+                parts.append(f'<span data-xliff="{k}">{render(child)}</span>')
+            else:
+                parts.append(f'<code data-xliff="{k}"></code>')
+            parts.append(html.escape(child.tail or "", quote=False))
+        return "".join(parts)
 
-    visit(element, True)
-    return found
+    return render(source), elements
 
 
-def _copy_translated(source, target_tag: str, translations):
-    """A copy of `source` named `target_tag`, each text node replaced by its translation (whitespace kept)."""
+def _from_html(fragment: str, source, target_tag: str, elements: list):
+    """The `<target>` named `target_tag` that `fragment` (the translation of `_as_html(source)`) describes: its text,
+    each wrapping element rebuilt around its translated content, each code a copy of the source's."""
     import copy
 
-    new = copy.deepcopy(source)
-    new.tag = target_tag
-    for key in list(new.attrib):
-        del new.attrib[key]
-    for node, side, text in _text_nodes(new):
-        setattr(node, side, rewrap(text, next(translations)))
-    return new
+    from bs4 import BeautifulSoup, NavigableString
+
+    def fill(element, nodes) -> None:
+        last = None
+        for node in nodes:
+            if isinstance(node, NavigableString):
+                if last is None:
+                    element.text = (element.text or "") + str(node)
+                else:
+                    last.tail = (last.tail or "") + str(node)
+                continue
+            original = elements[int(node["data-xliff"])]
+            if node.name == "code":
+                new = copy.deepcopy(original)
+                new.tail = None
+            else:
+                new = original.makeelement(original.tag, dict(original.attrib))
+                fill(new, node.children)
+            element.append(new)
+            last = new
+
+    target = source.makeelement(target_tag, {})
+    fill(target, BeautifulSoup(fragment, "html.parser").children)
+    return target
 
 
 def _translate_html(input_path, output_path, translate_texts, overwrite) -> FileReport:
+    with open(input_path, encoding="utf-8-sig") as f:  # a byte-order mark is no text to translate
+        document = f.read()
     from .markup import HtmlDocuments  # BeautifulSoup: the [files] or [serve] extra
 
-    with open(input_path, encoding="utf-8-sig") as f:  # a byte-order mark is no text to translate
-        document = HtmlDocuments([f.read()])
-    translated = document.fill(translate_texts(document.texts))
     with open(output_path, "w", encoding="utf-8") as f:
-        f.write(translated[0])
-    return FileReport("html", translated=len(document.texts))
+        f.write(translate_texts([document], "html")[0])
+    return FileReport("html", translated=len(HtmlDocuments([document]).texts))  # its runs of text
 
 
 def translate_document(model, tokenizer, input_path: str, output_path: str, overwrite: bool = False,
                        **options) -> FileReport:
     """`translate_file` with `translation.translate(model, tokenizer, texts, **options)` (engine, beams, sentence
     splitting, ...): a .po, XLIFF or HTML file translated from Python."""
-    return translate_file(input_path, output_path, lambda texts: translate(model, tokenizer, texts, **options),
-                          overwrite)
+    return translate_file(input_path, output_path, lambda texts, format="text": translate(
+        model, tokenizer, texts, **{**options, "format": format}), overwrite)
 
 
-__all__ = ["FORMATS", "FileReport", "TAG", "file_format", "placeholders_kept", "translate_document", "translate_file"]
+__all__ = ["FORMATS", "FileReport", "HTML_INLINE", "TAG", "file_format", "holds_markup", "placeholders_kept",
+           "translate_document", "translate_file"]

@@ -217,8 +217,9 @@ def translate_structured_file(args: argparse.Namespace, engine, state) -> int:
         raise ValueError(f"{args.input}: a .po, XLIFF or HTML file is translated by one process; run it without a "
                          "launcher")
 
-    def translate(texts: list[str]) -> list[str]:
-        return [hypotheses[0][0] if hypotheses else "" for hypotheses in translate_texts(engine, texts, args.options)]
+    def translate(texts: list[str], format: str = "text") -> list[str]:
+        return [hypotheses[0][0] if hypotheses else "" for hypotheses in
+                translate_texts(engine, texts, args.options.replace(format=format))]
 
     with atomic_output(args.output) as output:
         output.close()  # translate_file writes by path; atomic_output renames it into place when this ends

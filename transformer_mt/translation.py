@@ -14,12 +14,15 @@ The seed, when the options give one, is set once per call of an entry (`start`),
 """
 
 import dataclasses
+import logging
+import re
 from collections.abc import Callable, Iterable, Iterator
 
 import torch
 
 from . import sentences
 from .alignment import check_tokenizer, join_alignments
+from .casing import fold_sentences, restore_hypotheses
 from .checkpoints import check_tokenizer_matches
 from .constraints import first_sentence_prefixes
 from .decoding import Hypotheses, Layout, join_hypotheses, length_batches, split_texts, tagged
@@ -27,6 +30,8 @@ from .engines import Engine, resolve_engine
 from .options import OptionError, TranslationOptions, from_keywords
 from .spans import repair
 
+
+logger = logging.getLogger(__name__)
 
 @dataclasses.dataclass
 class Segments:
@@ -55,7 +60,7 @@ def segment(texts: list[str], options: TranslationOptions, config, numbers: Iter
         from .markup import HtmlDocuments  # BeautifulSoup: the [serve] or [files] extra
 
         documents = HtmlDocuments(texts)
-        units, numbers = documents.texts, None
+        units, numbers = documents.texts + documents.own_texts, None  # the elements' own texts too, for `assemble`
     language = sentences.segmenter_language(config, options.source_lang) if options.split_sentences else None
     flat, names, layout = split_texts(units, language, numbers or range(1, len(units) + 1))
     prefixes = first_sentence_prefixes(layout, target_prefix, len(flat)) if target_prefix is not None else None
@@ -65,36 +70,112 @@ def segment(texts: list[str], options: TranslationOptions, config, numbers: Iter
 def assemble(segments: Segments, hypotheses: list[Hypotheses]) -> list[Hypotheses]:
     """Each text's hypotheses from its sentences' (`hypotheses`, in `segments.sentences`' order): the k-th joins
     each sentence's k-th with the source's separators. A blank text has none; an HTML fragment gets one per rank,
-    its markup kept and every text node filled with its k-th translation (its best where it has fewer)."""
+    each run of its text filled with the run's k-th translation (its best where it has fewer) and its inline
+    elements placed by the sentences' word alignments (`decode` gives them with `format="html"`)."""
     joined = [join_hypotheses([hypotheses[i] for i in span], separators) for span, separators in segments.layout]
     if segments.documents is None:
         return joined
     from .markup import HtmlDocuments
 
     count = segments.options.num_return_sequences
-    joined = [node or [("", None)] * count for node in joined]
+    runs_count = len(segments.documents.texts)
+    own = {text: hypotheses[0][0] for text, hypotheses in zip(segments.documents.own_texts, joined[runs_count:])
+           if hypotheses}
     ranks = []
     for k in range(count):
         documents = segments.documents if k == 0 else HtmlDocuments(segments.texts)
-        nodes = [node[min(k, len(node) - 1)] for node in joined]
-        scores = [score for _, score in nodes]
-        filled = documents.fill([text for text, _ in nodes])
+        runs, alignments = [], []
+        for (span, separators), run in zip(segments.layout[:runs_count], joined[:runs_count], strict=True):
+            run = run or [("", None)]
+            runs.append(run[min(k, len(run) - 1)])
+            chosen = [min(k, len(hypotheses[i]) - 1) for i in span]
+            alignments.append(join_alignments([_alignment(hypotheses[i], rank) for i, rank in zip(span, chosen)],
+                                              [segments.sentences[i] for i in span],
+                                              [hypotheses[i][rank][0] for i, rank in zip(span, chosen)], separators))
+        scores = [score for _, score in runs]
+        filled = documents.fill([text for text, _ in runs], alignments, own)
+        if documents.fallbacks:
+            logger.warning(f"{documents.fallbacks} inline element(s) had no aligned words in the translation: "
+                           "each was put, with its source text, after the word before it")
         ranks.append([(text, None if None in scores else sum(scores)) for text in filled])
     return [[rank[i] for rank in ranks] for i in range(len(segments.texts))]
 
 
+class AlignedHypotheses(list):
+    """A sentence's hypotheses (a `Hypotheses` list) with the word alignment of each to the sentence, which
+    `decode` gives with `format="html"` so that `assemble` can place the inline markup."""
+
+    def __init__(self, hypotheses: Hypotheses, alignments: list):
+        super().__init__(hypotheses)
+        self.alignments = alignments
+
+
+def _only_tokens(sentence: str) -> bool:
+    """Whether an HTML run's sentence holds nothing but the tokens of verbatim elements (`markup`): kept as is."""
+    return not re.sub(r"\{\d+\}", "", sentence).strip()
+
+
+def _alignment(hypotheses: Hypotheses, rank: int) -> list:
+    return hypotheses.alignments[rank] if isinstance(hypotheses, AlignedHypotheses) else []
+
+
 def decode(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
            prefixes: list[str | None] | None = None) -> list[Hypotheses]:
-    """The engine's hypotheses for `sentences` (untagged; `options.source_prefix` begins each), the placeholders
-    their sources hold put back where the model lost them (`spans.repair`, from the engine's word alignments;
-    a model whose tokenizer gives no character offsets keeps what it wrote). What every entry decodes with."""
-    hypotheses = engine.translate_sentences(tagged(sentences, options.source_prefix), options, names, prefixes)
-    try:
-        check_tokenizer(engine.tokenizer)
-    except ValueError:
+    """The engine's hypotheses for `sentences` (untagged; `options.source_prefix` begins each): an ALL CAPS or
+    Title Case sentence shown to the engine in sentence case and its translation given the case back
+    (`options.fold_case`, `transformer_mt.casing`); the protected spans their sources hold (placeholders, URLs,
+    numbers, ...) put back where the model lost them (`spans.repair`, from the engine's word alignments; a model
+    whose tokenizer gives no character offsets keeps what it wrote). With `format="html"`, each sentence's
+    hypotheses come as `AlignedHypotheses`, aligned to it. What every entry decodes with."""
+    if options.format == "html" and any(map(_only_tokens, sentences)):  # a hashtag after the last full stop
+        keep = [i for i, sentence in enumerate(sentences) if not _only_tokens(sentence)]
+        decoded = iter(decode(engine, [sentences[i] for i in keep], options, [names[i] for i in keep],
+                              [prefixes[i] for i in keep] if prefixes else None))
+        return [AlignedHypotheses([(sentence, None)] * options.num_return_sequences,
+                                  [[(i, i) for i in range(len(sentence.split()))]] * options.num_return_sequences)
+                if _only_tokens(sentence) else next(decoded) for sentence in sentences]
+    folded, cases = fold_sentences(sentences) if options.fold_case else (sentences, None)
+    if cases is not None and prefixes is not None:  # a forced beginning is kept as it was given
+        folded = [sentence if prefix else fold for sentence, fold, prefix in zip(sentences, folded, prefixes)]
+        cases = [case if not prefix else "normal" for case, prefix in zip(cases, prefixes)]
+    hypotheses = engine.translate_sentences(tagged(folded, options.source_prefix), options, names, prefixes)
+    alignments = None
+    if _has_offsets(engine.tokenizer):
+        def align(sources: list[str], targets: list[str]) -> list:
+            """The pairs' alignments; none for a pair the model cannot read whole (a translation cut at the
+            length bound, past a learned position table)."""
+            try:
+                return engine.align_pairs(sources, targets, options)
+            except ValueError:
+                return [_aligned_alone(engine, source, target, options) for source, target in zip(sources, targets)]
+
+        hypotheses = repair(folded, hypotheses, names, align)
+        if options.format == "html":
+            pairs = [(i, text) for i, sentence in enumerate(hypotheses) for text, _ in sentence if text]
+            found = iter(align([folded[i] for i, _ in pairs], [text for _, text in pairs]) if pairs else [])
+            alignments = [[next(found) if text else [] for text, _ in sentence] for sentence in hypotheses]
+    if cases is not None:
+        hypotheses = restore_hypotheses(hypotheses, cases)
+    if alignments is None:
         return hypotheses
-    return repair(sentences, hypotheses, names, lambda sources, targets: engine.align_pairs(sources, targets,
-                                                                                            options))
+    return [AlignedHypotheses(sentence, aligned) for sentence, aligned in zip(hypotheses, alignments)]
+
+
+def _aligned_alone(engine: Engine, source: str, target: str, options: TranslationOptions) -> list:
+    try:
+        return engine.align_pairs([source], [target], options)[0]
+    except ValueError:
+        return []
+
+
+def _has_offsets(tokenizer) -> bool:
+    """Whether the tokenizer gives character offsets, which word alignments need (a converted Opus-MT model's
+    SentencePiece tokenizer does not: its translations keep what the model wrote)."""
+    try:
+        check_tokenizer(tokenizer)
+    except ValueError:
+        return False
+    return True
 
 
 def start(engine: Engine, options: TranslationOptions) -> None:
@@ -250,5 +331,5 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
-__all__ = ["Segments", "assemble", "decode", "process_state", "segment", "start", "translate", "translate_nbest",
-           "translate_stream", "translate_texts"]
+__all__ = ["AlignedHypotheses", "Segments", "assemble", "decode", "process_state", "segment", "start", "translate",
+           "translate_nbest", "translate_stream", "translate_texts"]

@@ -1,0 +1,386 @@
+"""Inline markup carried through a translation: each inline element of a text put back, exactly once, around the
+translation of the words it held, by the word alignment of the text and its translation (as Bergamot carries HTML
+through Firefox Translations).
+
+The caller (`transformer_mt.markup` for HTML, and through it `transformer_mt.files` for XLIFF and .po) hands over
+the text the engine translated, its inline elements as `Inline` spans over it, the translation, the alignment
+(Pharaoh pairs of whitespace words) and, where it has them, each element's own text translated on its own
+(`hints`); `place` answers where each element goes in the translation and `nest` turns that into a tree. Element by
+element in document order, so that a parent is placed before what it holds:
+
+- `wrap` (`<a>`, `<b>`, `<kbd>`, XLIFF `<g>`), within its parent's placement and outside what its earlier
+  siblings took, the first of: its text as it was, where the translation kept it (a path, a name; reserved for it
+  against the others' alignments); its own translation, or words that much alike (difflib, `HINT_SIMILARITY`);
+  the same part of one word cut alike ("<kbd>Ctrl</kbd>+<kbd>C</kbd>" in "Strg+C", "H<sub>2</sub>O"); the
+  longest run of the words aligned to its words. Punctuation at the edges stays outside unless the element held
+  it ("<a>partitions</a>." gives "<a>Partitionen</a>."). A UI label ("Copy List", capitalised) that the sentence
+  left untranslated, or placed only by the alignment, takes its own translation in those words' place: labels are
+  what a small model translates best alone (the markup study: docs/results/markup/).
+- `verbatim` (`<code>`, a Mastodon hashtag, `translate="no"`, XLIFF `<x/>`, `<ph>`): the engine saw a placeholder
+  `token` in its place and the element goes where the translation holds that token.
+- `point` (a void element, `<img>`, a comment): after the translation of the source word before it.
+
+An element with no aligned word left to it (or a verbatim one whose token the translation lost) is a fallback: it
+goes where a point would go, holding its own translation where one is given (else its source content as it was;
+a lost token is written back), and it is counted, so that a reader of the output can find it. Siblings never cross
+and children stay inside their parent, so the tree is always well-formed.
+"""
+
+import dataclasses
+import difflib
+import re
+
+
+WRAP, VERBATIM, POINT = "wrap", "verbatim", "point"
+EDGE_PUNCTUATION = ".,;:!?\"'()[]«»„“”‚‘’…"  # kept outside a placed element unless the element held it there
+
+
+@dataclasses.dataclass(frozen=True)
+class Inline:
+    """One inline element over a text: its characters `start:end` (for a verbatim element, those of its token),
+    the index of the element it lies in (None: the text itself), its kind, and a verbatim element's token."""
+
+    start: int
+    end: int
+    parent: int | None = None
+    kind: str = WRAP
+    token: str | None = None
+
+
+@dataclasses.dataclass
+class Placement:
+    """Where each element goes in a translation: `spans[k]`, its characters there (start == end for a point or a
+    fallback); `fallback[k]`, whether it went by the fallback rule; None for an element inside a fallback (it
+    stays with its parent's source content)."""
+
+    spans: list[tuple[int, int] | None]
+    fallback: list[bool]
+    translation: str = ""
+
+    @property
+    def fallbacks(self) -> int:
+        return sum(self.fallback)
+
+
+def words(text: str) -> list[tuple[int, int]]:
+    """The character spans of the whitespace-separated words of `text` (the alignment's words)."""
+    return [match.span() for match in re.finditer(r"\S+", text)]
+
+
+def place(source: str, elements: list[Inline], translation: str, alignment: list[tuple[int, int]],
+          hints: list[str | None] | None = None) -> Placement:
+    """Each of `elements` (over `source`, parents before children) placed in `translation` by `alignment`, and
+    by `hints` where given: each element's own text translated on its own (see `_wrap`)."""
+    source_words, target_words = words(source), words(translation)
+    targets_of: dict[int, set[int]] = {}
+    for i, j in alignment:
+        if j < len(target_words):
+            targets_of.setdefault(i, set()).add(j)
+    hints = hints or [None] * len(elements)
+    spans: list[tuple[int, int] | None] = []
+    fallback, settled = [], set()
+    taken: dict[int | None, list[tuple[int, int]]] = {}  # per parent: the characters its placed children hold
+    copies = {k: _copied(translation, source[e.start : e.end], (0, len(translation)), [], [])
+              for k, e in enumerate(elements) if e.kind == WRAP}  # kept as they were: reserved for their element
+    token_from = 0
+    for k, element in enumerate(elements):
+        if element.parent is not None and (spans[element.parent] is None or fallback[element.parent]):
+            spans.append(None)
+            fallback.append(False)
+            continue
+        bounds = _bounds(spans, element.parent, len(translation))
+        siblings = taken.setdefault(element.parent, [])
+        span = None
+        if element.kind == VERBATIM:
+            found = translation.find(element.token, *bounds)
+            found = found if found >= 0 else translation.find(element.token, token_from)
+            if found >= 0:
+                token_from = found + len(element.token)
+                span = (found, token_from)
+        elif element.kind == WRAP:
+            aligned = sorted({j for i, (start, end) in enumerate(source_words)
+                              if start < element.end and end > element.start for j in targets_of.get(i, ())
+                              if target_words[j][0] < bounds[1] and target_words[j][1] > bounds[0]})
+            others = siblings + [copy for other, copy in copies.items() if copy and other != k]
+            clipped = [(max(target_words[j][0], bounds[0]), min(target_words[j][1], bounds[1])) for j in aligned]
+            span, kept = _wrap(source, element, translation, source_words, clipped, target_words, bounds, siblings,
+                               others, hints[k])
+            if kept:
+                settled.add(k)
+        if span is not None:
+            siblings.append(span)
+            spans.append(span)
+            fallback.append(False)
+            continue
+        point = _point(source, element.start, source_words, targets_of, target_words, bounds, translation)
+        spans.append((point, point))
+        fallback.append(element.kind != POINT)
+    swaps = {k: hints[k] for k in _outermost_of_same_text(elements, source)
+             if hints[k] and spans[k] is not None and k not in settled and _label(source[elements[k].start :
+                                                                                          elements[k].end])}
+    swaps.update({k: element.token for k, element in enumerate(elements)  # a lost token: written back, counted
+                  if element.kind == VERBATIM and fallback[k]})
+    translation, spans = _swap_in(translation, spans, swaps, elements)
+    return Placement(spans, fallback, translation)
+
+
+def _wrap(source, element: Inline, translation: str, source_words, aligned: list[tuple[int, int]], target_words,
+          bounds, siblings, others, hint: str | None) -> tuple[tuple[int, int] | None, bool]:
+    """A wrapping element's span in the translation, and whether its words are settled (else its own text's
+    translation, `hint`, may take their place). Tried in order: its text kept as it was (a path, a name: settled
+    when the hint keeps it too); words like the hint; the same part of a word ("<kbd>Ctrl</kbd>+C"); the longest
+    run of aligned words (as the alignment gives them; the hint may replace them)."""
+    held = source[element.start : element.end]
+    span = _copied(translation, held, bounds, siblings, aligned)
+    if span is not None:
+        return span, hint is None or difflib.SequenceMatcher(None, hint.strip(), held.strip()).ratio() >= 0.9
+    if hint:
+        span = _copied(translation, hint, bounds, others, aligned) or _like_hint(
+            translation, target_words, aligned, bounds, others, hint, held)
+        if span is not None:
+            return span, True
+    covered = [word for word in source_words if word[0] < element.end and word[1] > element.start]
+    if len(covered) == 1:
+        span = _within_word(source, covered[0], element, translation, target_words, aligned, bounds, others)
+        if span is not None:
+            return span, True
+    run = _longest_free_run(aligned, others)
+    return (None if run is None else _trim(translation, *run, held)), False
+
+
+def _label(text: str) -> bool:
+    """Whether an element's text reads as a UI label ("Copy List", "Templates", "Tools - Options"): it begins with
+    a capital and holds a word of two letters or more. Running text under a link ("partitions are") is none."""
+    text = text.strip(EDGE_PUNCTUATION + " ")
+    return text[:1].isupper() and re.search(r"[^\W\d_]{2}", text) is not None
+
+
+def _outermost_of_same_text(elements: list[Inline], source: str) -> list[int]:
+    """The wrapping elements whose words may take their own translation: those holding nothing but text, or one
+    wrapping element over the same words (`<a><em>Copy List</em></a>`), and not inside another such."""
+    children: dict[int, list[int]] = {}
+    for k, element in enumerate(elements):
+        if element.parent is not None:
+            children.setdefault(element.parent, []).append(k)
+
+    def plain(k: int) -> bool:
+        inner = children.get(k, [])
+        if elements[k].kind != WRAP:
+            return False
+        if not inner:
+            return True
+        only = elements[inner[0]]
+        same = source[only.start : only.end].strip() == source[elements[k].start : elements[k].end].strip()
+        return len(inner) == 1 and same and plain(inner[0])
+
+    found = []
+    for k, element in enumerate(elements):
+        parent = element.parent
+        if plain(k) and (parent is None or not plain(parent)):
+            found.append(k)
+    return found
+
+
+def _swap_in(translation: str, spans: list, hints: dict[int, str], elements: list[Inline]) -> tuple[str, list]:
+    """`translation` with each of `hints`' elements' span (its words, or a fallback's point) holding that
+    element's own translation instead, the elements inside it over the same text, and every span moved with the
+    text."""
+    edits = sorted((spans[k][0], spans[k][1], k) for k in hints)
+    pieces, moved, position, shift = [], {}, 0, []
+    for start, end, k in edits:
+        if start < position:
+            continue
+        text = hints[k]
+        if start == end:  # a fallback's point: the text gets a space where it meets a word
+            text = (" " if start and not translation[start - 1].isspace() else "") + text + (
+                " " if start < len(translation) and not translation[start].isspace() else "")
+        pieces += [translation[position:start], text]
+        new_start = sum(map(len, pieces)) - len(text)
+        inner = text.strip()
+        moved[k] = (new_start + text.index(inner), new_start + text.index(inner) + len(inner))
+        shift.append((end, len(text) - (end - start)))
+        position = end
+    pieces.append(translation[position:])
+
+    def move(at: int) -> int:
+        return at + sum(delta for end, delta in shift if end <= at)
+
+    def swapped(k: int) -> int | None:
+        while k is not None and k not in moved:
+            k = elements[k].parent
+        return k
+
+    return "".join(pieces), [moved[swapped(k)] if swapped(k) is not None else span if span is None
+                             else (move(span[0]), move(span[1])) for k, span in enumerate(spans)]
+
+
+def _bounds(spans, parent: int | None, length: int) -> tuple[int, int]:
+    return (0, length) if parent is None else spans[parent]
+
+
+def _longest_free_run(aligned: list[tuple[int, int]], taken: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The characters from the first to the last of the longest run of `aligned` words (character spans, in
+    order) that no `taken` span overlaps or interrupts."""
+    runs: list[list[tuple[int, int]]] = []
+    for start, end in aligned:
+        if any(first < end and last > start for first, last in taken):
+            continue
+        if runs and not any(runs[-1][-1][1] <= first < start for first, _ in taken):
+            runs[-1].append((start, end))
+        else:
+            runs.append([(start, end)])
+    if not runs:
+        return None
+    best = max(runs, key=len)  # the first of the longest
+    return best[0][0], best[-1][1]
+
+
+def _copied(translation: str, held: str, bounds, taken, aligned: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """Where the translation holds the element's text as it was (a path, a number, a name the model kept), as
+    whole words, free, within `bounds`: the occurrence that overlaps an aligned word first, else the first."""
+    held = held.strip(EDGE_PUNCTUATION + " ")
+    if not held:
+        return None
+    found = [match.span() for match in re.finditer(rf"(?<!\w){re.escape(held)}(?!\w)", translation)
+             if bounds[0] <= match.start() and match.end() <= bounds[1]
+             and not any(first < match.end() and last > match.start() for first, last in taken)]
+    aligned_first = sorted(found, key=lambda span: not any(a < span[1] and b > span[0] for a, b in aligned))
+    return aligned_first[0] if aligned_first else None
+
+
+HINT_SIMILARITY = 0.9  # difflib's ratio of a candidate run of words to the hint, at least
+PIECE = re.compile(r"[^\W\d_]+|\d+|\W|_")  # letters, digits, one other character: "H2O" is H, 2, O
+
+
+def _like_hint(translation: str, target_words, aligned: list[tuple[int, int]], bounds, taken, hint: str,
+               held: str) -> tuple[int, int] | None:
+    """The run of free words in `bounds` most like `hint` (difflib's ratio, lower-cased, edge punctuation aside),
+    the share of its words that the alignment gives the element breaking ties and near-ties; None when no run is
+    `HINT_SIMILARITY` alike."""
+    hint = hint.strip(EDGE_PUNCTUATION + " ").lower()
+    free = [j for j, (start, end) in enumerate(target_words) if bounds[0] <= start and end <= bounds[1]
+            and not any(first < end and last > start for first, last in taken)]
+    longest = len(hint.split()) + 2
+    best, best_score = None, HINT_SIMILARITY
+    for k, first in enumerate(free):
+        for last in free[k : k + longest]:
+            if last - first != free.index(last) - k:  # a taken word between
+                break
+            span = _trim(translation, target_words[first][0], target_words[last][1], held)
+            similarity = difflib.SequenceMatcher(None, translation[span[0] : span[1]].lower(), hint).ratio()
+            share = sum(target_words[j] in aligned for j in range(first, last + 1)) / (last - first + 1)
+            if similarity >= HINT_SIMILARITY and similarity + 0.3 * share > best_score:
+                best, best_score = span, similarity + 0.3 * share
+    return best
+
+
+def _within_word(source: str, word: tuple[int, int], element: Inline, translation: str, target_words,
+                 aligned: list[tuple[int, int]], bounds, taken: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """For an element that holds part of one source word ("<kbd>Ctrl</kbd>+<kbd>C</kbd>", "x<sub>2</sub>"), the
+    same part of a translation word cut alike: the same word kept as it was first, else an aligned word cut by the
+    same punctuation ("Strg+C"); None when no such word is free."""
+    if element.start <= word[0] and element.end >= word[1]:
+        return None
+    same = [span for span in target_words if bounds[0] <= span[0] and span[1] <= bounds[1]
+            and translation[slice(*_trim(translation, *span, ""))] == source[slice(*_trim(source, *word, ""))]]
+    aligned = same + aligned
+    word = _trim(source, *word, "")
+    pieces = [match.span() for match in re.finditer(PIECE, source[word[0] : word[1]])]
+    held = [k for k, (start, end) in enumerate(pieces)
+            if word[0] + start < element.end and word[0] + end > element.start]
+    for target_start, target_end in aligned:
+        target_start, target_end = _trim(translation, target_start, target_end, "")
+        target_pieces = [match.span() for match in re.finditer(PIECE, translation[target_start:target_end])]
+        if len(target_pieces) != len(pieces) or not held or any(
+                not source[word[0] + a : word[0] + b].isalnum()
+                and source[word[0] + a : word[0] + b] != translation[target_start + c : target_start + d]
+                for (a, b), (c, d) in zip(pieces, target_pieces)):
+            continue
+        span = (target_start + target_pieces[held[0]][0], target_start + target_pieces[held[-1]][1])
+        if not any(first < span[1] and last > span[0] for first, last in taken):
+            return span
+    return None
+
+
+def _trim(translation: str, start: int, end: int, held: str) -> tuple[int, int]:
+    """`start:end` without the edge punctuation the element did not hold at that edge (never empty)."""
+    first, last = start, end
+    if not held[:1] or held[0] not in EDGE_PUNCTUATION:
+        while first < last and translation[first] in EDGE_PUNCTUATION:
+            first += 1
+    if not held[-1:] or held[-1] not in EDGE_PUNCTUATION:
+        while last > first and translation[last - 1] in EDGE_PUNCTUATION:
+            last -= 1
+    return (first, last) if first < last else (start, end)
+
+
+def _point(source: str, position: int, source_words, targets_of, target_words, bounds: tuple[int, int],
+           translation: str) -> int:
+    """Where a zero-width element at source character `position` goes: after the last translation word aligned to
+    the source word before it (and after the space there, when the source had one before the element), else at
+    the start of its parent's placement; always within `bounds`."""
+    before = [i for i, (_, end) in enumerate(source_words) if end <= position]
+    for i in reversed(before):
+        inside = [target_words[j][1] for j in targets_of.get(i, ()) if bounds[0] <= target_words[j][1] <= bounds[1]]
+        if inside:
+            point = max(inside)
+            spaced = source[position - 1 : position].isspace() and translation[point : point + 1].isspace()
+            return point + 1 if spaced and point < bounds[1] else point
+    return bounds[0]
+
+
+@dataclasses.dataclass
+class Node:
+    """One element of the translation's tree: its index in the elements and what it holds (text and nodes)."""
+
+    index: int
+    children: list = dataclasses.field(default_factory=list)
+
+
+def nest(translation: str, elements: list[Inline], placement: Placement) -> list:
+    """The translation as a tree: a list of strings and `Node`s, each placed element holding the text of its span
+    (a verbatim element's token and a zero-width element hold no text)."""
+    order = sorted((span[0], -span[1], k) for k, span in enumerate(placement.spans) if span is not None)
+    root: list = []
+    stack: list[tuple[int, int, list]] = [(-1, len(translation), root)]  # (element, end, children)
+    position = 0
+
+    def text_until(until: int) -> None:
+        nonlocal position
+        if until > position:
+            stack[-1][2].append(translation[position:until])
+            position = until
+
+    for start, negative_end, k in order:
+        end = -negative_end
+        while len(stack) > 1 and not _inside(k, start, end, stack[-1], elements):
+            text_until(stack[-1][1])
+            stack.pop()
+        text_until(start)
+        node = Node(k)
+        stack[-1][2].append(node)
+        if elements[k].kind == VERBATIM and end > start:
+            position = max(position, end)  # the token is the element itself
+        elif end > start:
+            stack.append((k, end, node.children))
+    while len(stack) > 1:
+        text_until(stack[-1][1])
+        stack.pop()
+    text_until(len(translation))
+    return root
+
+
+def _inside(k: int, start: int, end: int, top: tuple[int, int, list], elements: list[Inline]) -> bool:
+    """Whether the element placed at `start:end` goes inside the open element `top` (which ends at `top[1]`)."""
+    if start < top[1] and end <= top[1]:
+        return True
+    if start == end == top[1]:  # a zero-width element at the open one's end: inside only if it lies in it
+        parent = elements[k].parent
+        while parent is not None:
+            if parent == top[0]:
+                return True
+            parent = elements[parent].parent
+    return False
+
+
+__all__ = ["EDGE_PUNCTUATION", "Inline", "Node", "POINT", "Placement", "VERBATIM", "WRAP", "nest", "place", "words"]
