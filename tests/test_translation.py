@@ -2,6 +2,7 @@
 and joined back; lengths bounded; n-best hypotheses with scores; warnings that name the text and the sentence."""
 
 import logging
+import types
 
 import pytest
 
@@ -146,3 +147,36 @@ def test_without_a_language_splitting_asks_for_one(tmp_path):
     given = translate(model, tokenizer, SENTENCES[:1], max_new_tokens=2, source_lang="en")
     assert given == translate(model, tokenizer, SENTENCES[:1], max_new_tokens=2, split_sentences=False)
 
+
+
+class EchoEngine:
+    """An engine that writes back what it is shown (the tokens a span-token model learned to carry), recording it."""
+
+    name, reason, device, workers, max_positions = "echo", "a test engine", "cpu", 1, None
+    tokenizer = None  # no character offsets: nothing is aligned or repaired
+
+    def __init__(self, span_tokens: bool):
+        self.config = types.SimpleNamespace(source_lang="en", target_lang="de", span_tokens=span_tokens)
+        self.seen = []
+
+    def translate_sentences(self, sentences, options, names=None, target_prefix=None):
+        self.seen += sentences
+        return [[(sentence.replace("Open", "Öffne"), None)] for sentence in sentences]
+
+
+def test_a_span_token_model_sees_its_spans_as_tokens_and_others_are_warned_once(caplog):
+    from transformer_mt.options import TranslationOptions
+    from transformer_mt.translation import translate_texts
+
+    text = "Open %s at https://example.org/x in 1.5 s"
+    engine = EchoEngine(span_tokens=True)
+    assert translate_texts(engine, [text], TranslationOptions()) == [[(text.replace("Open", "Öffne"), None)]]
+    assert engine.seen == ["Open {0} at {1} in {2} s"]
+    engine = EchoEngine(span_tokens=False)
+    with caplog.at_level(logging.WARNING, logger="transformer_mt.translation"):
+        for _ in range(2):
+            assert translate_texts(engine, [text], TranslationOptions()) == [[(text.replace("Open", "Öffne"), None)]]
+    assert engine.seen == [text, text]
+    assert [record.getMessage() for record in caplog.records].count(
+        "this model was not trained with span tokens: placeholders, URLs, paths and numbers are left to it, then "
+        "checked and put back where it lost them (each one named)") == 1

@@ -16,6 +16,7 @@ The seed, when the options give one, is set once per call of an entry (`start`),
 import dataclasses
 import logging
 import re
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 
 import torch
@@ -28,7 +29,7 @@ from .constraints import first_sentence_prefixes
 from .decoding import Hypotheses, Layout, join_hypotheses, length_batches, split_texts, tagged
 from .engines import Engine, resolve_engine
 from .options import OptionError, TranslationOptions, from_keywords
-from .spans import repair
+from .spans import mask, protected_spans, repair, unmask
 
 
 logger = logging.getLogger(__name__)
@@ -123,8 +124,9 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
            prefixes: list[str | None] | None = None) -> list[Hypotheses]:
     """The engine's hypotheses for `sentences` (untagged; `options.source_prefix` begins each): an ALL CAPS or
     Title Case sentence shown to the engine in sentence case and its translation given the case back
-    (`options.fold_case`, `transformer_mt.casing`); the protected spans their sources hold (placeholders, URLs,
-    numbers, ...) put back where the model lost them (`spans.repair`, from the engine's word alignments; a model
+    (`options.fold_case`, `transformer_mt.casing`); for a model trained with span tokens, its protected spans
+    (placeholders, URLs, numbers, ...) shown as the tokens it learned to carry; the spans put back where the model
+    lost them (`spans.repair`, from the engine's word alignments; a model
     whose tokenizer gives no character offsets keeps what it wrote). With `format="html"`, each sentence's
     hypotheses come as `AlignedHypotheses`, aligned to it. What every entry decodes with."""
     if options.format == "html" and any(map(_only_tokens, sentences)):  # a hashtag after the last full stop
@@ -138,7 +140,7 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
     if cases is not None and prefixes is not None:  # a forced beginning is kept as it was given
         folded = [sentence if prefix else fold for sentence, fold, prefix in zip(sentences, folded, prefixes)]
         cases = [case if not prefix else "normal" for case, prefix in zip(cases, prefixes)]
-    hypotheses = engine.translate_sentences(tagged(folded, options.source_prefix), options, names, prefixes)
+    hypotheses = _translate_masked(engine, folded, options, names, prefixes)
     alignments = None
     if _has_offsets(engine.tokenizer):
         def align(sources: list[str], targets: list[str]) -> list:
@@ -159,6 +161,26 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
     if alignments is None:
         return hypotheses
     return [AlignedHypotheses(sentence, aligned) for sentence, aligned in zip(hypotheses, alignments)]
+
+
+_WARNED = weakref.WeakSet()  # the engines whose missing span tokens were named once
+
+
+def _translate_masked(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
+                      prefixes: list[str | None] | None) -> list[Hypotheses]:
+    """The engine's hypotheses; a model trained with span tokens (`config.span_tokens`) sees each protected span
+    as the reserved token `{k}` it learned to carry (`spans.mask`), and its translations get the spans back."""
+    if not getattr(engine.config, "span_tokens", False):
+        if engine not in _WARNED and any(map(protected_spans, sentences)):
+            _WARNED.add(engine)
+            logger.warning("this model was not trained with span tokens: placeholders, URLs, paths and numbers are "
+                           "left to it, then checked and put back where it lost them (each one named)")
+        return engine.translate_sentences(tagged(sentences, options.source_prefix), options, names, prefixes)
+    masked = [mask(sentence) for sentence in sentences]
+    hypotheses = engine.translate_sentences(tagged([text for text, _ in masked], options.source_prefix), options,
+                                            names, prefixes)
+    return [[(unmask(text, spans)[0], score) for text, score in sentence]
+            for sentence, (_, spans) in zip(hypotheses, masked)]
 
 
 def _aligned_alone(engine: Engine, source: str, target: str, options: TranslationOptions) -> list:

@@ -11,6 +11,7 @@ resumes from its newest checkpoint (`studies.run_all`).
 import statistics
 from pathlib import Path
 
+from transformer_mt.casing import title_case, upper_case
 from transformer_mt.data import join_consecutive, load_parallel_data
 from transformer_mt.evaluation import score_sets
 from transformer_mt.presets import MAIN_JOB
@@ -29,8 +30,14 @@ CANDIDATES = {
     # model writes one sentence whatever it is given. Scored on joined validation pairs as well (JOINED_SETS).
     "joined-0.1": {"init_std": 0.05, "joined_pairs_share": 0.1},
     "joined-0.25": {"init_std": 0.05, "joined_pairs_share": 0.25},
+    # Issue 40's augmentations on the main job's recipe (joined-0.25), OpusTrainer's shares: 5% of the pairs upper-
+    # cased and 5% title-cased on both sides, 10% with the spans both sides hold as reserved tokens {k}. Scored on
+    # upper- and title-cased validation pairs as well (CASED_SETS), translated as a user's text is (case folding on).
+    "augmented": {"init_std": 0.05, "joined_pairs_share": 0.25, "uppercase_share": 0.05, "titlecase_share": 0.05,
+                  "span_token_share": 0.1},
 }
 JOINED_SETS = (2, 4)  # every run is also scored on the validation subset joined this many pairs at a time
+CASED_SETS = {"upper": upper_case, "title": title_case}  # ... and on it upper- and title-cased, both sides
 VALIDATION_PAIRS = 400  # the fixed validation subset every run is scored on
 
 
@@ -61,7 +68,9 @@ def run_search(data_dir: str, output_dir: str, results_dir: str, candidates: dic
                                             target_lang)
     # greedy BLEU, chrF and length ratio on the validation subset, and on it joined k pairs at a time
     sets = {"validation": (sources, references),
-            **{str(k): join_consecutive(sources, references, k) for k in JOINED_SETS}}
+            **{str(k): join_consecutive(sources, references, k) for k in JOINED_SETS},
+            **{name: ([change(text) for text in sources], [change(text) for text in references])
+               for name, change in CASED_SETS.items()}}
     runs = [StudyRun(name=run_name(name, position_type, seed), seed=seed,
                      overrides={**base, **overrides, "position_embedding_type": position_type},
                      fields={"candidate": name, "overrides": overrides, "position_embedding_type": position_type})
@@ -72,7 +81,9 @@ def run_search(data_dir: str, output_dir: str, results_dir: str, candidates: dic
     def score(study_run: StudyRun, model_dir: Path) -> dict:
         scores = {name: {key: round(value, 3) for key, value in set_scores.items()}
                   for name, set_scores in score_sets(str(model_dir), sets, batch_size=64).items()}
-        return {"validation_pairs": len(sources), "validation": scores.pop("validation"), "validation_joined": scores}
+        cased = {name: scores.pop(name) for name in CASED_SETS}
+        return {"validation_pairs": len(sources), "validation": scores.pop("validation"), "validation_joined": scores,
+                "validation_cased": cased}
 
     def keep_probe(rows: list[dict]) -> dict:
         return {"probe": [{key: row[key] for key in PROBE_FIELDS} for row in rows]}
