@@ -176,3 +176,14 @@ def test_translate_py_and_python_translate_a_po_file_with_the_model(tmp_path, ca
     with pytest.raises(SystemExit):
         translate_script.main(["--model", str(tmp_path / "model"), "--input", str(tmp_path / "app.po")])
     assert "is a po file: give --output" in capsys.readouterr().err
+
+
+def test_a_lost_url_or_number_marks_the_entry_too(tmp_path):
+    source = "See https://example.org for 2.5 GB."
+    (tmp_path / "app.po").write_text(PO.replace('msgid "Open the file."', f'msgid "{source}"'), encoding="utf-8")
+    report = translate_file(str(tmp_path / "app.po"), str(tmp_path / "out.po"),
+                            lambda texts, format: [text.replace(" https://example.org", "").replace("2.5", "2,5")
+                                                   for text in texts])
+    assert report.placeholders_differ == ["See https://example.org for 2.5 GB."]  # 2,5: the same digits, kept
+    entry = polib.pofile(str(tmp_path / "out.po")).find("See https://example.org for 2.5 GB.")
+    assert "lost a URL, path or number" in entry.tcomment and "fuzzy" in entry.flags

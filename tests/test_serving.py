@@ -98,6 +98,26 @@ def test_a_mastodon_post_is_one_sentence_with_its_link_and_bold_word_and_its_has
     assert client.app.state.service.pairs[("en", "de")].engine.calls[-1] == 3
 
 
+class DroppingEngine(FakeEngine):
+    """A FakeEngine whose translations lose every "%s" and every "https://example.org" (the model's mistakes)."""
+
+    def translate_sentences(self, sentences, options, names=None, target_prefix=None):
+        return [[(text.replace("%s", "").replace(" https://example.org", ""), score) for text, score in hypotheses]
+                for hypotheses in super().translate_sentences(sentences, options, names, target_prefix)]
+
+
+def test_protected_spans_put_back_or_lost_are_named_in_a_field_clients_ignore():
+    models = [ServedModel(DroppingEngine("en", "de"), "en", "de")]
+    with TestClient(create_app(models)) as client:
+        answer = client.post("/translate", json={"q": ["Unknown database: %s", "Hello.", "Read https://example.org"],
+                                                 "source": "en", "target": "de"}).json()
+        assert answer == {"translatedText": ["«Unknown database: » %s", "«Hello.»", "«Read» https://example.org"],
+                          "protectedSpans": [{"repaired": ["%s"], "lost": []}, {"repaired": [], "lost": []},
+                                             {"repaired": ["https://example.org"], "lost": []}]}
+        plain = client.post("/translate", json={"q": "Hello.", "source": "en", "target": "de"}).json()
+        assert plain == {"translatedText": "«Hello.»"}  # nothing put back, nothing lost: no field
+
+
 def test_a_translation_is_escaped_never_markup():
     with TestClient(fake_app(marker="<>")) as markup_client:
         answer = markup_client.post("/translate", json={"q": "<p>Hello</p>", "source": "en", "target": "de",

@@ -28,13 +28,14 @@ import re
 from collections.abc import Callable
 
 from .sentences import rewrap
-from .spans import placeholders
+from .spans import lost_spans, placeholders
 from .translation import translate
 
 
 FORMATS = {".po": "po", ".pot": "po", ".xlf": "xliff", ".xliff": "xliff", ".html": "html", ".htm": "html"}
 TAG = re.compile(r"</?\w+[^>]*>")  # inline markup a message holds (<b>, <a href="%s">)
-PLACEHOLDERS_DIFFER = "transformer-mt: the translation's placeholders or tags differ from the source's"
+PLACEHOLDERS_DIFFER = ("transformer-mt: the translation's placeholders or tags differ from the source's, or it lost "
+                       "a URL, path or number")
 
 
 @dataclasses.dataclass
@@ -51,11 +52,12 @@ def file_format(path: str) -> str | None:
 
 
 def placeholders_kept(source: str, translation: str) -> bool:
-    """Whether the translation holds the same placeholders and tags as the source (in any order)."""
+    """Whether the translation holds the same placeholders and tags as the source (in any order), and every other
+    protected span of it (URLs, paths, numbers by their digits, ...)."""
     def held(text: str) -> collections.Counter:
         return collections.Counter([*placeholders(text), *TAG.findall(text)])
 
-    return held(source) == held(translation)
+    return held(source) == held(translation) and not lost_spans(source, translation)
 
 
 def translate_file(input_path: str, output_path: str, translate_texts: Callable[..., list[str]],

@@ -29,7 +29,7 @@ from .constraints import first_sentence_prefixes
 from .decoding import Hypotheses, Layout, join_hypotheses, length_batches, split_texts, tagged
 from .engines import Engine, resolve_engine
 from .options import OptionError, TranslationOptions, from_keywords
-from .spans import mask, protected_spans, repair, unmask
+from .spans import SpanReport, lost_spans, mask, protected_spans, repair_counted, unmask
 
 
 logger = logging.getLogger(__name__)
@@ -102,13 +102,35 @@ def assemble(segments: Segments, hypotheses: list[Hypotheses]) -> list[Hypothese
     return [[rank[i] for rank in ranks] for i in range(len(segments.texts))]
 
 
-class AlignedHypotheses(list):
-    """A sentence's hypotheses (a `Hypotheses` list) with the word alignment of each to the sentence, which
-    `decode` gives with `format="html"` so that `assemble` can place the inline markup."""
+def text_spans(segments: Segments, hypotheses: list[Hypotheses]) -> list[SpanReport]:
+    """Each text's protected spans, its sentences' reports (`Decoded.spans`) together: for an HTML fragment, those
+    of its runs of text."""
+    units = iter([_together([getattr(hypotheses[i], "spans", None) or SpanReport() for i in span])
+                  for span, _ in segments.layout])
+    if segments.documents is None:
+        return list(units)
+    runs = segments.documents.runs
+    return [_together([next(units) for owner, _ in runs if owner is soup]) for soup in segments.documents.soups]
 
-    def __init__(self, hypotheses: Hypotheses, alignments: list):
+
+def _together(reports: list[SpanReport]) -> SpanReport:
+    together = SpanReport()
+    for report in reports:
+        together.carried += report.carried
+        together.repaired += report.repaired
+        together.lost += report.lost
+    return together
+
+
+class Decoded(list):
+    """A sentence's hypotheses (a `Hypotheses` list) as `decode` gives them, with what it knows of them: the word
+    alignment of each to the sentence (`alignments`, with `format="html"`, so that `assemble` can place the inline
+    markup; else None) and the protected spans of the best one (`spans`: a `spans.SpanReport` of those the model
+    carried, those put back and those lost)."""
+
+    def __init__(self, hypotheses: Hypotheses, alignments: list | None = None, spans: SpanReport | None = None):
         super().__init__(hypotheses)
-        self.alignments = alignments
+        self.alignments, self.spans = alignments, spans
 
 
 def _only_tokens(sentence: str) -> bool:
@@ -117,7 +139,7 @@ def _only_tokens(sentence: str) -> bool:
 
 
 def _alignment(hypotheses: Hypotheses, rank: int) -> list:
-    return hypotheses.alignments[rank] if isinstance(hypotheses, AlignedHypotheses) else []
+    return (getattr(hypotheses, "alignments", None) or [[]] * (rank + 1))[rank]
 
 
 def decode(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
@@ -128,20 +150,22 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
     (placeholders, URLs, numbers, ...) shown as the tokens it learned to carry; the spans put back where the model
     lost them (`spans.repair`, from the engine's word alignments; a model
     whose tokenizer gives no character offsets keeps what it wrote). With `format="html"`, each sentence's
-    hypotheses come as `AlignedHypotheses`, aligned to it. What every entry decodes with."""
+    hypotheses come aligned to it. Each sentence's come as `Decoded`, with its spans' report. What every entry
+    decodes with."""
     if options.format == "html" and any(map(_only_tokens, sentences)):  # a hashtag after the last full stop
         keep = [i for i, sentence in enumerate(sentences) if not _only_tokens(sentence)]
         decoded = iter(decode(engine, [sentences[i] for i in keep], options, [names[i] for i in keep],
                               [prefixes[i] for i in keep] if prefixes else None))
-        return [AlignedHypotheses([(sentence, None)] * options.num_return_sequences,
-                                  [[(i, i) for i in range(len(sentence.split()))]] * options.num_return_sequences)
+        return [Decoded([(sentence, None)] * options.num_return_sequences,
+                        [[(i, i) for i in range(len(sentence.split()))]] * options.num_return_sequences,
+                        SpanReport(carried=protected_spans(sentence)))
                 if _only_tokens(sentence) else next(decoded) for sentence in sentences]
     folded, cases = fold_sentences(sentences) if options.fold_case else (sentences, None)
     if cases is not None and prefixes is not None:  # a forced beginning is kept as it was given
         folded = [sentence if prefix else fold for sentence, fold, prefix in zip(sentences, folded, prefixes)]
         cases = [case if not prefix else "normal" for case, prefix in zip(cases, prefixes)]
     hypotheses = _translate_masked(engine, folded, options, names, prefixes)
-    alignments = None
+    alignments, reports = None, None
     if _has_offsets(engine.tokenizer):
         def align(sources: list[str], targets: list[str]) -> list:
             """The pairs' alignments; none for a pair the model cannot read whole (a translation cut at the
@@ -151,16 +175,18 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
             except ValueError:
                 return [_aligned_alone(engine, source, target, options) for source, target in zip(sources, targets)]
 
-        hypotheses = repair(folded, hypotheses, names, align)
+        hypotheses, reports = repair_counted(folded, hypotheses, names, align)
         if options.format == "html":
             pairs = [(i, text) for i, sentence in enumerate(hypotheses) for text, _ in sentence if text]
             found = iter(align([folded[i] for i, _ in pairs], [text for _, text in pairs]) if pairs else [])
             alignments = [[next(found) if text else [] for text, _ in sentence] for sentence in hypotheses]
+    if reports is None:  # nothing can be put back: what the model lost is reported
+        reports = [SpanReport(lost=lost_spans(source, sentence[0][0])) if sentence else SpanReport()
+                   for source, sentence in zip(folded, hypotheses)]
     if cases is not None:
         hypotheses = restore_hypotheses(hypotheses, cases)
-    if alignments is None:
-        return hypotheses
-    return [AlignedHypotheses(sentence, aligned) for sentence, aligned in zip(hypotheses, alignments)]
+    return [Decoded(sentence, alignments[i] if alignments else None, reports[i])
+            for i, sentence in enumerate(hypotheses)]
 
 
 _WARNED = weakref.WeakSet()  # the engines whose missing span tokens were named once
@@ -353,5 +379,5 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
-__all__ = ["AlignedHypotheses", "Segments", "assemble", "decode", "process_state", "segment", "start", "translate",
-           "translate_nbest", "translate_stream", "translate_texts"]
+__all__ = ["Decoded", "Segments", "assemble", "decode", "process_state", "segment", "start", "text_spans",
+           "translate", "translate_nbest", "translate_stream", "translate_texts"]

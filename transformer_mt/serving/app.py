@@ -17,7 +17,7 @@ from importlib import resources
 from ..decoding import default_names
 from ..markup import html_text
 from ..options import TranslationOptions
-from ..translation import assemble, decode, segment
+from ..translation import assemble, decode, segment, text_spans
 from .batcher import Batcher, Overloaded
 from .fields import RequestError, TranslateRequest, request_fields, translate_request
 from .languages import CONFIDENT, detect, language_name
@@ -121,7 +121,9 @@ class Service:
 
     async def translated(self, request, asked: TranslateRequest, model: ServedModel) -> dict:
         """translatedText (and alternatives): the texts taken apart into sentences (`translation.segment`: HTML
-        text nodes first), the sentences batched with other requests' (`Batcher`), each text put back together."""
+        runs of text first), the sentences batched with other requests' (`Batcher`), each text put back together;
+        `protectedSpans`, per text, the placeholders, URLs, numbers, ... put back where the model lost them and
+        those still lost, when there are any."""
         options = model.options(asked)
         segments = segment(asked.texts, options, model.engine.config)
         hypotheses = await until_disconnected(request, self.batcher.translate(((model.source, model.target), options),
@@ -134,6 +136,11 @@ class Service:
         if asked.alternatives:
             alternatives = [[rank[i] for rank in ranks[1:]] for i in range(len(asked.texts))]
             answer["alternatives"] = alternatives if asked.is_list else alternatives[0]
+        reports = text_spans(segments, hypotheses)
+        if any(report.repaired or report.lost for report in reports):  # a field LibreTranslate's clients ignore
+            spans = [{"repaired": [span.text for span in report.repaired], "lost": [span.text for span in report.lost]}
+                     for report in reports]
+            answer["protectedSpans"] = spans if asked.is_list else spans[0]
         return answer
 
     def detect(self, fields: dict) -> list[dict]:
