@@ -44,14 +44,16 @@ class TranslationPipeline(Pipeline):
         Split into sentences, all the strings' sentences go through `translate_texts` (length-sorted batches of
         `batch_size`, 16 unless given; a string is always cut at the tokenizer's `model_max_length`), with the
         pipeline's generation settings; `source_lang` overrides the config's. With `split_sentences=False` each
-        string is one sequence through the Pipeline's own preprocess, generate and decode (with the generate()
-        engine; another engine translates it as one sentence). `engine` (at construction): as `translate()`'s.
+        string is one sentence, decoded as `translate()` decodes it (case folding, protected spans); a dataset or a
+        generator of strings goes through the Pipeline's own preprocess, generate and decode (with the generate()
+        engine). `engine` (at construction): as `translate()`'s.
         `tgt_lang` (transformers' name): the language to write, for a model trained on several
         (`transformer_mt.tags`; `translate()`'s `target_lang`).
         """
         split = self.split_sentences if split_sentences is None else split_sentences
         language_id = target_language_id(self.model.config, self.tokenizer, tgt_lang)
-        if not split and self.engine.name == "transformers":
+        streamed = not isinstance(inputs, (str, list, tuple))  # a dataset, a generator: the Pipeline's own loop
+        if not split and streamed and self.engine.name == "transformers":
             forced = {"forced_bos_token_id": language_id} if language_id is not None else {}
             results = super().__call__(inputs, **forced, **kwargs)
         else:
