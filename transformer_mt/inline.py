@@ -135,10 +135,12 @@ def _wrap(source, element: Inline, translation: str, source_words, aligned: list
     if span is not None:
         return span, hint is None or difflib.SequenceMatcher(None, hint.strip(), held.strip()).ratio() >= 0.9
     if hint:
-        span = _copied(translation, hint, bounds, others, aligned) or _like_hint(
-            translation, target_words, aligned, bounds, others, hint, held)
+        span = _copied(translation, hint, bounds, others, aligned)
         if span is not None:
             return span, True
+        span = _like_hint(translation, target_words, aligned, bounds, others, hint, held)
+        if span is not None:  # alike: a label there takes its own translation's exact words
+            return span, False
     covered = [word for word in source_words if word[0] < element.end and word[1] > element.start]
     if len(covered) == 1:
         span = _within_word(source, covered[0], element, translation, target_words, aligned, bounds, others)
@@ -279,7 +281,8 @@ def _within_word(source: str, word: tuple[int, int], element: Inline, translatio
     """For an element that holds part of one source word ("<kbd>Ctrl</kbd>+<kbd>C</kbd>", "x<sub>2</sub>"), the
     same part of a translation word cut alike: the same word kept as it was first, else an aligned word cut by the
     same punctuation ("Strg+C"); None when no such word is free."""
-    if element.start <= word[0] and element.end >= word[1]:
+    trimmed = _trim(source, *word, "")
+    if element.start <= trimmed[0] and element.end >= trimmed[1]:  # the whole word but its punctuation
         return None
     same = [span for span in target_words if bounds[0] <= span[0] and span[1] <= bounds[1]
             and translation[slice(*_trim(translation, *span, ""))] == source[slice(*_trim(source, *word, ""))]]

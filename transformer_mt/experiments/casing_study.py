@@ -83,7 +83,7 @@ def run_study(data: str, split: str, model: str = MODEL, max_samples: int | None
     runs = variant_inputs(sources, references)
     distinct = sorted({text for inputs, *_ in runs.values() for text in inputs})
     engine = load_engine(model)
-    hypotheses = translate_texts(engine, distinct, TranslationOptions())
+    hypotheses = translate_texts(engine, distinct, TranslationOptions(fold_case=False))  # the study folds itself
     translations = {text: found[0][0] if found else "" for text, found in zip(distinct, hypotheses)}
     return {"data": data, "split": split, "pairs": len(sources), "model": model, "engine": type(engine).__name__,
             "distinct_inputs": len(distinct), "runs": score(runs, translations),
