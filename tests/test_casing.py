@@ -14,14 +14,11 @@ from transformer_mt.casing import case_of, fold, fold_sentences, restore, restor
     ("FILE %s NOT FOUND", "upper"),  # a placeholder's letters say nothing of the case
     ("QUANTITY", "upper"),  # one word longer than an acronym
     ("OK", "normal"), ("USB", "normal"), ("HTML", "normal"), ("ID: %s", "normal"),  # acronyms, not shouting
-    ("Click The Save Button To Keep It.", "title"),  # a sentence in Title Case: every word capitalised
-    ("Use The %s Key.", "title"),
-    # a label or a heading in Title Case is as the models learned it from the catalogues and the help pages
-    ("Restore Last Query", "normal"),
-    ("KDE Frontend for Callgrind/Cachegrind", "normal"),
-    ("Start Game", "normal"),
+    ("Restore Last Query", "title"),
+    ("KDE Frontend for Callgrind/Cachegrind", "title"),
+    ("Visited Text on Visited Background", "title"),
+    ("Start Game", "title"),
     ("Click Save.", "normal"),  # a sentence naming a label: its first word is capitalised as any sentence's is
-    ("Choose Tools - Options and click OK.", "normal"),
     ("Assume we are the only DHCP server on the local network.", "normal"),
     ("Enforce strict ISO compliance", "normal"),
     ("Hexadecimal", "normal"),
@@ -62,8 +59,8 @@ def test_an_upper_translation_is_upper_cased_but_its_placeholders_and_urls():
 
 
 def test_sentences_are_folded_and_their_hypotheses_restored_with_scores_kept():
-    folded, cases = fold_sentences(["RECOVERING JOURNAL.", "OK", "Restore The Last Query."])
-    assert folded == ["Recovering journal.", "OK", "Restore the last query."]
+    folded, cases = fold_sentences(["RECOVERING JOURNAL.", "OK", "Restore Last Query"])
+    assert folded == ["Recovering journal.", "OK", "Restore last query"]
     assert cases == ["upper", "normal", "title"]
     hypotheses = [[("Journal wird wiederhergestellt.", -0.5), ("Journal wiederherstellen.", -0.9)], [("OK", None)],
                   [("Letzte Abfrage wiederherstellen", -0.2)]]
@@ -80,3 +77,8 @@ def test_upper_and_title_case_keep_placeholders_and_urls():
     assert title_case("far-reaching consequences of KDE's %s (see www.kde.org)") == \
         "Far-Reaching Consequences Of KDE's %s (See www.kde.org)"
     assert title_case("klicken Sie auf 3d-Ansicht") == "Klicken Sie Auf 3d-Ansicht"
+
+
+def test_html_leaves_title_case_as_it_is():
+    assert fold_sentences(["Restore Last Query", "SAVE CHANGES"], titles=False) == (
+        ["Restore Last Query", "Save changes"], ["normal", "upper"])

@@ -160,7 +160,8 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
                         [[(i, i) for i in range(len(sentence.split()))]] * options.num_return_sequences,
                         SpanReport(carried=protected_spans(sentence)))
                 if _only_tokens(sentence) else next(decoded) for sentence in sentences]
-    folded, cases = fold_sentences(sentences) if options.fold_case else (sentences, None)
+    folded, cases = fold_sentences(sentences, titles=options.format != "html") if options.fold_case else (sentences,
+                                                                                                         None)
     if cases is not None and prefixes is not None:  # a forced beginning is kept as it was given
         folded = [sentence if prefix else fold for sentence, fold, prefix in zip(sentences, folded, prefixes)]
         cases = [case if not prefix else "normal" for case, prefix in zip(cases, prefixes)]
