@@ -194,3 +194,30 @@ def test_the_main_job_table_is_the_shipped_runs():
         summaries = [json.loads(path.read_text(encoding="utf-8")) for path in folder.glob("*.json")]
         assert len(summaries) >= seeds_shown[folder.name]
         assert results_table(summaries) in PAGES["docs/results.md"]
+
+
+def test_the_real_text_tables_are_the_studies_json():
+    """docs/results.md's markup, spans and capitals tables hold the figures of the studies' JSON."""
+    import json
+
+    results = REPO / "docs" / "results"
+    page = PAGES["docs/results.md"]
+    markup = json.loads((results / "markup" / "dev.json").read_text(encoding="utf-8"))
+    for kind, ours in markup["sentence"]["placement"].items():
+        cells = [ours["tags"], f"{ours['chrf']:.1f}", f"{markup['per_node']['placement'][kind]['chrf']:.1f}",
+                 f"{markup['strawman']['placement'][kind]['chrf']:.1f}"]
+        assert any(line.startswith(f"| `{kind}`") and line.endswith(" | ".join(map(str, cells)) + " |")
+                   for line in page.splitlines()), kind
+    assert markup["sentence"]["tags_kept"] == markup["sentence"]["well_formed"] == markup["rows"] == 300
+    for name in ("test.json", "test_transformers.json"):
+        spans = json.loads((results / "spans" / name).read_text(encoding="utf-8"))
+        for study in spans["studies"]:
+            counts = study["spans"]["all"]
+            assert (f"| {counts['spans']} | {counts['carried_share']:.1%} | {counts['repaired_share']:.1%} |"
+                    in page), (name, study["data"])
+    casing = json.loads((results / "casing" / "test.json").read_text(encoding="utf-8"))
+    shares = {(study["data"], run): study["runs"][run]["share_of_normal"] for study in casing["studies"]
+              for run in ("upper, folded", "title, folded")}
+    for run in ("upper, folded", "title, folded"):
+        cells = [f"{shares[(data, run)]:.1%}" for data in ("../shared/data/en-de", "../shared/data/en-de-ui")]
+        assert f"| {run} | {cells[0]} | {cells[1]} |" in page
