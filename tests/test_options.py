@@ -34,6 +34,7 @@ from transformer_mt.translate_command import parse_args
      "and scores", "--alignments aligns each line's one translation: drop --num_return_sequences and --scores"),
     ({"bad_words": [" "]}, "bad_words holds ' ': a forbidden word must hold text", "--bad_words holds ' '"),
     ({"fold_case": "no"}, "fold_case must be true or false, got 'no'", "--no_fold_case must be true or false"),
+    ({"repair_spans": 1}, "repair_spans must be true or false, got 1", "--no_repair_spans must be true or false"),
 ])
 def test_a_value_that_cannot_work_is_named_in_the_callers_words(changes, python, command):
     with pytest.raises(OptionError) as refused:
@@ -86,6 +87,7 @@ def test_every_option_with_help_is_a_flag_of_the_translate_command_and_back():
     assert flags["split_sentences"] == ["--no_split_sentences"] and flags["num_beams"] == ["--num_beams"]
     assert flags["fold_case"] == ["--no_fold_case"]  # a boolean on by default is turned off by its flag
     assert parse_args(["--model", "m", "--no_fold_case", "text"]).options == TranslationOptions(fold_case=False)
+    assert parse_args(["--model", "m", "--no_repair_spans", "text"]).options == TranslationOptions(repair_spans=False)
     args = parse_args(["--model", "m", "--num_beams", "4", "--no_split_sentences", "--do_sample", "--seed", "3",
                        "--bad_words", "Save", "Open", "--format", "html", "--length_penalty", "0.6", "text"])
     assert args.options == TranslationOptions(num_beams=4, split_sentences=False, do_sample=True, seed=3,
@@ -109,10 +111,11 @@ def test_an_option_added_to_the_dataclass_becomes_a_flag_without_touching_the_co
 def test_the_server_reads_option_fields_as_the_metadata_names_them():
     from transformer_mt.serving.fields import RequestError, request_options
 
-    assert request_fields() == {"format": "format", "fold_case": "fold_case"}
+    assert request_fields() == {"format": "format", "fold_case": "fold_case", "repair_spans": "repair_spans"}
     assert request_options({"q": "x", "format": "html"}) == TranslationOptions(format="html")
     for off in (False, "false", "False"):  # JSON's false, a form's or query string's text
         assert request_options({"q": "x", "fold_case": off}) == TranslationOptions(fold_case=False)
+        assert request_options({"q": "x", "repair_spans": off}) == TranslationOptions(repair_spans=False)
     with pytest.raises(RequestError, match="Invalid request: fold_case must be true or false, got 'maybe'"):
         request_options({"fold_case": "maybe"})
     assert request_options({"q": "x"}) == TranslationOptions()

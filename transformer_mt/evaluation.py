@@ -73,10 +73,11 @@ def translator(model_path: str, num_beams: int | None = None,
     (a directory with model.bin), loaded once through `engines.load_for_scoring`: beam `num_beams` (default: the
     generation config's, which an export carries), the engines' length bound, each source whole, as one sequence.
     A test set's sources are segments aligned with their references, so they are never split into sentences, nor
-    folded to sentence case: the studies measure what the model itself does with a long input or capitals, not the
-    sentence splitter or `casing`."""
+    folded to sentence case, nor their lost spans put back: the studies measure what the model itself does with a
+    long input, capitals or placeholders, not the sentence splitter, `casing` or `spans`."""
     engine = load_for_scoring(model_path)
-    options = TranslationOptions(num_beams=num_beams, batch_size=batch_size, split_sentences=False, fold_case=False)
+    options = TranslationOptions(num_beams=num_beams, batch_size=batch_size, split_sentences=False, fold_case=False,
+                                 repair_spans=False)
     return lambda sources: [hypotheses[0][0] if hypotheses else ""
                             for hypotheses in translate_texts(engine, sources, options)]
 

@@ -9,10 +9,10 @@ comes from: `help` for the command's flag (`add_arguments`, `from_args`), `reque
 
 Each option is read in one place. The search options (beams, hypotheses, lengths, the generate() controls, the
 seed, forbidden words) are mapped by the engines (`transformer_mt.engines`); the steps around the engine read
-theirs: `split_sentences` and `source_lang` (sentences), `fold_case` (casing), `source_prefix` and `target_lang`
-(tags), `format` (markup), `scores` and `alignments` (what comes back). An option the next step needs (protected
-spans, a confidence and its threshold, guards, a glossary, a cache bypass) is a field here plus the step that reads
-it.
+theirs: `split_sentences` and `source_lang` (sentences), `fold_case` (casing), `repair_spans` (spans),
+`source_prefix` and `target_lang` (tags), `format` (markup), `scores` and `alignments` (what comes back). An
+option the next step needs (a confidence and its threshold, guards, a glossary, a cache bypass) is a field here
+plus the step that reads it.
 """
 
 import argparse
@@ -108,6 +108,10 @@ class TranslationOptions:
                                    "trained, and give its translation the source's case back (transformer_mt.casing)"
                                    "; --no_fold_case translates it as written.", group="sentences",
                              request="fold_case")
+    repair_spans: bool = option(True, "Put back the placeholders, URLs, paths and numbers a translation lost, where "
+                                      "the word alignment takes their source words (transformer_mt.spans), each "
+                                      "named in a warning; --no_repair_spans leaves the model's output as it is.",
+                                group="sentences", request="repair_spans")
     format: str = option("text", "text, or html: the text of HTML fragments is translated and their markup kept.",
                          group="given", request="format")
     scores: bool = option(False, "Return each hypothesis' score (the command: the n-best TSV even for one "
@@ -133,8 +137,9 @@ class TranslationOptions:
             raise OptionError("source_prefix", f"is one tag without spaces, such as <BT>, got {self.source_prefix!r}")
         if self.source_lang is not None and not self.split_sentences:
             raise OptionError("source_lang", "applies to sentence splitting: drop it or {split_sentences=False}")
-        if not isinstance(self.fold_case, bool):
-            raise OptionError("fold_case", f"must be true or false, got {self.fold_case!r}")
+        for name in ("fold_case", "repair_spans"):
+            if not isinstance(getattr(self, name), bool):
+                raise OptionError(name, f"must be true or false, got {getattr(self, name)!r}")
         if self.format not in FORMATS:
             raise OptionError("format", f"must be one of {', '.join(FORMATS)}, got {self.format!r}")
         if self.alignments and (self.num_return_sequences > 1 or self.scores):

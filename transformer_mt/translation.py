@@ -148,8 +148,8 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
     Title Case sentence shown to the engine in sentence case and its translation given the case back
     (`options.fold_case`, `transformer_mt.casing`); for a model trained with span tokens, its protected spans
     (placeholders, URLs, numbers, ...) shown as the tokens it learned to carry; the spans put back where the model
-    lost them (`spans.repair`, from the engine's word alignments; a model
-    whose tokenizer gives no character offsets keeps what it wrote). With `format="html"`, each sentence's
+    lost them (`options.repair_spans`, `spans.repair_counted`, from the engine's word alignments; a model whose
+    tokenizer gives no character offsets keeps what it wrote). With `format="html"`, each sentence's
     hypotheses come aligned to it. Each sentence's come as `Decoded`, with its spans' report. What every entry
     decodes with."""
     if options.format == "html" and any(map(_only_tokens, sentences)):  # a hashtag after the last full stop
@@ -176,7 +176,8 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
             except ValueError:
                 return [_aligned_alone(engine, source, target, options) for source, target in zip(sources, targets)]
 
-        hypotheses, reports = repair_counted(folded, hypotheses, names, align)
+        if options.repair_spans:
+            hypotheses, reports = repair_counted(folded, hypotheses, names, align)
         if options.format == "html":
             pairs = [(i, text) for i, sentence in enumerate(hypotheses) for text, _ in sentence if text]
             found = iter(align([folded[i] for i, _ in pairs], [text for _, text in pairs]) if pairs else [])
