@@ -19,6 +19,7 @@ import re
 from bs4 import BeautifulSoup, NavigableString, Tag
 
 from .inline import POINT, VERBATIM, WRAP, Inline, Node, Placement, nest, place
+from .spans import TOKEN
 
 
 BLOCK_ELEMENTS = {"address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div",
@@ -52,7 +53,7 @@ class Run:
         self.glued: dict[int, list[bool]] = {}  # a verbatim element written against a word: [on its left, right]
         self._glue_after: int | None = None
         self._taken = {int(number) for node in nodes
-                       for number in re.findall(r"\{(\d+)\}", node.get_text() if isinstance(node, Tag) else node)}
+                       for number in TOKEN.findall(node.get_text() if isinstance(node, Tag) else node)}
         for node in nodes:
             self._add(node, None)
         raw = "".join(self._parts)
@@ -162,7 +163,7 @@ def runs(container) -> list[Run]:
     def flush():
         if pending:
             run = Run(list(pending))
-            if re.sub(r"\{\d+\}", "", run.text).strip():
+            if TOKEN.sub("", run.text).strip():
                 found.append(run)
             pending.clear()
 

@@ -15,7 +15,6 @@ The seed, when the options give one, is set once per call of an entry (`start`),
 
 import dataclasses
 import logging
-import re
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 
@@ -29,7 +28,7 @@ from .constraints import first_sentence_prefixes
 from .decoding import Hypotheses, Layout, join_hypotheses, length_batches, split_texts, tagged
 from .engines import Engine, resolve_engine
 from .options import OptionError, TranslationOptions, from_keywords
-from .spans import SpanReport, lost_spans, mask, protected_spans, repair_counted, unmask
+from .spans import TOKEN, SpanReport, lost_spans, mask, protected_spans, repair_counted, unmask
 
 
 logger = logging.getLogger(__name__)
@@ -135,7 +134,7 @@ class Decoded(list):
 
 def _only_tokens(sentence: str) -> bool:
     """Whether an HTML run's sentence holds nothing but the tokens of verbatim elements (`markup`): kept as is."""
-    return not re.sub(r"\{\d+\}", "", sentence).strip()
+    return not TOKEN.sub("", sentence).strip()
 
 
 def _alignment(hypotheses: Hypotheses, rank: int) -> list:
