@@ -221,3 +221,14 @@ def test_the_real_text_tables_are_the_studies_json():
     for run in ("upper, folded", "title, folded"):
         cells = [f"{shares[(data, run)]:.1%}" for data in ("../shared/data/en-de", "../shared/data/en-de-ui")]
         assert f"| {run} | {cells[0]} | {cells[1]} |" in page
+
+
+def test_the_augmentation_screen_table_is_its_json():
+    import json
+
+    page = PAGES["docs/results.md"]
+    for path in sorted((REPO / "docs" / "results" / "augmentation_search").glob("*.json")):
+        run = json.loads(path.read_text(encoding="utf-8"))
+        cells = [run["validation"]["bleu"], run["validation"]["chrf"], run["validation_cased"]["upper"]["bleu"],
+                 run["validation_cased"]["title"]["bleu"], run["validation_joined"]["2"]["bleu"]]
+        assert f"| {run['candidate']} | {run['seed']} | " + " | ".join(f"{cell:.2f}" for cell in cells) + " |" in page
