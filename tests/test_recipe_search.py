@@ -1,6 +1,7 @@
 """The recipe search: one JSON per run, resumable, a table and a figure; the alignment probe it reads."""
 
 import json
+import subprocess
 
 import pytest
 
@@ -27,6 +28,8 @@ def test_a_quick_search_writes_a_result_per_run_and_skips_finished_runs(tmp_path
         assert set(result["probe"][0]["grad_norm"]) == {"embeddings", "encoder", "decoder_self_attention",
                                                          "cross_attention", "decoder_feed_forward"}
         assert result["matmul_gflops"] > 0
+        assert result["commit"] == subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                                  cwd=REPO).stdout.strip()  # the code that trained it
     assert results["init-0.05-sinusoidal-seed0"]["overrides"] == {"init_std": 0.05}
     assert (tmp_path / "search.png").stat().st_size > 10_000
     assert not (tmp_path / "out" / "runs").exists() or not any((tmp_path / "out" / "runs").iterdir())

@@ -18,7 +18,7 @@ import re
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from .inline import POINT, VERBATIM, WRAP, Inline, Node, Placement, nest, place
+from .inline import POINT, VERBATIM, WRAP, Inline, Placement, nest, place
 from .spans import TOKEN
 
 
@@ -217,5 +217,5 @@ def html_text(document: str) -> str:
     return BeautifulSoup(document, "html.parser").get_text(" ", strip=True)
 
 
-__all__ = ["BLOCK_ELEMENTS", "HtmlDocuments", "Node", "Run", "UNTRANSLATED_ELEMENTS", "html_text", "runs",
+__all__ = ["BLOCK_ELEMENTS", "HtmlDocuments", "Run", "UNTRANSLATED_ELEMENTS", "html_text", "runs",
            "verbatim"]

@@ -96,7 +96,8 @@ def assemble(segments: Segments, hypotheses: list[Hypotheses]) -> list[Hypothese
         filled = documents.fill([text for text, _ in runs], alignments, own)
         if documents.fallbacks:
             logger.warning(f"{documents.fallbacks} inline element(s) had no aligned words in the translation: "
-                           "each was put, with its source text, after the word before it")
+                           "each was put after the translation of the word before it, holding its own text's "
+                           "translation (or its source text)")
         ranks.append([(text, None if None in scores else sum(scores)) for text in filled])
     return [[rank[i] for rank in ranks] for i in range(len(segments.texts))]
 
@@ -138,7 +139,8 @@ def _only_tokens(sentence: str) -> bool:
 
 
 def _alignment(hypotheses: Hypotheses, rank: int) -> list:
-    return (getattr(hypotheses, "alignments", None) or [[]] * (rank + 1))[rank]
+    alignments = getattr(hypotheses, "alignments", None)  # none: the engine's tokenizer gives no offsets
+    return alignments[rank] if alignments else []
 
 
 def decode(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],

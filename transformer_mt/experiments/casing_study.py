@@ -16,7 +16,6 @@ engine (CTranslate2 where it can) with default options.
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +25,7 @@ import sacrebleu
 from transformer_mt.casing import case_of, fold, restore, title_case, upper_case
 from transformer_mt.data import load_parallel_data
 from transformer_mt.engines import load_engine
+from transformer_mt.experiments.studies import git_commit
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
 from transformer_mt.translation import translate_texts
@@ -90,13 +90,6 @@ def run_study(data: str, split: str, model: str = MODEL, max_samples: int | None
             "minutes": round((time.perf_counter() - start) / 60, 2), "matmul_gflops": round(gflops, 1)}
 
 
-def commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", nargs="+", default=["../shared/data/en-de", "../shared/data/en-de-ui"])
@@ -109,7 +102,7 @@ def main(argv=None) -> None:
     if output.exists():
         parser.error(f"--output {str(output)!r} exists; results never replace a file")
     studies = [run_study(data, args.split, args.model, args.max_samples) for data in args.data]
-    result = {"commit": commit(), "command": " ".join(["python -m transformer_mt.experiments.casing_study",
+    result = {"commit": git_commit(), "command": " ".join(["python -m transformer_mt.experiments.casing_study",
                                                        *(argv if argv is not None else sys.argv[1:])]),
               "target_share": TARGET_SHARE, "studies": studies}
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,6 @@ import argparse
 import collections
 import csv
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ from lxml import etree
 
 from transformer_mt.engines import load_engine
 from transformer_mt.evaluation import compare_systems
+from transformer_mt.experiments.studies import git_commit
 from transformer_mt.inline import WRAP
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.markup import HtmlDocuments, verbatim
@@ -146,7 +146,7 @@ def main(argv=None) -> None:
     source_tags = [tags(source) for source in sources]
     results = {
         "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
-        "commit": subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip(),
+        "commit": git_commit(),
         "matmul_gflops": round(matmul_gflops(), 1), "model": args.model, "engine": engine.name,
         "rows": len(rows), "tags": sum(sum(map(len, found.values())) for found in source_tags),
         "sentence": {"fallbacks": fallbacks}, "per_node": {},

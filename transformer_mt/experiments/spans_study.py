@@ -15,7 +15,6 @@ model, repaired (lost without the repair, held with it), lost. Issue 40 asks car
 import argparse
 import collections
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ import sacrebleu
 from transformer_mt.data import load_parallel_data
 from transformer_mt.decoding import tagged
 from transformer_mt.engines import load_engine
+from transformer_mt.experiments.studies import git_commit
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
 from transformer_mt.spans import KINDS, lost_spans, protected_spans, repair_counted
@@ -119,13 +119,6 @@ def run_study(data: str, split: str, engine, model: str) -> dict:
             "minutes": round((time.perf_counter() - start) / 60, 2)}
 
 
-def commit() -> str | None:
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", nargs="+", default=DATA)
@@ -140,7 +133,7 @@ def main(argv=None) -> None:
     gflops = matmul_gflops()
     engine = load_engine(args.model, args.engine)
     studies = [run_study(data, args.split, engine, args.model) for data in args.data]
-    result = {"commit": commit(), "command": " ".join(["python -m transformer_mt.experiments.spans_study",
+    result = {"commit": git_commit(), "command": " ".join(["python -m transformer_mt.experiments.spans_study",
                                                        *(argv if argv is not None else sys.argv[1:])]),
               "matmul_gflops": round(gflops, 1), "target_kept_share": TARGET, "studies": studies}
     output.parent.mkdir(parents=True, exist_ok=True)

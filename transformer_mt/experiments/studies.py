@@ -10,6 +10,7 @@ training minutes and the machine they were taken on (`machine.matmul_gflops`, th
 
 import json
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -93,6 +94,14 @@ def train_run(data_dir: str, tokenizer_dir: Path, output_dir: Path, overrides: d
     return {"minutes": (time.monotonic() - start) / 60, "steps": trainer.state.global_step}
 
 
+def git_commit() -> str | None:
+    """The commit the working tree is at (what a result JSON names beside the machine's figure); None outside git."""
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def run_all(runs: Iterable[StudyRun], data_dir: str, output_dir: Path, results_dir: Path, tokenizer_dir: Path,
             steps: int, score: Callable[[StudyRun, Path], dict], keep_probe: Callable[[list[dict]], dict], *,
             quick: bool = False, keep_models: bool = False, source_lang: str = "en", target_lang: str = "de") -> None:
@@ -100,8 +109,9 @@ def run_all(runs: Iterable[StudyRun], data_dir: str, output_dir: Path, results_d
     in both studies: one cut short holds every configuration of the seeds it reached).
 
     A run trains in `output_dir/runs/<name>`; its JSON holds its fields, seed and steps, `score(run, model_dir)`,
-    its training minutes with the machine's figures, and `keep_probe(probe rows)`. Its checkpoints are removed only
-    once the JSON is written (a run killed while it is scored resumes), its model too unless `keep_models`.
+    its training minutes with the machine's figures and the commit, and `keep_probe(probe rows)`. Its checkpoints
+    are removed only once the JSON is written (a run killed while it is scored resumes), its model too unless
+    `keep_models`.
     """
     results_dir.mkdir(parents=True, exist_ok=True)
     gflops = None
@@ -116,6 +126,7 @@ def run_all(runs: Iterable[StudyRun], data_dir: str, output_dir: Path, results_d
                            target_lang=target_lang)
         result = {**study_run.fields, "seed": study_run.seed, "steps": timing["steps"], **score(study_run, model_dir),
                   "train_minutes": round(timing["minutes"], 2), "matmul_gflops": gflops, "machine": processor(),
+                  "commit": git_commit(),
                   **keep_probe(read_probe(str(model_dir)))}
         result_file.write_text(json.dumps(result, indent=1), encoding="utf-8")
         if keep_models:
