@@ -10,6 +10,7 @@ sacreBLEU signatures, as papers report them.
     python scripts/score.py --model runs/broad --data ../shared/data/en-de --by_column origin  # per origin too
     python scripts/score.py --hypotheses a.de --compare b.de runs/other --paired bs --data data/en-de  # significance
     python scripts/score.py --hypotheses zh.hyp --data my_test.tsv --tokenize zh --segment_scores lines.tsv
+    python scripts/score.py --model models/transformer-mt-en-de --data data/en-de --calibrate  # the confidence
 
 --data is a directory of train/validation/test .tsv/.csv/.jsonl files or a Hub dataset name (online). A model
 directory translates with generate() and its generation config (or --num_beams); a directory holding model.bin is
@@ -22,6 +23,9 @@ target given its source (teacher forcing, </s> included; `transformer_mt.pair_sc
 number, log-probability, tokens, per token, and the n-best score (log-probability / tokens**--length_penalty, the
 generation config's by default), in the file's order. For filtering back-translations, reranking, quality checks.
 Prints one line per metric with its signature; --output writes the JSON (never over a file).
+
+--calibrate fits the model's confidence (`transformer_mt.quality`) on the --split (default validation) and writes
+it beside the weights as calibration.json, bound to their hash.
 """
 
 from transformer_mt.cli import command

@@ -20,8 +20,9 @@ def test_translation_pipeline_equals_generate_and_decode(short_translator):
         ids = model.generate(**tokenizer(sentence, return_tensors="pt"))
         assert ids.shape[1] <= 8  # the saved generation config (beam 2, max_length 8) is used
         expected.append({"translation_text": tokenizer.decode(ids[0], skip_special_tokens=True).strip()})
-    assert translator(SENTENCES[::2]) == expected
-    assert translator(SENTENCES[0]) == expected[:1]
+    # guards=False: this untrained model loops, and the guards would decode a loop again (tests/test_quality.py)
+    assert translator(SENTENCES[::2], guards=False) == expected
+    assert translator(SENTENCES[0], guards=False) == expected[:1]
 
 
 def test_generation_parameters_pass_through(short_translator):

@@ -112,13 +112,12 @@ def test_protected_spans_put_back_or_lost_are_named_in_a_field_clients_ignore():
         answer = client.post("/translate", json={"q": ["Unknown database: %s", "Hello.", "Read https://example.org"],
                                                  "source": "en", "target": "de"}).json()
         assert answer == {"translatedText": ["«Unknown database: » %s", "«Hello.»", "«Read» https://example.org"],
-                          "protectedSpans": [{"repaired": ["%s"], "lost": []}, {"repaired": [], "lost": []},
-                                             {"repaired": ["https://example.org"], "lost": []}]}
+                          "flags": [{"repaired": ["%s"]}, {}, {"repaired": ["https://example.org"]}]}
         plain = client.post("/translate", json={"q": "Hello.", "source": "en", "target": "de"}).json()
         assert plain == {"translatedText": "«Hello.»"}  # nothing put back, nothing lost: no field
         kept = client.post("/translate", json={"q": "Unknown database: %s", "source": "en", "target": "de",
                                                "repair_spans": False}).json()
-        assert kept == {"translatedText": "«Unknown database: »", "protectedSpans": {"repaired": [], "lost": ["%s"]}}
+        assert kept == {"translatedText": "«Unknown database: »", "flags": {"lost": ["%s"]}}
 
 
 def test_a_translation_is_escaped_never_markup():

@@ -12,13 +12,14 @@ in modules named after what they do, each on a floor of docs/development.md's ta
    (protected spans checked, put back and counted), `inline` (inline markup placed by word alignment);
 2. `averaging` (checkpoint averaging), `hub` (remote code, model card, push), `markup` (HTML taken apart and put
    back), `plots` (a training run's plots), `alignment` (word alignments), `casing` (ALL
-   CAPS and Title Case folded for the model and given back);
+   CAPS and Title Case folded for the model and given back), `quality` (confidence, guards, a sentence's flags);
 3. `bridges` (Marian, BERT, CTranslate2); 4. `training` (the Seq2SeqTrainer entry point);
 5. `decoding` (what every engine shares); 6. `engines` (the `Engine` protocol, generate() and CTranslate2, the loader);
-7. `translation` (the batch API and the stream);
-8. `evaluation` (scores of saved models), `files` (.po, XLIFF, HTML), `pipelines` (`pipeline("translation")`),
-   `recipes` (the main job);
-9. `serving` (the server), `translate_command` and `score_command` (the commands' steps).
+7. `steps` (the steps around the engine: case, spans, markup alignments, the trust step);
+8. `translation` (the batch API and the stream);
+9. `evaluation` (scores of saved models), `calibration` (a model's confidence fitted), `files` (.po, XLIFF,
+   HTML), `pipelines` (`pipeline("translation")`), `recipes` (the main job);
+10. `serving` (the server), `translate_command` and `score_command` (the commands' steps).
 
 Research lives apart in `experiments` (studies, the recipe search, benchmarks, the GPU check), which the library
 never imports.

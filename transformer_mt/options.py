@@ -10,9 +10,9 @@ comes from: `help` for the command's flag (`add_arguments`, `from_args`), `reque
 Each option is read in one place. The search options (beams, hypotheses, lengths, the generate() controls, the
 seed, forbidden words) are mapped by the engines (`transformer_mt.engines`); the steps around the engine read
 theirs: `split_sentences` and `source_lang` (sentences), `fold_case` (casing), `repair_spans` (spans),
-`source_prefix` and `target_lang` (tags), `format` (markup), `scores` and `alignments` (what comes back). An
-option the next step needs (a confidence and its threshold, guards, a glossary, a cache bypass) is a field here
-plus the step that reads it.
+`source_prefix` and `target_lang` (tags), `format` (markup), `confidence`, `min_confidence` and `guards` (trust),
+`scores` and `alignments` (what comes back). An option the next step needs (a glossary, a cache bypass) is a field
+here plus the step that reads it.
 """
 
 import argparse
@@ -69,6 +69,7 @@ GROUPS = {
     "search": "decoding (generate()'s controls; default: the model's generation config)",
     "sentences": "sentences (each line is split into sentences, translated and joined)",
     "given": "given text (transformer_mt.constraints, transformer_mt.tags)",
+    "trust": "trust (transformer_mt.quality: a calibrated confidence, guards, abstaining)",
     "returned": "what comes back",
 }
 
@@ -114,6 +115,15 @@ class TranslationOptions:
                                 group="sentences", request="repair_spans")
     format: str = option("text", "text, or html: the text of HTML fragments is translated and their markup kept.",
                          group="given", request="format")
+    confidence: bool = option(False, "Return each translation's calibrated confidence: the probability that its chrF "
+                                     "reaches the calibration's threshold (the model's calibration.json; a line's "
+                                     "is its weakest sentence's).", group="trust")
+    min_confidence: float | None = option(None, "Leave a sentence whose confidence is below this untranslated (its "
+                                                "source kept, and flagged).", group="trust",
+                                          request="min_confidence")
+    guards: bool = option(True, "Decode a sentence again when its translation loops, copies its source or has a "
+                                "length far from its source's, and flag it with confidence 0 if it still does; "
+                                "--no_guards keeps the first translation.", group="trust", request="guards")
     scores: bool = option(False, "Return each hypothesis' score (the command: the n-best TSV even for one "
                                  "hypothesis).", group="returned")
     alignments: bool = option(False, "", group="returned", flag=False)  # the command's --alignments names a file
@@ -137,7 +147,11 @@ class TranslationOptions:
             raise OptionError("source_prefix", f"is one tag without spaces, such as <BT>, got {self.source_prefix!r}")
         if self.source_lang is not None and not self.split_sentences:
             raise OptionError("source_lang", "applies to sentence splitting: drop it or {split_sentences=False}")
-        for name in ("fold_case", "repair_spans"):
+        if self.min_confidence is not None and (isinstance(self.min_confidence, bool)
+                                                or not isinstance(self.min_confidence, (int, float))
+                                                or not 0 <= self.min_confidence <= 1):
+            raise OptionError("min_confidence", f"is a probability in [0, 1], got {self.min_confidence!r}")
+        for name in ("fold_case", "repair_spans", "guards", "confidence"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(name, f"must be true or false, got {getattr(self, name)!r}")
         if self.format not in FORMATS:
@@ -151,6 +165,11 @@ class TranslationOptions:
         taken = sorted(set(dict(self.generate_kwargs)) & {field.name for field in dataclasses.fields(self)})
         if taken:
             raise OptionError("generate_kwargs", f"repeat options of their own: {', '.join(taken)}")
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether these options need the model's calibration (a confidence returned or a minimum)."""
+        return self.confidence or self.min_confidence is not None
 
     def replace(self, **changes) -> "TranslationOptions":
         """A copy with `changes`, checked again (a re-decode with other settings, a request's own values)."""

@@ -3,8 +3,10 @@ system scored on a split, systems compared with a paired test (`compare`), given
 (`score_given_pairs`). Scoring itself is `transformer_mt.evaluation`'s."""
 
 import argparse
+import dataclasses
 import os
 
+from .calibration import DEFAULT_CHRF_THRESHOLD, fit
 from .evaluation import (
     METRICS,
     TOKENIZERS,
@@ -32,7 +34,7 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("--pairs", help="Score these given pairs (source<TAB>target a line) with --model instead.")
     parser.add_argument("--length_penalty", type=float, help="--pairs: the score's length penalty.")
     parser.add_argument("--dataset_config_name", help="The Hub dataset's configuration, e.g. de-en.")
-    parser.add_argument("--split", default="test")
+    parser.add_argument("--split", help="The split to score (default test; validation with --calibrate).")
     parser.add_argument("--source_lang", default="en")
     parser.add_argument("--target_lang", default="de")
     parser.add_argument("--max_samples", type=int, help="Score only the first N pairs.")
@@ -43,6 +45,15 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("--num_beams", type=int, help="Beam size (default: the model's generation config).")
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--output", help="Also write the results as JSON here.")
+    trust = parser.add_argument_group("--calibrate: the model's confidence (transformer_mt.quality)")
+    trust.add_argument("--calibrate", action="store_true",
+                       help="Fit the --model directory's confidence on --data's --split (default validation) and "
+                            "write it beside the weights as calibration.json (replacing one fitted before).")
+    trust.add_argument("--chrf_threshold", type=float, default=DEFAULT_CHRF_THRESHOLD,
+                       help="--calibrate: the confidence is the probability that a sentence's chrF reaches this "
+                            f"(default {DEFAULT_CHRF_THRESHOLD:g}).")
+    trust.add_argument("--length_data", help="--calibrate: the data whose train split gives the length guard's band "
+                                             "(default --data).")
     sacre = parser.add_argument_group("sacreBLEU's settings (kept in the signatures)")
     sacre.add_argument("--tokenize", choices=TOKENIZERS, default="13a",
                        help="BLEU's tokenizer: 13a (default), zh for Chinese, ja-mecab for Japanese, char, intl, ...")
@@ -62,6 +73,11 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
 
 
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    args.split = args.split or ("validation" if args.calibrate else "test")
+    if args.calibrate and (args.model is None or not os.path.isfile(os.path.join(args.model, "model.safetensors"))):
+        parser.error("--calibrate fits a saved model's confidence: give --model, a directory with model.safetensors")
+    if args.calibrate and not 0 < args.chrf_threshold < 100:
+        parser.error(f"--chrf_threshold is a chrF in (0, 100), got {args.chrf_threshold}")
     if args.pairs is not None:
         if args.model is None:
             parser.error("--pairs scores with a model: give --model")
@@ -85,6 +101,8 @@ def run(args: argparse.Namespace) -> None:
     """The command's mode: given pairs scored (--pairs), systems compared (--paired), or one system scored."""
     if args.pairs is not None:
         return score_given_pairs(args)
+    if args.calibrate:
+        return calibrate(args)
     if args.paired:
         return compare(args)
     results = evaluate_split(args.data, args.split, args.model, args.hypotheses, args.source_lang, args.target_lang,
@@ -118,6 +136,21 @@ def compare(args) -> None:
         write_results(compared, args.output)
 
 
+def calibrate(args) -> None:
+    """--calibrate: the model's confidence fitted on the split and written beside its weights."""
+    calibration = fit(args.model, args.data, args.split, args.chrf_threshold, args.length_data,
+                      max_samples=args.max_samples, source_lang=args.source_lang, target_lang=args.target_lang)
+    path = calibration.save(args.model)
+    measured = calibration.measured
+    print(f"{path}: P(chrF >= {calibration.chrf_threshold:g}) from {', '.join(calibration.features)}, fitted on "
+          f"{calibration.pairs} pairs of {calibration.fitted_on}; Spearman with sentence chrF "
+          f"{measured['spearman']} (the raw score's {measured['spearman_raw_score']}); precision at coverage "
+          + ", ".join(f"{coverage} {value}" for coverage, value in measured["precision"].items())
+          + f"; length band {calibration.length_band[0]}-{calibration.length_band[1]}")
+    if args.output:
+        write_results(dataclasses.asdict(calibration), args.output)
+
+
 def score_given_pairs(args) -> None:
     """--pairs: each given pair's scores under --model, a TSV row each."""
     scores = score_saved(args.model, *read_pairs(args.pairs), args.batch_size, args.length_penalty)
@@ -128,4 +161,4 @@ def score_given_pairs(args) -> None:
 
 
 
-__all__ = ["check_args", "compare", "parse_args", "run", "score_given_pairs"]
+__all__ = ["calibrate", "check_args", "compare", "parse_args", "run", "score_given_pairs"]

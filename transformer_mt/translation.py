@@ -15,20 +15,19 @@ The seed, when the options give one, is set once per call of an entry (`start`),
 
 import dataclasses
 import logging
-import weakref
 from collections.abc import Callable, Iterable, Iterator
 
 import torch
 
 from . import sentences
-from .alignment import check_tokenizer, join_alignments
-from .casing import fold_sentences, restore_hypotheses
+from .alignment import join_alignments
 from .checkpoints import check_tokenizer_matches
 from .constraints import first_sentence_prefixes
-from .decoding import Hypotheses, Layout, join_hypotheses, length_batches, split_texts, tagged
-from .engines import Engine, resolve_engine
+from .decoding import Hypotheses, Layout, join_hypotheses, length_batches, split_texts
+from .engines import Engine, attach_calibration, resolve_engine
 from .options import OptionError, TranslationOptions, from_keywords
-from .spans import TOKEN, SpanReport, lost_spans, mask, protected_spans, repair_counted, unmask
+from .quality import Flags, Translation, together
+from .steps import Decoded, decode
 
 
 logger = logging.getLogger(__name__)
@@ -102,131 +101,20 @@ def assemble(segments: Segments, hypotheses: list[Hypotheses]) -> list[Hypothese
     return [[rank[i] for rank in ranks] for i in range(len(segments.texts))]
 
 
-def text_spans(segments: Segments, hypotheses: list[Hypotheses]) -> list[SpanReport]:
-    """Each text's protected spans, its sentences' reports (`Decoded.spans`) together: for an HTML fragment, those
-    of its runs of text."""
-    units = iter([_together([getattr(hypotheses[i], "spans", None) or SpanReport() for i in span])
+def text_flags(segments: Segments, hypotheses: list[Hypotheses]) -> list[Flags]:
+    """Each text's flags, its sentences' (`Decoded.flags`) together (`quality.together`): for an HTML fragment,
+    those of its runs of text."""
+    units = iter([together([getattr(hypotheses[i], "flags", None) or Flags() for i in span])
                   for span, _ in segments.layout])
     if segments.documents is None:
         return list(units)
     runs = segments.documents.runs
-    return [_together([next(units) for owner, _ in runs if owner is soup]) for soup in segments.documents.soups]
-
-
-def _together(reports: list[SpanReport]) -> SpanReport:
-    together = SpanReport()
-    for report in reports:
-        together.carried += report.carried
-        together.repaired += report.repaired
-        together.lost += report.lost
-    return together
-
-
-class Decoded(list):
-    """A sentence's hypotheses (a `Hypotheses` list) as `decode` gives them, with what it knows of them: the word
-    alignment of each to the sentence (`alignments`, with `format="html"`, so that `assemble` can place the inline
-    markup; else None) and the protected spans of the best one (`spans`: a `spans.SpanReport` of those the model
-    carried, those put back and those lost)."""
-
-    def __init__(self, hypotheses: Hypotheses, alignments: list | None = None, spans: SpanReport | None = None):
-        super().__init__(hypotheses)
-        self.alignments, self.spans = alignments, spans
-
-
-def _only_tokens(sentence: str) -> bool:
-    """Whether an HTML run's sentence holds nothing but the tokens of verbatim elements (`markup`): kept as is."""
-    return not TOKEN.sub("", sentence).strip()
+    return [together([next(units) for owner, _ in runs if owner is soup]) for soup in segments.documents.soups]
 
 
 def _alignment(hypotheses: Hypotheses, rank: int) -> list:
     alignments = getattr(hypotheses, "alignments", None)  # none: the engine's tokenizer gives no offsets
     return alignments[rank] if alignments else []
-
-
-def decode(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
-           prefixes: list[str | None] | None = None) -> list[Hypotheses]:
-    """The engine's hypotheses for `sentences` (untagged; `options.source_prefix` begins each): an ALL CAPS or
-    Title Case sentence shown to the engine in sentence case and its translation given the case back
-    (`options.fold_case`, `transformer_mt.casing`); for a model trained with span tokens, its protected spans
-    (placeholders, URLs, numbers, ...) shown as the tokens it learned to carry; the spans put back where the model
-    lost them (`options.repair_spans`, `spans.repair_counted`, from the engine's word alignments; a model whose
-    tokenizer gives no character offsets keeps what it wrote). With `format="html"`, each sentence's
-    hypotheses come aligned to it. Each sentence's come as `Decoded`, with its spans' report. What every entry
-    decodes with."""
-    if options.format == "html" and any(map(_only_tokens, sentences)):  # a hashtag after the last full stop
-        keep = [i for i, sentence in enumerate(sentences) if not _only_tokens(sentence)]
-        decoded = iter(decode(engine, [sentences[i] for i in keep], options, [names[i] for i in keep],
-                              [prefixes[i] for i in keep] if prefixes else None))
-        return [Decoded([(sentence, None)] * options.num_return_sequences,
-                        [[(i, i) for i in range(len(sentence.split()))]] * options.num_return_sequences,
-                        SpanReport(carried=protected_spans(sentence)))
-                if _only_tokens(sentence) else next(decoded) for sentence in sentences]
-    folded, cases = fold_sentences(sentences, titles=options.format != "html") if options.fold_case else (sentences,
-                                                                                                         None)
-    if cases is not None and prefixes is not None:  # a forced beginning is kept as it was given
-        folded = [sentence if prefix else fold for sentence, fold, prefix in zip(sentences, folded, prefixes)]
-        cases = [case if not prefix else "normal" for case, prefix in zip(cases, prefixes)]
-    hypotheses = _translate_masked(engine, folded, options, names, prefixes)
-    alignments, reports = None, None
-    if _has_offsets(engine.tokenizer):
-        def align(sources: list[str], targets: list[str]) -> list:
-            """The pairs' alignments; none for a pair the model cannot read whole (a translation cut at the
-            length bound, past a learned position table)."""
-            try:
-                return engine.align_pairs(sources, targets, options)
-            except ValueError:
-                return [_aligned_alone(engine, source, target, options) for source, target in zip(sources, targets)]
-
-        if options.repair_spans:
-            hypotheses, reports = repair_counted(folded, hypotheses, names, align)
-        if options.format == "html":
-            pairs = [(i, text) for i, sentence in enumerate(hypotheses) for text, _ in sentence if text]
-            found = iter(align([folded[i] for i, _ in pairs], [text for _, text in pairs]) if pairs else [])
-            alignments = [[next(found) if text else [] for text, _ in sentence] for sentence in hypotheses]
-    if reports is None:  # nothing can be put back: what the model lost is reported
-        reports = [SpanReport(lost=lost_spans(source, sentence[0][0])) if sentence else SpanReport()
-                   for source, sentence in zip(folded, hypotheses)]
-    if cases is not None:
-        hypotheses = restore_hypotheses(hypotheses, cases)
-    return [Decoded(sentence, alignments[i] if alignments else None, reports[i])
-            for i, sentence in enumerate(hypotheses)]
-
-
-_WARNED = weakref.WeakSet()  # the engines whose missing span tokens were named once
-
-
-def _translate_masked(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
-                      prefixes: list[str | None] | None) -> list[Hypotheses]:
-    """The engine's hypotheses; a model trained with span tokens (`config.span_tokens`) sees each protected span
-    as the reserved token `{k}` it learned to carry (`spans.mask`), and its translations get the spans back."""
-    if not getattr(engine.config, "span_tokens", False):
-        if engine not in _WARNED and any(map(protected_spans, sentences)):
-            _WARNED.add(engine)
-            logger.warning("this model was not trained with span tokens: placeholders, URLs, paths and numbers are "
-                           "left to it, then checked and put back where it lost them (each one named)")
-        return engine.translate_sentences(tagged(sentences, options.source_prefix), options, names, prefixes)
-    masked = [mask(sentence) for sentence in sentences]
-    hypotheses = engine.translate_sentences(tagged([text for text, _ in masked], options.source_prefix), options,
-                                            names, prefixes)
-    return [[(unmask(text, spans)[0], score) for text, score in sentence]
-            for sentence, (_, spans) in zip(hypotheses, masked)]
-
-
-def _aligned_alone(engine: Engine, source: str, target: str, options: TranslationOptions) -> list:
-    try:
-        return engine.align_pairs([source], [target], options)[0]
-    except ValueError:
-        return []
-
-
-def _has_offsets(tokenizer) -> bool:
-    """Whether the tokenizer gives character offsets, which word alignments need (a converted Opus-MT model's
-    SentencePiece tokenizer does not: its translations keep what the model wrote)."""
-    try:
-        check_tokenizer(tokenizer)
-    except ValueError:
-        return False
-    return True
 
 
 def start(engine: Engine, options: TranslationOptions) -> None:
@@ -243,7 +131,9 @@ def translate_texts(engine: Engine, texts: list[str], options: TranslationOption
     translated by `engine` in length-sorted batches; `numbers` name texts in warnings ("Text 3, sentence 2")."""
     start(engine, options)
     segments = segment(texts, options, engine.config, numbers, target_prefix)
-    return assemble(segments, decode(engine, segments.sentences, options, segments.names, segments.prefixes))
+    decoded = decode(engine, segments.sentences, options, segments.names, segments.prefixes)
+    return [Decoded(hypotheses, flags=flags) for hypotheses, flags in zip(assemble(segments, decoded),
+                                                                          text_flags(segments, decoded))]
 
 
 def translate(model, tokenizer, texts: list[str], options: TranslationOptions | None = None, *,
@@ -264,8 +154,12 @@ def translate(model, tokenizer, texts: list[str], options: TranslationOptions | 
     into a cache; the model must hold exactly those weights), "auto" (CTranslate2 where it can, else generate()),
     or an `Engine` from `transformer_mt.engines.load_engine`, the fast way to translate call after call.
     `target_prefix`: one per text (None for none), its translation's forced beginning (`transformer_mt.constraints`).
+
+    Each translation is a `quality.Translation`: a str that also holds `flags` (a `quality.Flags`: protected spans
+    put back or lost, guards, an abstention) and, with `confidence=True` (or `min_confidence=`), `confidence`, the
+    model's calibrated confidence (its calibration.json: `transformer-mt-score --calibrate`).
     """
-    return [hypotheses[0][0] if hypotheses else "" for hypotheses in translate_nbest(
+    return [Translation(hypotheses[0][0] if hypotheses else "", hypotheses.flags) for hypotheses in translate_nbest(
         model, tokenizer, texts, options, engine=engine, numbers=numbers, check_tokenizer=check_tokenizer,
         target_prefix=target_prefix, **keywords)]
 
@@ -276,11 +170,15 @@ def translate_nbest(model, tokenizer, texts: list[str], options: TranslationOpti
     """`translate`, with `num_return_sequences` hypotheses per text, best first, each `(text, score)` (none for a
     blank text): `translate_texts` with the model's engine. A sentence's score (with `scores=True`) is what beam
     search ranks by: the hypothesis' log-probability divided by its length to the power `length_penalty` (for
-    greedy search and sampling: under the decoding distribution)."""
+    greedy search and sampling: under the decoding distribution). Each text's list is a `steps.Decoded`, whose
+    `flags` (a `quality.Flags`) say what the steps around the engine found in its best hypothesis."""
     if check_tokenizer:
         check_tokenizer_matches(model.config, tokenizer, "translate()")
     options = from_keywords(options, **keywords)
-    return translate_texts(resolve_engine(model, tokenizer, engine), texts, options, numbers, target_prefix)
+    resolved = resolve_engine(model, tokenizer, engine)
+    if options.calibrated and getattr(resolved, "calibration", None) is None and isinstance(engine, str):
+        attach_calibration(resolved, getattr(model, "name_or_path", None), model)  # its directory's, if it fits
+    return translate_texts(resolved, texts, options, numbers, target_prefix)
 
 
 def translate_stream(engine: Engine, lines: Iterable[str], write: Callable[..., object],
@@ -382,5 +280,5 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
-__all__ = ["Decoded", "Segments", "assemble", "decode", "process_state", "segment", "start", "text_spans",
+__all__ = ["Decoded", "Segments", "assemble", "decode", "process_state", "segment", "start", "text_flags",
            "translate", "translate_nbest", "translate_stream", "translate_texts"]

@@ -11,6 +11,7 @@ from .generate import GenerateEngine, hypothesis_scores
 from .loader import (
     DEFAULT_INTRA_THREADS,
     ENGINES,
+    attach_calibration,
     cached_export,
     default_cache_dir,
     export_key,
@@ -26,6 +27,6 @@ from .loader import (
 from .protocol import Engine
 
 
-__all__ = ["DEFAULT_INTRA_THREADS", "ENGINES", "Engine", "GenerateEngine", "cached_export", "default_cache_dir",
-           "export_key", "fast_engine_problem", "hypothesis_scores", "is_export", "load_engine", "load_export",
-           "load_for_scoring", "resolve_engine", "unsupported_settings", "weights_differ"]
+__all__ = ["DEFAULT_INTRA_THREADS", "ENGINES", "Engine", "GenerateEngine", "attach_calibration", "cached_export",
+           "default_cache_dir", "export_key", "fast_engine_problem", "hypothesis_scores", "is_export", "load_engine",
+           "load_export", "load_for_scoring", "resolve_engine", "unsupported_settings", "weights_differ"]

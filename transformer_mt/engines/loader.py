@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..checkpoints import load_translator, tokenizer_files
 from ..modeling.positional_embeddings import position_strategy_class
+from ..quality import Calibration, CalibrationError
 from ..version import __version__
 from .generate import GenerateEngine
 
@@ -144,14 +145,15 @@ def load_engine(model_dir: str, engine: str = "auto", *, model=None, tokenizer=N
     if model is None:
         model, tokenizer = load_translator(model_dir)
     if engine == "transformers":
-        return GenerateEngine(model, tokenizer, "asked for")
+        return attach_calibration(GenerateEngine(model, tokenizer, "asked for"), model_dir)
     problem = None if export_dir else fast_engine_problem(model.config, model.generation_config, num_beams)
     if problem is None and sampling and engine == "auto":
         problem = "sampling draws from another random generator than generate()'s"
     if problem is not None:
         if engine == "ctranslate2":
             raise ValueError(f"--engine ctranslate2 cannot translate {model_dir}: {problem}.")
-        return GenerateEngine(model, tokenizer, f"auto: CTranslate2 not used, {problem}")
+        return attach_calibration(GenerateEngine(model, tokenizer, f"auto: CTranslate2 not used, {problem}"),
+                                  model_dir)
     if export_dir is None:
         export_dir = cached_export(model_dir, quantization, cache_dir, main_process_first)
     elif not os.path.isfile(os.path.join(export_dir, "model.bin")):
@@ -159,8 +161,28 @@ def load_engine(model_dir: str, engine: str = "auto", *, model=None, tokenizer=N
     reason = "asked for" if engine == "ctranslate2" else "auto: CTranslate2 installed and the model exports"
     from .ctranslate2 import CTranslate2Engine  # needs ctranslate2, found above
 
-    return CTranslate2Engine(export_dir, tokenizer, model.config, model.generation_config,
-                             intra_threads=intra_threads, inter_threads=inter_threads, reason=reason)
+    return attach_calibration(CTranslate2Engine(export_dir, tokenizer, model.config, model.generation_config,
+                                                intra_threads=intra_threads, inter_threads=inter_threads,
+                                                reason=reason), model_dir)
+
+
+def attach_calibration(engine, model_dir: str | None, model=None):
+    """`engine` with the calibration saved beside its model (`quality.Calibration.load`) as `engine.calibration`;
+    one fitted on other weights, or a `model` whose weights differ from the directory's, is refused by name:
+    `engine.calibration_problem` says why (a warning now; an error when a confidence is asked for)."""
+    engine.calibration, engine.calibration_problem = None, None
+    if not model_dir or not os.path.isdir(model_dir):
+        return engine
+    try:
+        engine.calibration = Calibration.load(model_dir)
+    except CalibrationError as error:
+        engine.calibration_problem = str(error)
+        logger.warning(f"No confidence for this model: {error}")
+        return engine
+    differs = weights_differ(model, model_dir) if model is not None and engine.calibration is not None else None
+    if differs:
+        engine.calibration, engine.calibration_problem = None, f"the calibration beside it does not fit: {differs}"
+    return engine
 
 
 def is_export(path: str) -> bool:
@@ -222,6 +244,6 @@ def weights_differ(model, directory: str) -> str | None:
     return None
 
 
-__all__ = ["DEFAULT_INTRA_THREADS", "ENGINES", "cached_export", "default_cache_dir", "export_key",
-           "fast_engine_problem", "is_export", "load_engine", "load_export", "load_for_scoring", "resolve_engine",
-           "unsupported_settings", "weights_differ"]
+__all__ = ["DEFAULT_INTRA_THREADS", "ENGINES", "attach_calibration", "cached_export", "default_cache_dir",
+           "export_key", "fast_engine_problem", "is_export", "load_engine", "load_export", "load_for_scoring",
+           "resolve_engine", "unsupported_settings", "weights_differ"]

@@ -25,6 +25,8 @@ class Engine(Protocol):
     config: object  # the model's TransformerMTConfig
     generation_config: object  # the model's GenerationConfig: the defaults options fall back to
     tokenizer: object
+    calibration: object | None = None  # the model's quality.Calibration (`loader.attach_calibration`), if any
+    calibration_problem: str | None = None  # why a calibration beside the model is not used
 
     def translate_sentences(self, sentences: list[str], options: TranslationOptions, names: list[str] | None = None,
                             target_prefix: list[str | None] | None = None) -> list[Hypotheses]:

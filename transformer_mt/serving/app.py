@@ -1,8 +1,9 @@
 """The server's HTTP API: LibreTranslate's, so that the applications that speak it work unchanged.
 
 Routes: `POST /translate`, `POST /detect`, `GET /languages`, `GET /frontend/settings` (LibreTranslate's shapes),
-`GET /health`, and `GET /`, a page that calls the same API. Fields are read from the query string and from a JSON,
-urlencoded or multipart body alike (`request_fields`), because each client sends them its own way; unknown fields
+`GET /health` (`{"status": "ok"}`, as LibreTranslate answers), `GET /metrics` (Prometheus' counters:
+`serving.counters`), and `GET /`, a page that calls the same API. Fields are read from the query string and from a
+JSON, urlencoded or multipart body alike (`request_fields`), because each client sends them its own way; unknown fields
 are ignored. Errors are `{"error": "..."}`: 400 for a bad or missing field, an unsupported language or pair, or a
 request over a limit; 403 for a bad API key; 429 for a client over its requests per minute; 503 (with Retry-After)
 when the queue is full; 500 otherwise. Every answer carries CORS headers, and preflights are answered.
@@ -17,8 +18,9 @@ from importlib import resources
 from ..decoding import default_names
 from ..markup import html_text
 from ..options import TranslationOptions
-from ..translation import assemble, decode, segment, text_spans
+from ..translation import assemble, decode, segment, text_flags
 from .batcher import Batcher, Overloaded
+from .counters import Counters
 from .fields import RequestError, TranslateRequest, request_fields, translate_request
 from .languages import CONFIDENT, detect, language_name
 from .limits import Limits
@@ -39,7 +41,8 @@ class ServedModel:
         at least as many beams as hypotheses."""
         count = asked.alternatives + 1
         return asked.options.replace(num_return_sequences=count, source_lang=self.source, target_lang=self.target,
-                                     num_beams=max(self.engine.generation_config.num_beams or 1, count))
+                                     num_beams=max(self.engine.generation_config.num_beams or 1, count),
+                                     confidence=getattr(self.engine, "calibration", None) is not None)
 
     def translate(self, sentences: list[str], options: TranslationOptions) -> list:
         return decode(self.engine, sentences, options.replace(batch_size=len(sentences) or 1),
@@ -59,6 +62,7 @@ class Service:
         self.batcher = Batcher(lambda key, sentences: self.pairs[key[0]].translate(sentences, key[1]),
                                max_batch=limits.batch_size(concurrency), max_wait=limits.max_wait_ms / 1000,
                                max_queued=limits.queue_limit, concurrency=concurrency)
+        self.counters = Counters(self.batcher, models)
         self.recent = collections.defaultdict(collections.deque)  # client -> its request times in the last minute
         self.pruned = time.monotonic()
 
@@ -122,8 +126,10 @@ class Service:
     async def translated(self, request, asked: TranslateRequest, model: ServedModel) -> dict:
         """translatedText (and alternatives): the texts taken apart into sentences (`translation.segment`: HTML
         runs of text first), the sentences batched with other requests' (`Batcher`), each text put back together;
-        `protectedSpans`, per text, the placeholders, URLs, numbers, ... put back where the model lost them and
-        those still lost, when there are any."""
+        `confidence`, per text, its calibrated confidence (its weakest sentence's) when the model has a calibration;
+        `flags`, per text, when any text has one (`quality.Flags.as_json`): the placeholders, URLs, numbers, ... put
+        back where the model lost them and those still lost, the guards still firing after a re-decode, whether it
+        was decoded again, whether a sentence was left untranslated below the request's `min_confidence`."""
         options = model.options(asked)
         segments = segment(asked.texts, options, model.engine.config)
         hypotheses = await until_disconnected(request, self.batcher.translate(((model.source, model.target), options),
@@ -136,11 +142,14 @@ class Service:
         if asked.alternatives:
             alternatives = [[rank[i] for rank in ranks[1:]] for i in range(len(asked.texts))]
             answer["alternatives"] = alternatives if asked.is_list else alternatives[0]
-        reports = text_spans(segments, hypotheses)
-        if any(report.repaired or report.lost for report in reports):  # a field LibreTranslate's clients ignore
-            spans = [{"repaired": [span.text for span in report.repaired], "lost": [span.text for span in report.lost]}
-                     for report in reports]
-            answer["protectedSpans"] = spans if asked.is_list else spans[0]
+        flags = text_flags(segments, hypotheses)
+        if options.confidence:
+            confidences = [text.confidence for text in flags]
+            answer["confidence"] = confidences if asked.is_list else confidences[0]
+        if any(text.notable for text in flags):  # a field LibreTranslate's clients ignore
+            shown = [text.as_json() for text in flags]
+            answer["flags"] = shown if asked.is_list else shown[0]
+        self.counters.count_flags(flags)
         return answer
 
     def detect(self, fields: dict) -> list[dict]:
@@ -166,10 +175,8 @@ class Service:
                              "target": {"code": first.target, "name": language_name(first.target)}}}
 
     def health(self) -> dict:
-        return {"status": "ok", "models": [{"source": m.source, "target": m.target, "engine": m.engine.name}
-                                           for m in self.models],
-                "queued_sentences": self.batcher.queued, "batches": self.batcher.batches,
-                "sentences": self.batcher.sentences}
+        """LibreTranslate's answer, exactly: the details are on `/metrics`."""
+        return {"status": "ok"}
 
 
 def create_app(models: list[ServedModel], limits: Limits | None = None):
@@ -177,7 +184,7 @@ def create_app(models: list[ServedModel], limits: Limits | None = None):
     LibreTranslate's routes over a `Service`, its errors as `{"error": ...}`, CORS on every answer."""
     from fastapi import FastAPI, Request
     from fastapi.middleware.cors import CORSMiddleware
-    from fastapi.responses import HTMLResponse, JSONResponse
+    from fastapi.responses import HTMLResponse, JSONResponse, Response
 
     service = Service(models, limits or Limits())
 
@@ -219,6 +226,10 @@ def create_app(models: list[ServedModel], limits: Limits | None = None):
     app.get("/languages")(service.languages)
     app.get("/frontend/settings")(service.frontend_settings)
     app.get("/health")(service.health)
+
+    @app.get("/metrics")
+    async def metrics():
+        return Response(service.counters.exposition(), media_type=service.counters.content_type)
 
     @app.get("/", response_class=HTMLResponse)
     async def page():

@@ -99,15 +99,21 @@ def translate_request(fields: dict, limits) -> TranslateRequest:
     return TranslateRequest(texts, is_list, names["source"], names["target"], alternatives, request_options(fields))
 
 
-def _boolean(value):
-    """A form's or query string's "true"/"false" (any case) as a bool (JSON sends one); any other value as it is."""
-    return {"true": True, "false": False}.get(value.lower(), value) if isinstance(value, str) else value
+def _scalar(value):
+    """A form's or query string's "true"/"false" (any case) as a bool, a number as a float (JSON sends them as
+    they are); any other value as it is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        return {"true": True, "false": False}.get(value.lower(), value)
 
 
 def request_options(fields: dict) -> TranslationOptions:
     """The options a request's fields set, by the request field each option names in its metadata
     (`options.request_fields`); a value that cannot work is a RequestError naming the field."""
-    given = {option: _boolean(fields[name]) for name, option in option_fields().items()
+    given = {option: _scalar(fields[name]) for name, option in option_fields().items()
              if fields.get(name) not in (None, "")}
     try:
         return TranslationOptions(**given)

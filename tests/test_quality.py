@@ -1,0 +1,266 @@
+"""Trust: the guards' rules, the calibration beside a model (bound to its weights), the trust step in `decode`
+(re-decode, flag, abstain), and what the server says (`confidence`, `flags`, `/health`, `/metrics`)."""
+
+import dataclasses
+import json
+import logging
+import shutil
+
+import pytest
+from fastapi.testclient import TestClient
+from safetensors.torch import load_file, save_file
+
+from transformer_mt.engines import load_engine
+from transformer_mt.options import OptionError, TranslationOptions
+from transformer_mt.quality import (
+    CALIBRATION_FILE,
+    Calibration,
+    CalibrationError,
+    Flags,
+    is_copy,
+    is_loop,
+    repetition,
+    together,
+    weights_sha256,
+)
+from transformer_mt.serving.app import ServedModel, create_app
+from transformer_mt.translation import translate, translate_texts
+
+from .test_serving import FakeEngine
+from .utils import save_copy_model
+
+
+@pytest.mark.parametrize("text, found", [
+    ("Zude Time Time", "time"),
+    ("Wählen Sie die Kitation aus, die die die Kitation bereitstellt", "die"),  # three times: a loop
+    ("Wählen Sie die Datei, die die Daten enthält", None),  # article then relative pronoun: German
+    ("Klicken Sie auf OK OK", "ok"),
+    ("Öffnen Sie die Datei und die Datei und die Datei", "die datei und"),  # a phrase of three words
+    ("Zeit, Zeit", None),  # the repetition stops at punctuation
+    ("Einfügen einfügen", "einfügen"),  # case-insensitive
+    ("a b c d a b c d", "a b c d"),
+    ("a b c d e a b c d e", None),  # longer than LOOP_MAX_WORDS
+])
+def test_a_repetition_is_a_word_or_phrase_written_again_back_to_back(text, found):
+    assert repetition(text) == found
+
+
+def test_a_loop_is_a_repetition_the_source_does_not_hold():
+    assert is_loop("Include Time", "Zude Time Time")
+    assert not is_loop("Very very good.", "Sehr sehr gut.")  # the source repeats itself: so may its translation
+    assert not is_loop("Include Time", "Zeit einschließen")
+
+
+def test_a_copy_is_a_long_source_again_or_a_short_one_at_low_confidence():
+    assert is_copy("Select the cells you want", "select the  cells you want")
+    assert not is_copy("Name", "Name")  # UI strings rightly left as they are
+    assert not is_copy("Name", "Name", confidence=0.5)
+    assert is_copy("Name", "Name", confidence=0.1)
+    assert not is_copy("Open the file now", "Öffnen Sie die Datei")
+    assert not is_copy("", "")
+
+
+def calibration(weights: str, **changes) -> Calibration:
+    """A calibration whose confidence is sigmoid(2 * score + 1): -0.5 gives one half."""
+    fields = dict(weights_sha256=weights, chrf_threshold=50.0, features=("score", "copy"), mean=(0.0, 0.0),
+                  scale=(1.0, 1.0), coefficients=(2.0, 0.0), intercept=1.0, length_band=(0.5, 2.0))
+    return Calibration(**{**fields, **changes})
+
+
+def test_a_calibration_is_json_beside_the_weights_and_refused_on_other_weights(model_dir):
+    fitted = calibration(weights_sha256(model_dir), measured={"spearman": 0.6})
+    path = fitted.save(model_dir)
+    assert json.loads(open(path, encoding="utf-8").read())["coefficients"] == [2.0, 0.0]
+    loaded = Calibration.load(model_dir)
+    assert loaded == fitted and loaded.measured == {"spearman": 0.6}
+    assert loaded.confidence({"score": -0.5, "copy": 0.0}) == 0.5
+    assert loaded.off_length("Open the file in the editor.", "x") and not loaded.off_length("Short", "x")
+    assert not loaded.off_length("Open the file in the editor.", "Öffnen Sie die Datei im Editor.")
+    fitted.save(model_dir)
+    weights = load_file(model_dir / "model.safetensors")  # other weights: one tensor changed
+    name = sorted(weights)[0]
+    weights[name] = weights[name] + 1
+    save_file(weights, model_dir / "model.safetensors", metadata={"format": "pt"})
+    with pytest.raises(CalibrationError, match=f"{CALIBRATION_FILE} was fitted on other weights"):
+        Calibration.load(model_dir)
+    engine = load_engine(str(model_dir), "transformers")
+    assert engine.calibration is None and "fitted on other weights" in engine.calibration_problem
+    with pytest.raises(OptionError, match="confidence needs the model's calibrated confidence, and .* fitted on "
+                                          "other weights"):
+        translate_texts(engine, ["Hello."], TranslationOptions(confidence=True))
+    (model_dir / CALIBRATION_FILE).write_text("{}", encoding="utf-8")
+    with pytest.raises(CalibrationError, match="cannot be read as a calibration"):
+        Calibration.load(model_dir)
+
+
+class WordTokenizer:
+    """A token a word: what the confidence's token counts read."""
+
+    is_fast = True
+
+    def __call__(self, texts):
+        return {"input_ids": [text.split() for text in texts]}
+
+
+class ScriptedEngine(FakeEngine):
+    """A FakeEngine whose translations are given per sentence: `first[sentence]` at first, `again[sentence]` when
+    decoded with a fallback search (no_repeat_ngram_size set); the score -0.5 unless `scores` says otherwise."""
+
+    def __init__(self, first, again=None, scores=None, calibrated=None):
+        super().__init__()
+        self.first, self.again, self.scores = first, again or {}, scores or {}
+        self.calibration, self.calibration_problem = calibrated, None
+        self.asked, self.tokenizer = [], WordTokenizer()
+
+    def translate_sentences(self, sentences, options, names=None, target_prefix=None):
+        self.asked.append(options)
+        table = self.again if options.no_repeat_ngram_size else self.first
+        return [[(table.get(sentence, self.first.get(sentence, sentence)), self.scores.get(sentence, -0.5))]
+                * options.num_return_sequences for sentence in sentences]
+
+
+def test_a_loop_is_decoded_again_with_the_fallback_and_kept_when_it_is_fixed(caplog):
+    engine = ScriptedEngine({"Include the time": "Zeit Zeit"}, {"Include the time": "Zeit einschließen"})
+    with caplog.at_level(logging.WARNING):
+        [text] = translate_texts(engine, ["Include the time"], TranslationOptions(split_sentences=False))
+    assert text == [("Zeit einschließen", None)]
+    assert text.flags == Flags(redecoded=True)
+    fallback = engine.asked[1]
+    assert (fallback.no_repeat_ngram_size, fallback.num_beams, dict(fallback.generate_kwargs)) == \
+        (3, 4, {"repetition_penalty": 1.2})
+    assert "1 translation(s) looped, copied the source or had an unlikely length" in caplog.text
+    assert "decoded again; 0 still did (flagged): 1 (loop)" in caplog.text
+
+
+def test_a_loop_the_fallback_cannot_fix_is_flagged_with_confidence_0():
+    engine = ScriptedEngine({"Include the time": "Zeit Zeit"}, calibrated=calibration("x"))
+    [text] = translate_texts(engine, ["Include the time"], TranslationOptions(split_sentences=False, confidence=True))
+    assert text == [("Zeit Zeit", None)]
+    assert (text.flags.guards, text.flags.redecoded, text.flags.confidence) == (("loop",), True, 0.0)
+    [kept] = translate_texts(engine, ["Include the time"], TranslationOptions(split_sentences=False, guards=False))
+    assert kept == [("Zeit Zeit", None)] and kept.flags == Flags(confidence=0.5)  # a calibrated model: always rated
+
+
+def test_a_copy_and_an_unlikely_length_are_guarded():
+    source = "Open the file in the text editor."
+    engine = ScriptedEngine({source: source}, calibrated=calibration("x"))
+    [copied] = translate_texts(engine, [source], TranslationOptions(split_sentences=False, confidence=True))
+    assert copied.flags.guards == ("copy",) and copied.flags.confidence == 0.0
+    engine = ScriptedEngine({source: "Datei"}, {source: "Öffnen Sie die Datei im Texteditor."},
+                            calibrated=calibration("x"))
+    [fixed] = translate_texts(engine, [source], TranslationOptions(split_sentences=False, confidence=True))
+    assert fixed == [("Öffnen Sie die Datei im Texteditor.", None)]
+    assert fixed.flags.redecoded and not fixed.flags.guards and fixed.flags.confidence == 0.5
+
+
+def test_below_min_confidence_a_sentence_keeps_its_source_and_says_so():
+    engine = ScriptedEngine({"Good one.": "Gut.", "Bad one.": "Schlecht."}, scores={"Bad one.": -3.0},
+                            calibrated=calibration("x"))
+    [text] = translate_texts(engine, ["Good one. Bad one."], TranslationOptions(min_confidence=0.3,
+                                                                                  source_lang="en"))
+    assert text == [("Gut. Bad one.", None)]
+    assert text.flags.abstained and text.flags.confidence == pytest.approx(1 / (1 + 2.718281828459045 ** 5))
+    assert text.flags.as_json() == {"abstained": True}
+    assert "not translated: confidence below the minimum" in text.flags.comment()
+    with pytest.raises(OptionError, match="min_confidence needs the model's calibrated confidence, and the model "
+                                          "holds no calibration.json"):
+        translate_texts(ScriptedEngine({}), ["x"], TranslationOptions(min_confidence=0.3))
+
+
+def test_a_texts_flags_join_its_sentences_and_keep_the_weakest_confidence():
+    joined = together([Flags(confidence=0.9, guards=("loop",)), Flags(confidence=0.4, redecoded=True),
+                       Flags(guards=("loop", "copy"))])
+    assert (joined.confidence, joined.guards, joined.redecoded, joined.abstained) == (0.4, ("loop", "copy"), True,
+                                                                                     False)
+    assert joined.names() == ["loop", "copy", "redecoded"]
+
+
+def test_a_model_trained_to_loop_is_decoded_again_and_flagged(tmp_path, caplog):
+    """A tiny model trained to write each sentence's last word six times: the fallback search cannot undo what it
+    learned, so the translation is flagged, with confidence 0 from a calibration fitted to its weights."""
+    from .utils import COPY_CORPUS
+
+    targets = [" ".join([line.rstrip(".").split()[-1]] * 6) for line in COPY_CORPUS]
+    path = tmp_path / "looper"
+    save_copy_model(path, dict(num_beams=2, early_stopping=True, max_length=24), targets=targets)
+    calibration(weights_sha256(path)).save(path)
+    for kind in ("transformers", "ctranslate2"):
+        engine = load_engine(str(path), kind)
+        with caplog.at_level(logging.WARNING):
+            [text] = translate_texts(engine, [COPY_CORPUS[0]], TranslationOptions(split_sentences=False,
+                                                                                   confidence=True))
+        assert is_loop(COPY_CORPUS[0], text[0][0]), text
+        assert (text.flags.guards, text.flags.redecoded, text.flags.confidence) == (("loop",), True, 0.0)
+        assert "still did (flagged)" in caplog.text
+        caplog.clear()
+
+
+def test_the_two_engines_give_one_confidence(beam4_copy_model, tmp_path):
+    path = tmp_path / "model"
+    shutil.copytree(beam4_copy_model[0], path)
+    calibration(weights_sha256(path), features=("score", "source_tokens", "output_tokens", "length_ratio"),
+                mean=(0.0,) * 4, scale=(1.0,) * 4, coefficients=(2.0, 0.3, -0.2, 0.5)).save(path)
+    from .utils import COPY_CORPUS
+
+    found = {}
+    for kind in ("transformers", "ctranslate2"):
+        found[kind] = [translation.confidence for translation in
+                       translate(*_loaded(path), COPY_CORPUS[:6], engine=kind, confidence=True, guards=False)]
+    assert all(value is not None for value in found["transformers"])
+    assert found["transformers"] == pytest.approx(found["ctranslate2"], abs=1e-4)
+
+
+def _loaded(path):
+    from transformer_mt.checkpoints import load_translator
+
+    return load_translator(str(path))
+
+
+def test_translate_refuses_a_calibration_when_the_model_in_memory_differs(beam4_copy_model, tmp_path):
+    import torch
+
+    path = tmp_path / "model"
+    shutil.copytree(beam4_copy_model[0], path)
+    calibration(weights_sha256(path)).save(path)
+    model, tokenizer = _loaded(path)
+    assert translate(model, tokenizer, ["Hello."], confidence=True)[0].confidence is not None
+    with torch.no_grad():
+        next(model.parameters()).add_(1.0)  # fine-tuned in memory: not the weights the calibration fits
+    with pytest.raises(OptionError, match="the calibration beside it does not fit: its weights differ"):
+        translate(model, tokenizer, ["Hello."], confidence=True)
+
+
+def test_the_server_gives_confidence_and_flags_health_and_metrics():
+    engine = ScriptedEngine({"Good one.": "Gut.", "Bad one.": "Schlecht.", "Include the time": "Zeit Zeit"},
+                            scores={"Bad one.": -3.0}, calibrated=calibration("x"))
+    with TestClient(create_app([ServedModel(engine, "en", "de")])) as client:
+        answer = client.post("/translate", json={"q": ["Good one.", "Bad one."], "source": "en", "target": "de",
+                                                 "min_confidence": 0.3}).json()
+        assert answer == {"translatedText": ["Gut.", "Bad one."],
+                          "confidence": [pytest.approx(0.5), pytest.approx(1 / (1 + 2.718281828459045 ** 5))],
+                          "flags": [{}, {"abstained": True}]}
+        form = client.post("/translate", data={"q": "Bad one.", "source": "en", "target": "de",
+                                               "min_confidence": "0.3"}).json()  # a form's fields are text
+        assert form["translatedText"] == "Bad one." and form["flags"] == {"abstained": True}
+        looped = client.post("/translate", json={"q": "Include the time", "source": "en", "target": "de"}).json()
+        assert looped["flags"] == {"guards": ["loop"], "redecoded": True} and looped["confidence"] == 0.0
+        assert client.get("/health").json() == {"status": "ok"}
+        metrics = client.get("/metrics").text
+    assert 'transformer_mt_sentence_flags_total{flag="abstained"} 2.0' in metrics
+    assert 'transformer_mt_sentence_flags_total{flag="loop"} 1.0' in metrics
+    assert "transformer_mt_sentences_total" in metrics and "transformer_mt_queued_sentences 0.0" in metrics
+    assert 'transformer_mt_model_info{calibrated="true",engine="fake",source="en",target="de"} 1.0' in metrics
+
+
+def test_a_calibration_needs_a_probability_as_minimum():
+    with pytest.raises(OptionError, match=r"min_confidence is a probability in \[0, 1\], got 1.5"):
+        TranslationOptions(min_confidence=1.5)
+    assert dataclasses.replace(TranslationOptions(), min_confidence=0.0).calibrated
+
+
+def test_a_sample_is_flagged_never_decoded_again():
+    engine = ScriptedEngine({"Include the time": "Zeit Zeit"}, {"Include the time": "Zeit einschließen"})
+    [text] = translate_texts(engine, ["Include the time"], TranslationOptions(split_sentences=False,
+                                                                              do_sample=True))
+    assert text == [("Zeit Zeit", None)] and text.flags == Flags(guards=("loop",))
+    assert len(engine.asked) == 1

@@ -1,0 +1,56 @@
+"""What the server counts, for `GET /metrics` in Prometheus' text format (prometheus-client): requests by route and
+status, sentences and batches translated, the sentences waiting, and what the quality steps found (guards that fired,
+re-decodes, abstentions, protected spans put back or lost). `/health` says only `{"status": "ok"}`, as LibreTranslate's
+does; the details are here.
+
+Each application has its own registry, so that several in one process (tests) count apart.
+"""
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+
+class Counters:
+    """The server's counters, in a registry of their own; `sentence_flags` counts one translated sentence's."""
+
+    content_type = CONTENT_TYPE_LATEST
+
+    def __init__(self, batcher, models: list):
+        self.registry = CollectorRegistry()
+        self.requests = Counter("transformer_mt_requests", "Requests answered, by route and status.",
+                                ["route", "status"], registry=self.registry)
+        self.flags = Counter("transformer_mt_sentence_flags", "Translated sentences a quality step flagged, by flag "
+                             "(loop, copy, length, redecoded, abstained, span_repaired, span_lost).", ["flag"],
+                             registry=self.registry)
+        self.registry.register(_BatcherCollector(batcher))
+        served = Gauge("transformer_mt_model_info", "The models served: one series per language pair.",
+                       ["source", "target", "engine", "calibrated"], registry=self.registry)
+        for model in models:
+            served.labels(model.source, model.target, model.engine.name,
+                          str(getattr(model.engine, "calibration", None) is not None).lower()).set(1)
+
+    def count_flags(self, flags) -> None:
+        """Count the flags of the sentences of one answer (`quality.Flags` each)."""
+        for sentence in flags:
+            for name in sentence.names():
+                self.flags.labels(name).inc()
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _BatcherCollector:
+    """The batcher's own counts, read when scraped."""
+
+    def __init__(self, batcher):
+        self.batcher = batcher
+
+    def collect(self):
+        yield GaugeMetricFamily("transformer_mt_queued_sentences", "Sentences waiting for a batch.",
+                                value=self.batcher.queued)
+        yield CounterMetricFamily("transformer_mt_batches", "Batches translated.", value=self.batcher.batches)
+        yield CounterMetricFamily("transformer_mt_sentences", "Sentences translated.", value=self.batcher.sentences)
+
+
+__all__ = ["Counters"]

@@ -1,0 +1,251 @@
+"""The steps around the engine for a batch of sentences (`decode`), which every entry translates through: case
+folded and given back (`transformer_mt.casing`), protected spans shown as span tokens and put back where the model
+lost them (`transformer_mt.spans`), word alignments for inline markup (`format="html"`), and last the trust step
+(`judge`; `transformer_mt.quality` says what each part means): each sentence's best translation given its
+calibrated confidence, checked by the guards, decoded once more with a fallback search when a guard fires (no
+n-gram of 3 tokens repeated, a repetition penalty, twice the beams, through the same steps), flagged with
+confidence 0 when it still fires, and left untranslated when its confidence is below `options.min_confidence`.
+"""
+
+import logging
+import weakref
+from collections.abc import Callable
+
+from .alignment import check_tokenizer
+from .casing import fold_sentences, restore_hypotheses
+from .decoding import Hypotheses, tagged
+from .engines import Engine
+from .options import OptionError, TranslationOptions
+from .quality import Calibration, Flags, features, is_copy, is_loop, same_text
+from .spans import TOKEN, SpanReport, lost_spans, mask, protected_spans, repair_counted, unmask
+from .tokenization import target_side
+
+
+logger = logging.getLogger(__name__)
+
+class Decoded(list):
+    """A sentence's hypotheses (a `Hypotheses` list) as `decode` gives them, or a text's as `translate_texts` does,
+    with what is known of them: the word alignment of each to the sentence (`alignments`, with `format="html"`, so
+    that `assemble` can place the inline markup; else None) and the `quality.Flags` of the best one (its protected
+    spans, confidence, guards, re-decode, abstention)."""
+
+    def __init__(self, hypotheses: Hypotheses, alignments: list | None = None, flags: Flags | None = None):
+        super().__init__(hypotheses)
+        self.alignments, self.flags = alignments, flags or Flags()
+
+
+def _only_tokens(sentence: str) -> bool:
+    """Whether an HTML run's sentence holds nothing but the tokens of verbatim elements (`markup`): kept as is."""
+    return not TOKEN.sub("", sentence).strip()
+
+
+def decode(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
+           prefixes: list[str | None] | None = None) -> list[Hypotheses]:
+    """The engine's hypotheses for `sentences` (untagged; `options.source_prefix` begins each), through the steps
+    around it: an ALL CAPS or Title Case sentence shown to the engine in sentence case and its translation given the
+    case back (`options.fold_case`, `transformer_mt.casing`); for a model trained with span tokens, its protected
+    spans (placeholders, URLs, numbers, ...) shown as the tokens it learned to carry; the spans put back where the
+    model lost them (`options.repair_spans`, `spans.repair_counted`, from the engine's word alignments; a model whose
+    tokenizer gives no character offsets keeps what it wrote); then the trust step (`transformer_mt.trust`: the
+    calibrated confidence, the guards and their re-decode, abstaining below `options.min_confidence`). With
+    `format="html"`, each sentence's hypotheses come aligned to it. Each sentence's come as `Decoded`, with its
+    `quality.Flags`. What every entry decodes with."""
+    if options.format == "html" and any(map(_only_tokens, sentences)):  # a hashtag after the last full stop
+        keep = [i for i, sentence in enumerate(sentences) if not _only_tokens(sentence)]
+        decoded = iter(decode(engine, [sentences[i] for i in keep], options, [names[i] for i in keep],
+                              [prefixes[i] for i in keep] if prefixes else None))
+        return [Decoded([(sentence, None)] * options.num_return_sequences, [_unchanged(sentence)]
+                        * options.num_return_sequences, Flags(SpanReport(carried=protected_spans(sentence))))
+                if _only_tokens(sentence) else next(decoded) for sentence in sentences]
+    scored = options.replace(scores=True) if calibration_of(engine, options) is not None else options
+    hypotheses, alignments, reports = _decode_steps(engine, sentences, scored, names, prefixes)
+    flags = [Flags(report) for report in reports]
+    hypotheses = judge(engine, sentences, hypotheses, flags, scored, names, lambda again, fallback: decode(
+        engine, [sentences[i] for i in again], fallback, [names[i] for i in again],
+        [prefixes[i] for i in again] if prefixes else None))
+    decoded = []
+    for i, sentence in enumerate(hypotheses):
+        aligned = alignments[i] if alignments else None
+        if isinstance(sentence, Decoded):  # decoded again
+            aligned = sentence.alignments
+        elif flags[i].abstained and alignments:
+            aligned = [_unchanged(sentences[i])] * len(sentence)
+        if not options.scores:
+            sentence = [(text, None) for text, _ in sentence]
+        decoded.append(Decoded(sentence, aligned, flags[i]))
+    return decoded
+
+
+def _unchanged(sentence: str) -> list[tuple[int, int]]:
+    """The word alignment of a sentence to itself."""
+    return [(i, i) for i in range(len(sentence.split()))]
+
+
+def _decode_steps(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
+                  prefixes: list[str | None] | None) -> tuple[list[Hypotheses], list | None, list[SpanReport]]:
+    """`decode`'s steps before the trust step: the hypotheses, their alignments (html) and the spans' reports."""
+    folded, cases = fold_sentences(sentences, titles=options.format != "html") if options.fold_case else (sentences,
+                                                                                                         None)
+    if cases is not None and prefixes is not None:  # a forced beginning is kept as it was given
+        folded = [sentence if prefix else fold for sentence, fold, prefix in zip(sentences, folded, prefixes)]
+        cases = [case if not prefix else "normal" for case, prefix in zip(cases, prefixes)]
+    hypotheses = _translate_masked(engine, folded, options, names, prefixes)
+    alignments, reports = None, None
+    if _has_offsets(engine.tokenizer):
+        def align(sources: list[str], targets: list[str]) -> list:
+            """The pairs' alignments; none for a pair the model cannot read whole (a translation cut at the
+            length bound, past a learned position table)."""
+            try:
+                return engine.align_pairs(sources, targets, options)
+            except ValueError:
+                return [_aligned_alone(engine, source, target, options) for source, target in zip(sources, targets)]
+
+        if options.repair_spans:
+            hypotheses, reports = repair_counted(folded, hypotheses, names, align)
+        if options.format == "html":
+            pairs = [(i, text) for i, sentence in enumerate(hypotheses) for text, _ in sentence if text]
+            found = iter(align([folded[i] for i, _ in pairs], [text for _, text in pairs]) if pairs else [])
+            alignments = [[next(found) if text else [] for text, _ in sentence] for sentence in hypotheses]
+    if reports is None:  # nothing can be put back: what the model lost is reported
+        reports = [SpanReport(lost=lost_spans(source, sentence[0][0])) if sentence else SpanReport()
+                   for source, sentence in zip(folded, hypotheses)]
+    if cases is not None:
+        hypotheses = restore_hypotheses(hypotheses, cases)
+    return hypotheses, alignments, reports
+
+
+_WARNED = weakref.WeakSet()  # the engines whose missing span tokens were named once
+
+
+def _translate_masked(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
+                      prefixes: list[str | None] | None) -> list[Hypotheses]:
+    """The engine's hypotheses; a model trained with span tokens (`config.span_tokens`) sees each protected span
+    as the reserved token `{k}` it learned to carry (`spans.mask`), and its translations get the spans back."""
+    if not getattr(engine.config, "span_tokens", False):
+        if engine not in _WARNED and any(map(protected_spans, sentences)):
+            _WARNED.add(engine)
+            logger.warning("this model was not trained with span tokens: placeholders, URLs, paths and numbers are "
+                           "left to it, then checked and put back where it lost them (each one named)")
+        return engine.translate_sentences(tagged(sentences, options.source_prefix), options, names, prefixes)
+    masked = [mask(sentence) for sentence in sentences]
+    hypotheses = engine.translate_sentences(tagged([text for text, _ in masked], options.source_prefix), options,
+                                            names, prefixes)
+    return [[(unmask(text, spans)[0], score) for text, score in sentence]
+            for sentence, (_, spans) in zip(hypotheses, masked)]
+
+
+def _aligned_alone(engine: Engine, source: str, target: str, options: TranslationOptions) -> list:
+    try:
+        return engine.align_pairs([source], [target], options)[0]
+    except ValueError:
+        return []
+
+
+def _has_offsets(tokenizer) -> bool:
+    """Whether the tokenizer gives character offsets, which word alignments need (a converted Opus-MT model's
+    SentencePiece tokenizer does not: its translations keep what the model wrote)."""
+    try:
+        check_tokenizer(tokenizer)
+    except ValueError:
+        return False
+    return True
+
+
+
+FALLBACK_NO_REPEAT = 3  # the re-decode forbids repeating any 3 tokens
+FALLBACK_REPETITION_PENALTY = 1.2  # and makes every token already written less likely
+
+
+def calibration_of(engine, options: TranslationOptions) -> Calibration | None:
+    """The engine's calibration when the options need one (a confidence, a minimum) or the guards can use it; an
+    OptionError naming the option when one is needed and the model has none that fits its weights."""
+    calibration = getattr(engine, "calibration", None)
+    if calibration is None and options.calibrated:
+        option = "min_confidence" if options.min_confidence is not None else "confidence"
+        why = getattr(engine, "calibration_problem", None) or "the model holds no calibration.json"
+        raise OptionError(option, f"needs the model's calibrated confidence, and {why}: fit one with "
+                                  "transformer-mt-score --model MODEL --calibrate DATA")
+    return calibration
+
+
+def sentence_features(engine, sources: list[str], outputs: list[str], scores: list[float]) -> list[dict]:
+    """The calibration's inputs for each (source, output, score): what `quality.features` reads."""
+    source_lengths = [len(ids) for ids in engine.tokenizer(sources)["input_ids"]] if sources else []
+    output_lengths = [len(ids) for ids in target_side(engine.tokenizer)(outputs)["input_ids"]] if outputs else []
+    return [features(source_length, output_length, score, same_text(source, output))
+            for source, output, score, source_length, output_length
+            in zip(sources, outputs, scores, source_lengths, output_lengths)]
+
+
+def judge(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
+          options: TranslationOptions, names: list[str], redecode: Callable) -> list[Hypotheses]:
+    """`hypotheses` (with scores when a calibration is used) after the trust step: `flags` filled in place (the
+    confidence, the guards still firing, a re-decode, an abstention); `redecode(indices, options)` decodes those
+    sentences again as `decode` did, with other options. A re-decoded translation replaces the first when no guard
+    fires on it and, with a calibration, its confidence is not lower (a fallback search can trade a loop for
+    garbage); else the first stays, flagged with the guards it set off and confidence 0. A sample (`do_sample`) is
+    flagged, never decoded again: it is what was asked for, and its seed must give it again."""
+    calibration = calibration_of(engine, options)
+    hypotheses = list(hypotheses)
+    if calibration is not None:
+        rated = [i for i, sentence in enumerate(hypotheses) if sentence and sentence[0][1] is not None]
+        found = sentence_features(engine, [sentences[i] for i in rated], [hypotheses[i][0][0] for i in rated],
+                                  [hypotheses[i][0][1] for i in rated])
+        for i, values in zip(rated, found):
+            flags[i].confidence = calibration.confidence(values)
+    if options.guards:
+        fired = {i: _fired(sentences[i], hypotheses[i], flags[i], calibration) for i in range(len(sentences))}
+        fired = {i: guards for i, guards in fired.items() if guards}
+        if fired and options.do_sample:  # a sample is what was asked for (and a seed must give it again): flagged
+            for i, guards in fired.items():
+                flags[i].guards = guards
+        elif fired:
+            again = sorted(fired)
+            redecoded = redecode(again, _fallback(engine, options))
+            for i, sentence in zip(again, redecoded, strict=True):
+                still = _fired(sentences[i], sentence, sentence.flags, calibration)
+                worse = calibration is not None and sentence.flags.confidence is not None \
+                    and flags[i].confidence is not None and sentence.flags.confidence < flags[i].confidence
+                if still or worse:  # the first translation stays, flagged
+                    flags[i].guards, flags[i].redecoded = fired[i], True
+                    flags[i].confidence = 0.0 if calibration is not None else None
+                else:
+                    hypotheses[i], flags[i] = sentence, sentence.flags
+                    flags[i].redecoded = True
+            logger.warning(f"{len(fired)} translation(s) looped, copied the source or had an unlikely length and "
+                           f"were decoded again; {sum(bool(flags[i].guards) for i in fired)} still did (flagged): "
+                           + ", ".join(f"{names[i]} ({'/'.join(fired[i])})" for i in again))
+    if options.min_confidence is not None:
+        for i, sentence in enumerate(hypotheses):
+            if sentence and flags[i].confidence is not None and flags[i].confidence < options.min_confidence:
+                hypotheses[i] = [(sentences[i], score) for _, score in sentence]
+                flags[i].abstained = True
+    return hypotheses
+
+
+def _fired(source: str, sentence: Hypotheses, flags: Flags, calibration: Calibration | None) -> tuple[str, ...]:
+    """The guards the best hypothesis sets off."""
+    if not sentence:
+        return ()
+    output = sentence[0][0]
+    fired = [name for name, test in (("loop", lambda: is_loop(source, output)),
+                                     ("copy", lambda: is_copy(source, output, flags.confidence)),
+                                     ("length", lambda: calibration is not None
+                                      and calibration.off_length(source, output))) if test()]
+    return tuple(fired)
+
+
+def _fallback(engine, options: TranslationOptions) -> TranslationOptions:
+    """The re-decode's options: no 3 tokens repeated, a repetition penalty of FALLBACK_REPETITION_PENALTY, twice the
+    beams (at least 4) unless sampling; no guards, no minimum (the caller judges the result)."""
+    controls = dict(options.generate_kwargs)
+    controls.setdefault("repetition_penalty", FALLBACK_REPETITION_PENALTY)
+    changes = {"no_repeat_ngram_size": options.no_repeat_ngram_size or FALLBACK_NO_REPEAT, "guards": False,
+               "min_confidence": None, "generate_kwargs": tuple(controls.items())}
+    if not options.do_sample:
+        changes["num_beams"] = max(4, 2 * options.beams(engine.generation_config))
+    return options.replace(**changes)
+
+
+__all__ = ["FALLBACK_NO_REPEAT", "FALLBACK_REPETITION_PENALTY", "Decoded", "calibration_of", "decode", "judge",
+           "sentence_features"]
