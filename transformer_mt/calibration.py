@@ -10,6 +10,7 @@ the raw score, for comparison), the precision (the share of kept sentences whose
 
 import dataclasses
 import math
+import os
 
 from .data import load_parallel_data
 from .engines import load_engine
@@ -25,8 +26,8 @@ BAND = (0.005, 0.995)  # the length guard's band: these quantiles of the trainin
 
 
 def pairs_of(data: str, split: str, source_lang: str = "en", target_lang: str = "de") -> tuple[list, list]:
-    """A data directory's split as (sources, references)."""
-    splits = load_parallel_data(data, source_lang, target_lang)
+    """A data directory's split, or a single .tsv/.csv/.jsonl file taken as that split, as (sources, references)."""
+    splits = load_parallel_data({split: data} if os.path.isfile(data) else data, source_lang, target_lang)
     if split not in splits:
         raise ValueError(f"{data} has no {split!r} split; it has: {', '.join(splits)}")
     return list(splits[split][source_lang]), list(splits[split][target_lang])

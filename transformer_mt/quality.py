@@ -2,7 +2,8 @@
 failures, and one per-sentence `Flags` record of everything the steps around the engine found.
 
 **Confidence.** From what a decoding pass already gives (the length-normalised log-probability the search ranks by,
-the source's and the output's token counts, their ratio, whether the output copies the source), a logistic
+the source's and the output's token counts, their ratio, characters per token on each side, whether the output
+copies the source), a logistic
 regression fitted on a validation split (`transformer_mt.calibration`) gives the probability that the sentence's
 chrF against a reference is at least `Calibration.chrf_threshold`. The fit is stored beside the model as
 `calibration.json` (coefficients, never a pickle) with the SHA-256 of the `model.safetensors` it was fitted on;
@@ -40,7 +41,8 @@ DOUBLING = frozenset({"die", "der", "das", "den", "dem", "des", "sie", "es"})
 COPY_MIN_WORDS = 3
 COPY_CONFIDENCE = 0.2
 LENGTH_MIN_CHARS = 20
-FEATURES = ("score", "source_tokens", "output_tokens", "length_ratio", "copy")
+FEATURES = ("score", "source_tokens", "output_tokens", "length_ratio", "source_chars_per_token",
+            "output_chars_per_token", "copy")
 GUARDS = ("loop", "copy", "length")
 
 _STRETCH = re.compile(r"[^\s.,;:!?()\[\]\"„“”«»]+(?:\s+[^\s.,;:!?()\[\]\"„“”«»]+)*")
@@ -92,10 +94,14 @@ def weights_sha256(model_dir: str) -> str:
     return digest.hexdigest()
 
 
-def features(source_tokens: int, output_tokens: int, score: float, copy: bool) -> dict[str, float]:
-    """The calibration's inputs for one sentence, from what one decoding pass gives."""
+def features(source: str, output: str, source_tokens: int, output_tokens: int, score: float) -> dict[str, float]:
+    """The calibration's inputs for one sentence, from what one decoding pass gives: the score, the token counts
+    (logs) and their ratio, characters per token on each side (a source of rare words, an output of fragments,
+    read as many short tokens), and whether the output copies the source."""
     return {"score": score, "source_tokens": math.log1p(source_tokens), "output_tokens": math.log1p(output_tokens),
-            "length_ratio": math.log((output_tokens + 1) / (source_tokens + 1)), "copy": float(copy)}
+            "length_ratio": math.log((output_tokens + 1) / (source_tokens + 1)),
+            "source_chars_per_token": len(source) / max(1, source_tokens),
+            "output_chars_per_token": len(output) / max(1, output_tokens), "copy": float(same_text(source, output))}
 
 
 class CalibrationError(ValueError):

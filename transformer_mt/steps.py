@@ -16,7 +16,7 @@ from .casing import fold_sentences, restore_hypotheses
 from .decoding import Hypotheses, tagged
 from .engines import Engine
 from .options import OptionError, TranslationOptions
-from .quality import Calibration, Flags, features, is_copy, is_loop, same_text
+from .quality import Calibration, Flags, features, is_copy, is_loop
 from .spans import TOKEN, SpanReport, lost_spans, mask, protected_spans, repair_counted, unmask
 from .tokenization import target_side
 
@@ -172,7 +172,7 @@ def sentence_features(engine, sources: list[str], outputs: list[str], scores: li
     """The calibration's inputs for each (source, output, score): what `quality.features` reads."""
     source_lengths = [len(ids) for ids in engine.tokenizer(sources)["input_ids"]] if sources else []
     output_lengths = [len(ids) for ids in target_side(engine.tokenizer)(outputs)["input_ids"]] if outputs else []
-    return [features(source_length, output_length, score, same_text(source, output))
+    return [features(source, output, source_length, output_length, score)
             for source, output, score, source_length, output_length
             in zip(sources, outputs, scores, source_lengths, output_lengths)]
 
