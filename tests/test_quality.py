@@ -5,6 +5,7 @@ import dataclasses
 import json
 import logging
 import shutil
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -264,3 +265,55 @@ def test_a_sample_is_flagged_never_decoded_again():
                                                                               do_sample=True))
     assert text == [("Zeit Zeit", None)] and text.flags == Flags(guards=("loop",))
     assert len(engine.asked) == 1
+
+
+@pytest.fixture
+def calibrated_copy_model(beam4_copy_model, tmp_path):
+    """beam4_copy_model's copy with a calibration fitted to its weights: confidence sigmoid(2 * score + 1)."""
+    path = tmp_path / "model"
+    shutil.copytree(beam4_copy_model[0], path)
+    calibration(weights_sha256(path)).save(path)
+    return path
+
+
+@pytest.mark.parametrize("engine", ["transformers", "ctranslate2"])
+def test_the_command_writes_confidence_as_a_column_and_names_abstained_lines(calibrated_copy_model, capsys, engine):
+    from transformer_mt.scripts import translate as translate_script
+
+    from .utils import COPY_CORPUS
+
+    lines = COPY_CORPUS[:2]
+    common = ["--model", str(calibrated_copy_model), "--engine", engine, "--no_progress", "--no_guards"]
+    translate_script.main([*common, *lines])
+    plain = capsys.readouterr().out.splitlines()
+    translate_script.main([*common, "--confidence", *lines])
+    rated = capsys.readouterr().out.splitlines()
+    expected = [f"{translation.confidence:.4f}\t{translation}" for translation in
+                translate(*_loaded(calibrated_copy_model), lines, engine=engine, confidence=True, guards=False)]
+    assert rated == expected and [row.split("\t")[1] for row in rated] == plain
+    translate_script.main([*common, "--min_confidence", "1", *lines])
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == lines  # every source kept
+    assert "line 2: confidence 0." in captured.err and "not translated: confidence below the minimum" in captured.err
+    with pytest.raises(SystemExit):
+        translate_script.main([*common[:-1], "--model", str(uncalibrated(calibrated_copy_model)),
+                               "--confidence", *lines])
+    assert "--confidence needs the model's calibrated confidence" in capsys.readouterr().err
+
+
+def uncalibrated(calibrated: Path) -> Path:
+    """The calibrated model's copy without its calibration."""
+    plain = calibrated.parent / "plain"
+    shutil.copytree(calibrated, plain)
+    (plain / CALIBRATION_FILE).unlink()
+    return plain
+
+
+def test_the_pipeline_returns_confidence_when_asked(calibrated_copy_model):
+    from transformers import pipeline
+
+    translator = pipeline("translation", model=str(calibrated_copy_model))
+    expected = translate(*_loaded(calibrated_copy_model), ["Open the file."], confidence=True)[0]
+    assert translator("Open the file.", confidence=True) == [{"translation_text": str(expected),
+                                                                "confidence": expected.confidence}]
+    assert translator("Open the file.") == [{"translation_text": str(expected)}]

@@ -12,7 +12,7 @@ from transformers import AutoModelForSeq2SeqLM, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY, REMOVED_TASKS
 
 from .checkpoints import check_tokenizer_matches
-from .engines import resolve_engine
+from .engines import attach_calibration, resolve_engine
 from .lengths import length_budget, length_settings
 from .options import from_keywords
 from .tags import target_language_id
@@ -36,6 +36,8 @@ class TranslationPipeline(Pipeline):
         check_tokenizer_matches(self.model.config, self.tokenizer, "pipeline('translation')")
         # resolved once: "ctranslate2"/"auto" export the model's saved files (transformer_mt.engines.resolve_engine)
         self.engine = resolve_engine(self.model, self.tokenizer, engine)
+        if getattr(self.engine, "calibration", None) is None:  # the model directory's calibration, if it fits
+            attach_calibration(self.engine, getattr(self.model, "name_or_path", None), self.model)
 
     def __call__(self, inputs, split_sentences: bool | None = None, source_lang: str | None = None,
                  tgt_lang: str | None = None, **kwargs):
@@ -48,7 +50,9 @@ class TranslationPipeline(Pipeline):
         generator of strings goes through the Pipeline's own preprocess, generate and decode (with the generate()
         engine). `engine` (at construction): as `translate()`'s.
         `tgt_lang` (transformers' name): the language to write, for a model trained on several
-        (`transformer_mt.tags`; `translate()`'s `target_lang`).
+        (`transformer_mt.tags`; `translate()`'s `target_lang`). `confidence=True` adds each string's calibrated
+        confidence to its best translation's dict (`"confidence"`); `min_confidence=` and `guards=` as `translate()`
+        takes them.
         """
         split = self.split_sentences if split_sentences is None else split_sentences
         language_id = target_language_id(self.model.config, self.tokenizer, tgt_lang)
@@ -79,6 +83,9 @@ class TranslationPipeline(Pipeline):
         nbest = translate_texts(self.engine, texts, options)
         results = [[{"translation_text": text} for text, _ in hypotheses] or [{"translation_text": ""}] * count
                    for hypotheses in nbest]
+        if options.confidence:  # the best translation's calibrated confidence
+            for result, hypotheses in zip(results, nbest):
+                result[0]["confidence"] = hypotheses.flags.confidence
         return results[0] if isinstance(inputs, str) else results
 
     def _sanitize_parameters(self, max_length=None, truncation=None, **generate_kwargs):

@@ -123,22 +123,29 @@ def input_lines(args, problems: list[str]) -> Iterator[tuple[Iterable[str], str 
         yield read_lines(sys.stdin.buffer, "<stdin>", problems), "<stdin>", None
 
 
-def line_writer(output: TextIO, nbest: bool, flush: bool = False,
-                alignments: TextIO | None = None) -> Callable[[str | Hypotheses, Alignment | None], None]:
+def line_writer(output: TextIO, nbest: bool, flush: bool = False, alignments: TextIO | None = None,
+                confidence: bool = False) -> Callable[[str | Hypotheses, Alignment | None], None]:
     """`translate_stream`'s `write` for the command: a line per translation, or with `nbest` a TSV row per
-    hypothesis (line number, rank, score, translation); with `alignments`, each line's alignment there in Pharaoh
-    format; `flush` after each, for a reader waiting on a pipe."""
+    hypothesis (line number, rank, score, translation); with `confidence`, the line's calibrated confidence first
+    (a TSV column: confidence, translation; in n-best rows before the translation); with `alignments`, each line's
+    alignment there in Pharaoh format; `flush` after each, for a reader waiting on a pipe. A line left untranslated
+    below --min_confidence, or whose translation a guard still flags, is named on stderr."""
     numbers = itertools.count(1)
 
     def write(translation, alignment=None):
         number = next(numbers)
+        flags = getattr(translation, "flags", None)
+        rated = f"{flags.confidence:.4f}\t" if confidence and flags and flags.confidence is not None else \
+            "\t" if confidence else ""
         if nbest:
             for rank, (text, score) in enumerate(translation, 1):
-                print(f"{number}\t{rank}\t{score:.4f}\t{text}", file=output, flush=flush)
+                print(f"{number}\t{rank}\t{score:.4f}\t{rated}{text}", file=output, flush=flush)
         else:
-            print(translation, file=output, flush=flush)
+            print(f"{rated}{translation}", file=output, flush=flush)
         if alignments is not None:
             print(pharaoh(alignment), file=alignments, flush=flush)
+        if flags and (flags.abstained or flags.guards):
+            print(f"line {number}: {flags.comment()}", file=sys.stderr)
 
     return write
 
@@ -201,7 +208,8 @@ def translate_lines(args: argparse.Namespace, engine, state) -> int:
         if args.target_prefix:
             prefix_stream = stack.enter_context(open(args.target_prefix, "rb"))
             prefixes = (line or None for line in read_lines(prefix_stream, args.target_prefix))
-        count = translate_stream(engine, lines, line_writer(output, options.nbest, interactive, aligned), options,
+        write = line_writer(output, options.nbest, interactive, aligned, options.confidence)
+        count = translate_stream(engine, lines, write, options,
                                  target_prefix=prefixes, chunk_size=1 if interactive else args.chunk_size,
                                  progress=progress.update)
     if count == 0 and state.is_main_process:

@@ -186,7 +186,8 @@ def translate_stream(engine: Engine, lines: Iterable[str], write: Callable[..., 
                      chunk_size: int = 4096, progress: Callable[[int], object] | None = None) -> int:
     """Translate a stream of lines into `write` (one call per line, in input order); returns the line count.
 
-    `write` gets the translation, or with `options.nbest` the list of `(text, score)` hypotheses (a blank line gets
+    `write` gets the translation (a `quality.Translation`: a str with its `flags` and `confidence`), or with
+    `options.nbest` the list of `(text, score)` hypotheses (a `steps.Decoded` with its `flags`; a blank line gets
     an empty list); with `options.alignments` also a second argument, the word alignment of the line and its
     translation (`transformer_mt.alignment`: each sentence aligned by the engine, the sentences' word pairs numbered
     within the line). `target_prefix`: an iterable of prefixes beside `lines` (None for none), read along with them.
@@ -208,9 +209,11 @@ def translate_stream(engine: Engine, lines: Iterable[str], write: Callable[..., 
                            _take(prefixes, len(chunk)) if prefixes else None)
         mine = _translate_share(engine, segments, state)
         if state.is_main_process:
-            for number, hypotheses in enumerate(assemble(segments, [mine.hypotheses[i]
-                                                                    for i in range(len(segments.sentences))])):
-                translation = hypotheses if options.nbest else hypotheses[0][0] if hypotheses else ""
+            decoded = [mine.hypotheses[i] for i in range(len(segments.sentences))]
+            for number, (hypotheses, flags) in enumerate(zip(assemble(segments, decoded),
+                                                             text_flags(segments, decoded))):
+                translation = Decoded(hypotheses, flags=flags) if options.nbest else \
+                    Translation(hypotheses[0][0] if hypotheses else "", flags)
                 write(translation, *([mine.alignments[number]] if options.alignments else []))
             if progress is not None:
                 progress(len(chunk))
