@@ -317,3 +317,56 @@ def test_the_pipeline_returns_confidence_when_asked(calibrated_copy_model):
     assert translator("Open the file.", confidence=True) == [{"translation_text": str(expected),
                                                                 "confidence": expected.confidence}]
     assert translator("Open the file.") == [{"translation_text": str(expected)}]
+
+
+XLIFF_12 = """<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2"><file source-language="en" target-language="de"
+original="x" datatype="plaintext"><body><trans-unit id="1"><source>Open the file.</source></trans-unit>
+</body></file></xliff>
+"""
+XLIFF_20 = """<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="2.0" xmlns="urn:oasis:names:tc:xliff:document:2.0" srcLang="en" trgLang="de"><file id="f">
+<unit id="1"><segment><source>Open the file.</source></segment></unit></file></xliff>
+"""
+
+
+def test_files_carry_the_confidence_as_comments_and_states_and_abstain(calibrated_copy_model, tmp_path):
+    import polib
+    from lxml import etree
+
+    from transformer_mt.files import translate_document
+
+    model, tokenizer = _loaded(calibrated_copy_model)
+    expected = translate(model, tokenizer, ["Open the file."], confidence=True)[0]
+    catalogue = polib.POFile()
+    catalogue.append(polib.POEntry(msgid="Open the file.", msgstr=""))
+    catalogue.save(str(tmp_path / "in.po"))
+    (tmp_path / "in12.xlf").write_text(XLIFF_12, encoding="utf-8")
+    (tmp_path / "in20.xlf").write_text(XLIFF_20, encoding="utf-8")
+    comment = f"transformer-mt: confidence {expected.confidence:.2f}"
+    for trusted_above, fuzzy, state_12, state_20 in ((None, True, "needs-review-translation", "initial"),
+                                                      (0.0, False, "translated", "translated")):
+        translate_document(model, tokenizer, str(tmp_path / "in.po"), str(tmp_path / "out.po"),
+                           trusted_above=trusted_above, confidence=True)
+        [entry] = polib.pofile(str(tmp_path / "out.po"))
+        (tmp_path / "out.po").unlink()
+        assert (entry.msgstr, entry.tcomment, entry.fuzzy) == (str(expected), comment, fuzzy)
+        for version, state in (("12", state_12), ("20", state_20)):
+            translate_document(model, tokenizer, str(tmp_path / f"in{version}.xlf"), str(tmp_path / "out.xlf"),
+                               trusted_above=trusted_above, confidence=True)
+            (tmp_path / "out.xlf").rename(tmp_path / f"out{version}-{trusted_above}.xlf")
+            root = etree.parse(str(tmp_path / f"out{version}-{trusted_above}.xlf")).getroot()
+            found = {etree.QName(node).localname: node for node in root.iter() if isinstance(node.tag, str)}
+            assert "".join(found["target"].itertext()) == str(expected)
+            assert found["note"].text == comment[len("transformer-mt: "):]
+            held = found["target"] if version == "12" else found["segment"]
+            assert held.get("state") == state
+            assert (found["segment"].get("subState") if version == "20" else None) == \
+                ("transformer-mt:needs-review" if version == "20" and trusted_above is None else None)
+    report = translate_document(model, tokenizer, str(tmp_path / "in.po"), str(tmp_path / "kept.po"),
+                                min_confidence=1.0)
+    [entry] = polib.pofile(str(tmp_path / "kept.po"))
+    assert (report.abstained, entry.msgstr, entry.fuzzy) == (1, "", False)
+    assert "not translated: confidence below the minimum" in entry.tcomment
+    translate_document(model, tokenizer, str(tmp_path / "in12.xlf"), str(tmp_path / "kept.xlf"), min_confidence=1.0)
+    assert b"<target" not in (tmp_path / "kept.xlf").read_bytes()

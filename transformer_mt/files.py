@@ -27,6 +27,7 @@ import os
 import re
 from collections.abc import Callable
 
+from .quality import Flags, together
 from .sentences import rewrap
 from .spans import lost_spans, placeholders
 from .translation import translate
@@ -38,11 +39,16 @@ PLACEHOLDERS_DIFFER = ("transformer-mt: the translation's placeholders or tags d
                        "a URL, path or number")
 
 
+COMMENT = "transformer-mt:"  # begins the .po translator comment that carries a translation's flags
+NOTE = "transformer-mt"  # names the XLIFF note that does
+
+
 @dataclasses.dataclass
 class FileReport:
     format: str
     translated: int = 0
     kept: int = 0
+    abstained: int = 0  # left untranslated: their confidence was below the minimum
     placeholders_differ: list[str] = dataclasses.field(default_factory=list)
 
 
@@ -61,15 +67,31 @@ def placeholders_kept(source: str, translation: str) -> bool:
 
 
 def translate_file(input_path: str, output_path: str, translate_texts: Callable[..., list[str]],
-                   overwrite: bool = False) -> FileReport:
+                   overwrite: bool = False, trusted_above: float | None = None) -> FileReport:
     """Translate `input_path` (.po, .xliff or .html) into `output_path` in the same format with
-    `translate_texts(texts, format)` (texts in, their translations out, in order; `format` "text" or "html")."""
+    `translate_texts(texts, format)` (texts in, their translations out, in order; `format` "text" or "html"; a
+    `quality.Translation` brings its flags: confidence, guards, spans, abstention). `trusted_above`: a confidence
+    above which a .po entry is not marked fuzzy and an XLIFF unit is "translated" rather than for review."""
+    if trusted_above is not None and not 0 <= trusted_above <= 1:
+        raise ValueError(f"trusted_above is a confidence in [0, 1], got {trusted_above}")
     kind = file_format(input_path)
     if kind is None:
         raise ValueError(f"{input_path}: not a file format translate_file reads (.po, .pot, .xlf, .xliff, .html, "
                          ".htm); a plain text file is translated line by line")
-    return {"po": _translate_po, "xliff": _translate_xliff, "html": _translate_html}[kind](
-        input_path, output_path, translate_texts, overwrite)
+    if kind == "html":
+        return _translate_html(input_path, output_path, translate_texts, overwrite)
+    return {"po": _translate_po, "xliff": _translate_xliff}[kind](input_path, output_path, translate_texts, overwrite,
+                                                                  trusted_above)
+
+
+def _flags(translations: list) -> Flags:
+    """The flags of one entry's translations (`quality.Translation`s; plain strings have none)."""
+    return together([getattr(translation, "flags", None) or Flags() for translation in translations])
+
+
+def _trusted(flags: Flags, trusted_above: float | None) -> bool:
+    return trusted_above is not None and flags.confidence is not None and flags.confidence > trusted_above \
+        and not flags.guards and not flags.abstained and not flags.spans.lost
 
 
 HTML_INLINE = {"a", "abbr", "b", "big", "cite", "code", "em", "i", "kbd", "q", "s", "samp", "small", "span",
@@ -96,7 +118,7 @@ def _translate_mixed(texts: list[str], translate_texts) -> list[str]:
     return [next(done[m]) for m in markup]
 
 
-def _translate_po(input_path, output_path, translate_texts, overwrite) -> FileReport:
+def _translate_po(input_path, output_path, translate_texts, overwrite, trusted_above) -> FileReport:
     import polib
 
     catalogue = polib.pofile(input_path, wrapwidth=0)
@@ -113,30 +135,42 @@ def _translate_po(input_path, output_path, translate_texts, overwrite) -> FileRe
     texts = [text for entry in todo for text in ([entry.msgid, entry.msgid_plural] if entry.msgid_plural
                                                    else [entry.msgid])]
     # a message's leading and trailing whitespace ("Name: ", "Usage: %s\n") belongs to the program: kept as it is
-    translations = iter([rewrap(text, translation) for text, translation in
-                         zip(texts, _translate_mixed([text.strip() for text in texts], translate_texts))])
+    found = _translate_mixed([text.strip() for text in texts], translate_texts)
+    translations = iter([(rewrap(text, translation), translation) for text, translation in zip(texts, found)])
     for entry in todo:
-        singular = next(translations)
+        done = [next(translations) for _ in range(2 if entry.msgid_plural else 1)]
+        flags = _flags([translation for _, translation in done])
+        entry.tcomment = "\n".join(line for line in entry.tcomment.splitlines() if not line.startswith(COMMENT))
+        if flags.comment():
+            entry.tcomment = "\n".join(filter(None, [entry.tcomment, f"{COMMENT} {flags.comment()}"]))
+        if flags.abstained:  # left for a translator: nothing written, nothing fuzzy
+            report.abstained += 1
+            continue
+        singular, plural = done[0][0], done[-1][0]
         if entry.msgid_plural:
-            plural = next(translations)
             forms = sorted(entry.msgstr_plural) or [0, 1]
             entry.msgstr_plural = {form: singular if form == 0 else plural for form in forms}
             pairs = [(entry.msgid, singular), (entry.msgid_plural, plural)]
         else:
             entry.msgstr = singular
             pairs = [(entry.msgid, singular)]
-        if "fuzzy" not in entry.flags:
+        if _trusted(flags, trusted_above):
+            if "fuzzy" in entry.flags:
+                entry.flags.remove("fuzzy")
+        elif "fuzzy" not in entry.flags:
             entry.flags.append("fuzzy")  # machine translated: for review
         if not all(placeholders_kept(source, target) for source, target in pairs):
             report.placeholders_differ.append(entry.msgid)
             if PLACEHOLDERS_DIFFER not in entry.tcomment:
                 entry.tcomment = "\n".join(filter(None, [entry.tcomment, PLACEHOLDERS_DIFFER]))
+            if "fuzzy" not in entry.flags:
+                entry.flags.append("fuzzy")
         report.translated += 1
     catalogue.save(output_path)
     return report
 
 
-def _translate_xliff(input_path, output_path, translate_texts, overwrite) -> FileReport:
+def _translate_xliff(input_path, output_path, translate_texts, overwrite, trusted_above) -> FileReport:
     from lxml import etree
 
     tree = etree.parse(input_path, etree.XMLParser(resolve_entities=False, no_network=True))
@@ -158,21 +192,49 @@ def _translate_xliff(input_path, output_path, translate_texts, overwrite) -> Fil
     fragments = [_as_html(source) for _, source, _ in todo]
     translations = translate_texts([fragment for fragment, _ in fragments], "html") if todo else []
     for (unit, source, target), (_, codes), translation in zip(todo, fragments, translations, strict=True):
+        flags = _flags([translation])
+        _note(unit, tag, version, flags.comment())
+        if flags.abstained:  # left for a translator
+            report.abstained += 1
+            continue
         new = _from_html(translation, source, tag("target"), codes)
         if target is not None:
             unit.replace(target, new)
         else:
             source.addnext(new)
+        trusted = _trusted(flags, trusted_above)
         if version == "2.0":
-            unit.set("state", "translated")
+            unit.set("state", "translated" if trusted else "initial")
+            if not trusted:
+                unit.set("subState", "transformer-mt:needs-review")
         else:
-            new.set("state", "needs-review-translation")
+            new.set("state", "translated" if trusted else "needs-review-translation")
         source_text = "".join(source.itertext())  # inline elements are copied as they are: check the text
         if not placeholders_kept(source_text, "".join(new.itertext())):
             report.placeholders_differ.append(source_text)
         report.translated += 1
     tree.write(output_path, encoding="utf-8", xml_declaration=True)
     return report
+
+
+def _note(unit, tag, version: str, comment: str) -> None:
+    """The unit's transformer-mt note (1.2: `<note from="transformer-mt">` in the trans-unit; 2.0: a `<note
+    category="transformer-mt">` in the unit's `<notes>`), replacing one written before; none when `comment` is
+    empty."""
+    from lxml import etree
+
+    holder = unit if version == "1.2" else unit.getparent()
+    notes = holder.find(tag("notes")) if version == "2.0" else holder
+    for old in [] if notes is None else list(notes.iterchildren(tag("note"))):
+        if NOTE in (old.get("from"), old.get("category")):
+            notes.remove(old)
+    if not comment:
+        return
+    if notes is None:
+        notes = etree.Element(tag("notes"))
+        holder.insert(0, notes)
+    note = etree.SubElement(notes, tag("note"), {"from" if version == "1.2" else "category": NOTE})
+    note.text = comment
 
 
 WRAPPING = {"g", "mrk", "pc"}  # XLIFF's inline elements around text; every other one is a code, kept as it is
@@ -247,11 +309,11 @@ def _translate_html(input_path, output_path, translate_texts, overwrite) -> File
 
 
 def translate_document(model, tokenizer, input_path: str, output_path: str, overwrite: bool = False,
-                       **options) -> FileReport:
+                       trusted_above: float | None = None, **options) -> FileReport:
     """`translate_file` with `translation.translate(model, tokenizer, texts, **options)` (engine, beams, sentence
-    splitting, ...): a .po, XLIFF or HTML file translated from Python."""
+    splitting, confidence, min_confidence, ...): a .po, XLIFF or HTML file translated from Python."""
     return translate_file(input_path, output_path, lambda texts, format="text": translate(
-        model, tokenizer, texts, **{**options, "format": format}), overwrite)
+        model, tokenizer, texts, **{**options, "format": format}), overwrite, trusted_above)
 
 
 __all__ = ["FORMATS", "FileReport", "HTML_INLINE", "TAG", "file_format", "holds_markup", "placeholders_kept",

@@ -21,6 +21,7 @@ from .decoding import Hypotheses
 from .engines import DEFAULT_INTRA_THREADS, ENGINES, load_engine
 from .files import file_format, translate_file
 from .options import OptionError, TranslationOptions, add_arguments, from_args
+from .quality import Translation
 from .streams import atomic_output, read_lines
 from .translation import process_state, translate_stream, translate_texts
 
@@ -59,6 +60,9 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
                          help="CTranslate2 batches decoded at once (default: cores / --intra_threads).")
     parser.add_argument("--overwrite", action="store_true", help="A .po or XLIFF --input: translate entries that "
                         "already have a translation too (default: keep them).")
+    parser.add_argument("--trusted_above", type=float, metavar="CONFIDENCE",
+                        help="A .po or XLIFF --input: entries whose confidence is above this are not marked fuzzy "
+                             "(XLIFF: state translated); default: every entry is for review.")
     parser.add_argument("--interactive", action="store_true",
                         help="Translate each line as it arrives (on by default when stdin is a terminal).")
     args = parser.parse_args(argv)
@@ -105,6 +109,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         parser.error(f"a {kind} --input is read in its own format: drop --format")
     if args.overwrite and not kind:
         parser.error("--overwrite applies to a .po or XLIFF --input (its entries already translated)")
+    if args.trusted_above is not None and (kind not in ("po", "xliff") or not 0 <= args.trusted_above <= 1):
+        parser.error(f"--trusted_above is a confidence in [0, 1] for a .po or XLIFF --input, got "
+                     f"{args.trusted_above} for {args.input or 'lines'}")
 
 
 @contextlib.contextmanager
@@ -226,16 +233,18 @@ def translate_structured_file(args: argparse.Namespace, engine, state) -> int:
                          "launcher")
 
     def translate(texts: list[str], format: str = "text") -> list[str]:
-        return [hypotheses[0][0] if hypotheses else "" for hypotheses in
+        return [Translation(hypotheses[0][0] if hypotheses else "", hypotheses.flags) for hypotheses in
                 translate_texts(engine, texts, args.options.replace(format=format))]
 
     with atomic_output(args.output) as output:
         output.close()  # translate_file writes by path; atomic_output renames it into place when this ends
-        report = translate_file(args.input, output.name, translate, overwrite=args.overwrite)
+        report = translate_file(args.input, output.name, translate, overwrite=args.overwrite,
+                                trusted_above=args.trusted_above)
     differ = len(report.placeholders_differ)
     differ = f"; placeholders or tags differ in {differ} (marked for review)" if differ else ""
+    abstained = f"; {report.abstained} left untranslated below --min_confidence" if report.abstained else ""
     print(f"{args.input} -> {args.output} ({report.format}): {report.translated} translated, {report.kept} kept"
-          f"{differ}", file=sys.stderr)
+          f"{differ}{abstained}", file=sys.stderr)
     return report.translated
 
 
