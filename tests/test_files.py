@@ -123,7 +123,8 @@ def test_xliff_1_2_and_2_0_get_targets_and_states(tmp_path):
     assert (report.translated, report.kept) == (1, 1)
     ns = {"x": "urn:oasis:names:tc:xliff:document:2.0"}
     segments = etree.parse(str(tmp_path / "out2.xlf")).getroot().findall(".//x:segment", ns)
-    assert segments[0].get("state") == "translated" and segments[0].find("x:target", ns).text == "«Open the file.»"
+    assert (segments[0].get("state"), segments[0].get("subState")) == ("initial", "transformer-mt:needs-review")
+    assert segments[0].find("x:target", ns).text == "«Open the file.»"
     assert segments[1].find("x:target", ns).text == "Schließen."
 
 
