@@ -282,8 +282,8 @@ def data_sources(data: str, column: str = "origin", limit: int | None = None) ->
     (`origin`, ...), in order of first appearance, with its pairs counted (the first `limit` only, as
     --max_train_samples), and the `license` and `what` of its row in the dataset card's sources table: a Markdown
     table with `origin` and `license` columns in README.md, or in the README.md above it that describes a corpus of
-    several directories (../shared/data's card). None where the card does not say; [] for a Hub dataset or data
-    without the column."""
+    several directories (../shared/data's card), or for `gettext:<domain>` origins the package licence of a
+    `licenses.tsv` beside the data. None where neither says; [] for a Hub dataset or data without the column."""
     path = Path(str(data)).expanduser()
     train = _split_files(path).get("train") if path.is_dir() else None
     if train is None:
@@ -297,8 +297,19 @@ def data_sources(data: str, column: str = "origin", limit: int | None = None) ->
     for value in values[:limit]:
         counts[value] = counts.get(value, 0) + 1
     described = _card_sources(path / "README.md", column) or _card_sources(path.parent / "README.md", column)
+    described = {**_package_licenses(path / "licenses.tsv"), **described}
     return [{column: value, "pairs": pairs, "license": described.get(value, {}).get("license"),
              "what": described.get(value, {}).get("what")} for value, pairs in counts.items()]
+
+
+def _package_licenses(path: Path) -> dict[str, dict]:
+    """A corpus's licences per catalogue (`licenses.tsv`: domain, package, license; ../shared/data/en-de-ui's): by
+    the origin its pairs name, `gettext:<domain>`."""
+    if not path.is_file():
+        return {}
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()[1:] if line.strip()]
+    return {f"gettext:{domain}": {"license": license, "what": f"the Debian package {package}'s German catalogue"}
+            for domain, package, license in (row[:3] for row in rows if len(row) >= 3)}
 
 
 def _card_sources(readme: Path, column: str) -> dict[str, dict]:
