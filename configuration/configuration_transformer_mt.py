@@ -144,6 +144,9 @@ class TransformerMTConfig(PreTrainedConfig):
     # Trained with reserved span tokens (training's --span_token_share): translation shows the model each protected
     # span (placeholder, URL, number, ...) as a token `{k}` (transformer_mt.spans.mask) and puts the spans back after.
     span_tokens: bool = False
+    # Trained with term annotations (training's --term_annotation_share): translation follows each glossary term
+    # found in a sentence with its target term in annotation marks (transformer_mt.glossary.annotate).
+    term_annotations: bool = False
 
     def __post_init__(self, **kwargs):
         if self.decoder_vocab_size is None:

@@ -11,14 +11,16 @@ Each option is read in one place. The search options (beams, hypotheses, lengths
 seed, forbidden words) are mapped by the engines (`transformer_mt.engines`); the steps around the engine read
 theirs: `split_sentences` and `source_lang` (sentences), `fold_case` (casing), `repair_spans` (spans),
 `source_prefix` and `target_lang` (tags), `format` (markup), `confidence`, `min_confidence` and `guards` (trust),
-`scores` and `alignments` (what comes back). An option the next step needs (a glossary, a cache bypass) is a field
-here plus the step that reads it.
+`glossary` and `glossary_ignore_case` (the terms the model is shown), `scores` and `alignments` (what comes back).
+An option the next step needs (a cache bypass) is a field here plus the step that reads it.
 """
 
 import argparse
 import dataclasses
 import re
 from typing import Any
+
+from .glossary import check_glossary
 
 
 FORMATS = ("text", "html")
@@ -124,6 +126,9 @@ class TranslationOptions:
     guards: bool = option(True, "Decode a sentence again when its translation loops, copies its source or has a "
                                 "length far from its source's, and flag it with confidence 0 if it still does; "
                                 "--no_guards keeps the first translation.", group="trust", request="guards")
+    glossary: tuple[tuple[str, str | None], ...] = option((), "", group="trust", flag=False)  # --glossary FILE
+    glossary_ignore_case: bool = option(False, "Match the glossary's source terms whatever their case.",
+                                        group="trust", request="glossary_ignore_case")
     scores: bool = option(False, "Return each hypothesis' score (the command: the n-best TSV even for one "
                                  "hypothesis).", group="returned")
     alignments: bool = option(False, "", group="returned", flag=False)  # the command's --alignments names a file
@@ -131,6 +136,10 @@ class TranslationOptions:
     def __post_init__(self):
         object.__setattr__(self, "bad_words", tuple(self.bad_words or ()))
         object.__setattr__(self, "generate_kwargs", tuple(sorted(dict(self.generate_kwargs).items())))
+        try:
+            object.__setattr__(self, "glossary", check_glossary(self.glossary or ()))
+        except ValueError as error:
+            raise OptionError("glossary", str(error)) from None
         for name in ("num_beams", "num_return_sequences", "max_new_tokens", "batch_size", "no_repeat_ngram_size",
                      "top_k"):
             value = getattr(self, name)
@@ -151,7 +160,7 @@ class TranslationOptions:
                                                 or not isinstance(self.min_confidence, (int, float))
                                                 or not 0 <= self.min_confidence <= 1):
             raise OptionError("min_confidence", f"is a probability in [0, 1], got {self.min_confidence!r}")
-        for name in ("fold_case", "repair_spans", "guards", "confidence"):
+        for name in ("fold_case", "repair_spans", "guards", "confidence", "glossary_ignore_case"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(name, f"must be true or false, got {getattr(self, name)!r}")
         if self.format not in FORMATS:

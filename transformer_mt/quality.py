@@ -180,12 +180,13 @@ class Flags:
     guards: tuple[str, ...] = ()
     redecoded: bool = False
     abstained: bool = False
+    terms_missed: tuple[str, ...] = ()  # glossary target terms the translation does not use (`glossary.term_used`)
 
     def names(self) -> list[str]:
         """The flags set, as the server's counters name them."""
         return [*self.guards, *(["redecoded"] if self.redecoded else []),
                 *(["abstained"] if self.abstained else []), *(["span_repaired"] * len(self.spans.repaired)),
-                *(["span_lost"] * len(self.spans.lost))]
+                *(["span_lost"] * len(self.spans.lost)), *(["term_missed"] * len(self.terms_missed))]
 
     @property
     def notable(self) -> bool:
@@ -201,6 +202,8 @@ class Flags:
             shown["redecoded"] = True
         if self.abstained:
             shown["abstained"] = True
+        if self.terms_missed:
+            shown["terms_missed"] = list(self.terms_missed)
         return shown
 
     def comment(self) -> str:
@@ -214,6 +217,8 @@ class Flags:
             parts.append(f"put back: {' '.join(span.text for span in self.spans.repaired)}")
         if self.spans.lost:
             parts.append(f"lost: {' '.join(span.text for span in self.spans.lost)}")
+        if self.terms_missed:
+            parts.append(f"glossary terms not used: {', '.join(self.terms_missed)}")
         return "; ".join(parts)
 
 
@@ -243,6 +248,7 @@ def together(flags: list[Flags]) -> Flags:
         joined.guards += tuple(guard for guard in sentence.guards if guard not in joined.guards)
         joined.redecoded |= sentence.redecoded
         joined.abstained |= sentence.abstained
+        joined.terms_missed += sentence.terms_missed
     known = [sentence.confidence for sentence in flags if sentence.confidence is not None]
     joined.confidence = min(known) if known else None
     return joined

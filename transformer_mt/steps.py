@@ -15,6 +15,7 @@ from .alignment import check_tokenizer
 from .casing import fold_sentences, restore_hypotheses
 from .decoding import Hypotheses, tagged
 from .engines import Engine
+from .glossary import annotate, strip_annotations, term_used
 from .options import OptionError, TranslationOptions
 from .quality import Calibration, Flags, features, is_copy, is_loop
 from .spans import TOKEN, SpanReport, lost_spans, mask, protected_spans, repair_counted, unmask
@@ -120,18 +121,30 @@ _WARNED = weakref.WeakSet()  # the engines whose missing span tokens were named 
 def _translate_masked(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
                       prefixes: list[str | None] | None) -> list[Hypotheses]:
     """The engine's hypotheses; a model trained with span tokens (`config.span_tokens`) sees each protected span
-    as the reserved token `{k}` it learned to carry (`spans.mask`), and its translations get the spans back."""
-    if not getattr(engine.config, "span_tokens", False):
-        if engine not in _WARNED and any(map(protected_spans, sentences)):
-            _WARNED.add(engine)
-            logger.warning("this model was not trained with span tokens: placeholders, URLs, paths and numbers are "
-                           "left to it, then checked and put back where it lost them (each one named)")
-        return engine.translate_sentences(tagged(sentences, options.source_prefix), options, names, prefixes)
-    masked = [mask(sentence) for sentence in sentences]
-    hypotheses = engine.translate_sentences(tagged([text for text, _ in masked], options.source_prefix), options,
-                                            names, prefixes)
-    return [[(unmask(text, spans)[0], score) for text, score in sentence]
-            for sentence, (_, spans) in zip(hypotheses, masked)]
+    as the reserved token `{k}` it learned to carry (`spans.mask`), and its translations get the spans back; a
+    model trained with term annotations (`config.term_annotations`) sees each glossary term followed by its
+    target term (`glossary.annotate`)."""
+    spans = [[] for _ in sentences]
+    if getattr(engine.config, "span_tokens", False):
+        sentences, spans = map(list, zip(*(mask(sentence) for sentence in sentences))) if sentences else ([], [])
+    elif engine not in _WARNED and any(map(protected_spans, sentences)):
+        _WARNED.add(engine)
+        logger.warning("this model was not trained with span tokens: placeholders, URLs, paths and numbers are "
+                       "left to it, then checked and put back where it lost them (each one named)")
+    if options.glossary:
+        if getattr(engine.config, "term_annotations", False):
+            sentences = [annotate(sentence, options.glossary, options.glossary_ignore_case)[0]
+                         for sentence in sentences]
+        elif engine not in _WARNED_TERMS:
+            _WARNED_TERMS.add(engine)
+            logger.warning("this model was not trained to follow term annotations (--term_annotation_share): the "
+                           "glossary is checked, not shown to it")
+    hypotheses = engine.translate_sentences(tagged(sentences, options.source_prefix), options, names, prefixes)
+    return [[(unmask(strip_annotations(text), found)[0] if found else strip_annotations(text), score)
+             for text, score in sentence] for sentence, found in zip(hypotheses, spans)]
+
+
+_WARNED_TERMS = weakref.WeakSet()  # the engines whose missing term training was named once
 
 
 def _aligned_alone(engine: Engine, source: str, target: str, options: TranslationOptions) -> list:
@@ -215,6 +228,12 @@ def judge(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: lis
             logger.warning(f"{len(fired)} translation(s) looped, copied the source or had an unlikely length and "
                            f"were decoded again; {sum(bool(flags[i].guards) for i in fired)} still did (flagged): "
                            + ", ".join(f"{names[i]} ({'/'.join(fired[i])})" for i in again))
+    if options.glossary:
+        for i, sentence in enumerate(hypotheses):
+            _, found = annotate(sentences[i], options.glossary, options.glossary_ignore_case)
+            wanted = [target for _, target in found]
+            flags[i].terms_missed = tuple(target for target in dict.fromkeys(wanted)
+                                          if sentence and not term_used(sentence[0][0], target))
     if options.min_confidence is not None:
         for i, sentence in enumerate(hypotheses):
             if sentence and flags[i].confidence is not None and flags[i].confidence < options.min_confidence:

@@ -20,6 +20,7 @@ from .checkpoints import load_translator
 from .decoding import Hypotheses
 from .engines import DEFAULT_INTRA_THREADS, ENGINES, load_engine
 from .files import file_format, translate_file
+from .glossary import read_glossary
 from .options import OptionError, TranslationOptions, add_arguments, from_args
 from .quality import Translation
 from .streams import atomic_output, read_lines
@@ -60,23 +61,34 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
                          help="CTranslate2 batches decoded at once (default: cores / --intra_threads).")
     parser.add_argument("--overwrite", action="store_true", help="A .po or XLIFF --input: translate entries that "
                         "already have a translation too (default: keep them).")
+    parser.add_argument("--glossary", metavar="FILE",
+                        help="Terms the translation must use: a TSV of a source term, a tab and its target term "
+                             "(none: the term stays as it is) a line (transformer_mt.glossary; --glossary_ignore_case "
+                             "to match them in any case). Followed by a model trained with --term_annotation_share; "
+                             "any other model's translations are checked against it.")
     parser.add_argument("--trusted_above", type=float, metavar="CONFIDENCE",
                         help="A .po or XLIFF --input: entries whose confidence is above this are not marked fuzzy "
                              "(XLIFF: state translated); default: every entry is for review.")
     parser.add_argument("--interactive", action="store_true",
                         help="Translate each line as it arrives (on by default when stdin is a terminal).")
     args = parser.parse_args(argv)
+    if args.glossary is not None and not os.path.isfile(args.glossary):
+        parser.error(f"--glossary {args.glossary!r} does not exist")
     try:
         args.options = command_options(from_args(args), args)
     except OptionError as error:
         parser.error(error.for_command())
+    except ValueError as error:  # a glossary line that is not one
+        parser.error(f"--glossary: {error}")
     check_args(parser, args)
     return args
 
 
 def command_options(options: TranslationOptions, args: argparse.Namespace) -> TranslationOptions:
-    """The flags' options as the command needs them: n-best rows carry scores, --alignments returns alignments."""
-    return options.replace(scores=options.nbest, alignments=args.alignments is not None)
+    """The flags' options as the command needs them: n-best rows carry scores, --alignments returns alignments,
+    --glossary's file read."""
+    glossary = read_glossary(args.glossary) if args.glossary else ()
+    return options.replace(scores=options.nbest, alignments=args.alignments is not None, glossary=glossary)
 
 
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -21,8 +21,8 @@ class Counters:
         self.requests = Counter("transformer_mt_requests", "Requests answered, by route and status.",
                                 ["route", "status"], registry=self.registry)
         self.flags = Counter("transformer_mt_sentence_flags", "Translated sentences a quality step flagged, by flag "
-                             "(loop, copy, length, redecoded, abstained, span_repaired, span_lost).", ["flag"],
-                             registry=self.registry)
+                             "(loop, copy, length, redecoded, abstained, span_repaired, span_lost, term_missed).",
+                             ["flag"], registry=self.registry)
         self.registry.register(_BatcherCollector(batcher))
         served = Gauge("transformer_mt_model_info", "The models served: one series per language pair.",
                        ["source", "target", "engine", "calibrated"], registry=self.registry)

@@ -115,6 +115,15 @@ def request_options(fields: dict) -> TranslationOptions:
     (`options.request_fields`); a value that cannot work is a RequestError naming the field."""
     given = {option: _scalar(fields[name]) for name, option in option_fields().items()
              if fields.get(name) not in (None, "")}
+    if fields.get("glossary") not in (None, "", {}, []):  # an extension: {"source term": "target term", ...}
+        glossary = fields["glossary"]
+        if isinstance(glossary, str):  # a form's or query string's field: JSON text
+            try:
+                glossary = json.loads(glossary)
+            except ValueError:
+                raise RequestError("Invalid request: glossary must be a JSON object of source term -> target term "
+                                   "(null: kept as it is)") from None
+        given["glossary"] = glossary
     try:
         return TranslationOptions(**given)
     except (OptionError, TypeError) as error:

@@ -71,6 +71,19 @@ class DataArguments:
                           "records span_tokens=true, and translation shows it its spans as such tokens. 0 (the "
                           "default) changes none."},
     )
+    term_annotation_share: float = field(
+        default=0.0,
+        metadata={"help": "In this share of the training pairs, follow up to 2 source terms with their target term in "
+                          "annotation marks (`Save ⟦Speichern⟧`, transformer_mt.glossary; Dinu et al. 2019) where the "
+                          "pair's target uses it, so that the model learns to write a glossary's terms; the terms "
+                          "are mined from the training split itself (its short pairs: dictionary entries, UI labels) "
+                          "unless --terms gives them, and saved beside the model as terms.tsv; the model's config "
+                          "then records term_annotations=true. 0 (the default) changes none."},
+    )
+    terms: str | None = field(
+        default=None, metadata={"help": "--term_annotation_share's terms: a glossary TSV (source term, tab, target "
+                                        "term) instead of those mined from the training split."},
+    )
     source_prefix: str | None = field(
         default=None,
         metadata={"help": "A tag that begins every source of the data set (e.g. <BT> for back-translations, a domain "
@@ -112,7 +125,7 @@ class DataArguments:
                 raise ValueError(f"--{name} must be >= 1, got {value}.")
         if self.joined_pairs_share is not None and not 0 <= self.joined_pairs_share <= 1:
             raise ValueError(f"--joined_pairs_share must be in [0, 1] (0 adds none), got {self.joined_pairs_share}.")
-        for name in ("uppercase_share", "titlecase_share", "span_token_share"):
+        for name in ("uppercase_share", "titlecase_share", "span_token_share", "term_annotation_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"--{name} must be in [0, 1] (0 changes none), got {getattr(self, name)}.")
         if self.uppercase_share + self.titlecase_share > 1:
@@ -120,6 +133,8 @@ class DataArguments:
                              f"{self.titlecase_share} take different pairs: together at most 1.")
         if self.source_prefix is not None and (not self.source_prefix.strip() or len(self.source_prefix.split()) > 1):
             raise ValueError(f"--source_prefix is one tag without spaces, such as <BT>, got {self.source_prefix!r}.")
+        if self.terms is not None and not self.term_annotation_share:
+            raise ValueError("--terms gives --term_annotation_share its terms: give a share too (e.g. 0.1).")
         if self.target_lang_column is not None and self.target_lang_column in (self.source_lang, self.target_lang):
             raise ValueError(f"--target_lang_column {self.target_lang_column!r} must name a column of its own, not "
                              "the source or target text's.")
@@ -245,6 +260,7 @@ EXCLUDED = {
     "is_encoder_decoder": "the model train.py trains is an encoder-decoder",
     "is_decoder": "the decoder alone (TransformerMTForCausalLM) is not what train.py trains",
     "span_tokens": "--span_token_share > 0 (DataArguments) sets it; a fine-tuned model keeps its own",
+    "term_annotations": "--term_annotation_share > 0 (DataArguments) sets it; a fine-tuned model keeps its own",
 }
 
 

@@ -3,19 +3,26 @@ training pairs upper-cased (both sides), title-cased (both sides: the first lett
 protected spans both sides hold replaced by reserved tokens `{k}` (`spans.mask_shared`, numbered as translation's
 `spans.mask` numbers them), so that the model learns to carry ALL CAPS, Title Case and reserved tokens.
 
+A share of the pairs can also carry term annotations (`glossary.annotate_pair`, Dinu et al. 2019): up to two source
+terms of the run's terms that the pair's target uses, each followed by its target term in annotation marks, so that
+the model learns to write the terms a glossary asks for.
+
 Which pairs is drawn from the run's data seed alone, two uniform numbers a pair (one for the case, one for the spans),
-so that the same seed augments the same pairs and a resumed run sees them again; the validation and test splits are
-never augmented. With every share 0 nothing is drawn and the data is left as it is.
+and one more from a stream of its own for the terms, so that the same seed augments the same pairs and a resumed run
+sees them again; the validation and test splits are never augmented. With every share 0 nothing is drawn and the
+data is left as it is.
 """
 
 import numpy as np
 
 from ..casing import title_case, upper_case
+from ..glossary import annotate_pair, term_index
 from ..spans import mask_shared
 
 
 # the draws of a stream apart from the joined pairs' (`data.add_joined_pairs`, seeded with the bare seed)
 STREAM = 40
+TERMS_STREAM = 41
 CASES = {"uppercase": upper_case, "titlecase": title_case}
 
 
@@ -41,13 +48,24 @@ def augment_pair(source: str, target: str, case: str | None, span_tokens: bool) 
     return source, target, masked
 
 
-def augment(dataset, source_lang: str, target_lang: str, shares: dict[str, float], seed: int):
-    """The training split with `shares` ("uppercase", "titlecase", "span_tokens": each the share of pairs to
-    augment so) applied, and how many pairs each changed (span tokens: the pairs drawn that held a shared span)."""
+def augment(dataset, source_lang: str, target_lang: str, shares: dict[str, float], seed: int, terms=None):
+    """The training split with `shares` ("uppercase", "titlecase", "span_tokens", "terms": each the share of pairs to
+    augment so; "terms" with `terms`, a glossary) applied, and how many pairs each changed (span tokens: the pairs
+    drawn that held a shared span; terms: the pairs drawn that held a term)."""
     cases, span_tokens = augmentation_plan(len(dataset), shares["uppercase"], shares["titlecase"],
                                            shares["span_tokens"], seed)
-    pairs = [augment_pair(*pair) for pair in zip(dataset[source_lang], dataset[target_lang], cases, span_tokens)]
+    annotated = (np.random.default_rng([seed, TERMS_STREAM]).random(len(dataset)) < shares.get("terms", 0)).tolist()
+    index = term_index(terms or ())
+    pairs, with_terms = [], 0
+    for source, target, case, tokens, annotate in zip(dataset[source_lang], dataset[target_lang], cases, span_tokens,
+                                                      annotated):
+        if annotate and index:
+            source, count = annotate_pair(source, target, index)
+            with_terms += count > 0
+        pairs.append(augment_pair(source, target, case, tokens))
     counts = {case: cases.count(case) for case in CASES} | {"span_tokens": sum(masked for *_, masked in pairs)}
+    if shares.get("terms"):
+        counts["terms"] = with_terms
 
     def replace(batch, indices):
         return {source_lang: [pairs[i][0] for i in indices], target_lang: [pairs[i][1] for i in indices]}

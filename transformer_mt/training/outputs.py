@@ -78,7 +78,8 @@ def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments
                    "warmup_steps": args.warmup_steps, "label_smoothing": args.label_smoothing_factor,
                    "batch": batch, "processes": args.world_size, "ema_decay": setup.ema_decay},
         "augmentation": {"uppercase_share": data_args.uppercase_share, "titlecase_share": data_args.titlecase_share,
-                         "span_token_share": data_args.span_token_share},
+                         "span_token_share": data_args.span_token_share,
+                         "term_annotation_share": data_args.term_annotation_share},
         "training_pairs": data_report,
         "averaging": averaging,
     }

@@ -3,8 +3,10 @@
 
 import dataclasses
 import logging
+import os
 
 from ..data import add_joined_pairs, load_parallel_data
+from ..glossary import mine_terms, read_glossary
 from ..tags import language_token
 from ..tokenization import target_side
 from .arguments import DataArguments, SetupArguments
@@ -76,7 +78,20 @@ def data_seed(training_args) -> int:
 def augmentation_shares(data_args: DataArguments) -> dict[str, float]:
     """The share of training pairs each augmentation takes (`augmentation.augment`)."""
     return {"uppercase": data_args.uppercase_share, "titlecase": data_args.titlecase_share,
-            "span_tokens": data_args.span_token_share}
+            "span_tokens": data_args.span_token_share, "terms": data_args.term_annotation_share}
+
+
+def training_terms(dataset, data_args: DataArguments, output_dir: str):
+    """--term_annotation_share's terms: --terms' glossary, else those mined from the training split
+    (`glossary.mine_terms`), written to output_dir/terms.tsv for the record (and the term test); None without."""
+    if not data_args.term_annotation_share:
+        return None
+    terms = read_glossary(data_args.terms) if data_args.terms else \
+        mine_terms(zip(dataset[data_args.source_lang], dataset[data_args.target_lang]))
+    os.makedirs(output_dir, exist_ok=True)
+    with open(os.path.join(output_dir, "terms.tsv"), "w", encoding="utf-8") as f:
+        f.writelines(f"{source}\t{target or ''}\n" for source, target in terms)
+    return terms
 
 
 def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, keep_training_text: bool = False):
@@ -108,7 +123,7 @@ def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, kee
             if split == "train" and any(augmentation_shares(data_args).values()):
                 dataset, report["augmented_pairs"] = augment(
                     dataset, data_args.source_lang, data_args.target_lang, augmentation_shares(data_args),
-                    data_seed(training_args))
+                    data_seed(training_args), training_terms(dataset, data_args, training_args.output_dir))
             kept = (data_args.source_lang, data_args.target_lang) if keep_training_text and split == "train" else ()
             tokenized[split] = dataset.map(
                 tokenize, batched=True, remove_columns=[name for name in dataset.column_names if name not in kept],

@@ -167,6 +167,8 @@ def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | 
     overrides = config_overrides(model_args)
     if data_args.span_token_share:
         overrides["span_tokens"] = True
+    if data_args.term_annotation_share:
+        overrides["term_annotations"] = True
     if checkpoint:
         config = AutoConfig.from_pretrained(checkpoint, **overrides)
         return TransformerMTForConditionalGeneration(config)

@@ -1,0 +1,145 @@
+"""A glossary: source terms and the target terms a translation must use, as inline annotations the model learned
+to follow (Dinu et al., ACL 2019, "Training Neural Machine Translation to Apply Terminology Constraints"): each
+source term found in a sentence is followed by its target term in annotation marks, `Click Save ⟦Sichern⟧ to keep
+it.`, and a model trained on a share of pairs annotated so (training's `--term_annotation_share`, with terms mined
+from its own training data: `mine_terms`) writes the annotated term, inflected as the sentence needs. A term with
+no target term is a name that stays as it is: annotated with itself.
+
+Terms match on word boundaries, case-sensitively unless asked otherwise; the longest term wins where two overlap.
+A term counts as *used* by a translation (`term_used`) when each of its words appears in it as a word that begins
+with that word less its last two letters (at least four kept) and no longer than it plus three, case-insensitive:
+`Datei` is used by `Dateien`, `Speichern` by `Speichern`, `Ordner` by `Ordnern`.
+
+Imports nothing of the package.
+"""
+
+import collections
+import re
+from collections.abc import Iterable
+
+
+OPEN, CLOSE = "\u27e6", "\u27e7"  # ⟦ ⟧: marks no real text uses, kept whole by byte-level BPE as they are
+_ANNOTATION = re.compile(rf"\s*{OPEN}[^{CLOSE}]*{CLOSE}?|{CLOSE}")
+_WORD = re.compile(r"\w+")
+
+Glossary = tuple[tuple[str, str | None], ...]
+
+
+def read_glossary(path: str) -> Glossary:
+    """A glossary TSV: a source term, a tab, its target term (none, or an empty column: the term stays as it is),
+    a line; blank lines and lines starting with # skipped. A ValueError names the line that cannot be one."""
+    entries = []
+    with open(path, encoding="utf-8-sig") as f:
+        for number, line in enumerate(f, 1):
+            line = line.rstrip("\n\r")
+            if not line.strip() or line.startswith("#"):
+                continue
+            cells = line.split("\t")
+            if len(cells) > 2 or not cells[0].strip():
+                raise ValueError(f"{path}, line {number}: a glossary line is a source term, a tab and its target "
+                                 f"term (or none), got {line!r}")
+            entries.append((cells[0].strip(), cells[1].strip() or None if len(cells) == 2 else None))
+    return tuple(entries)
+
+
+def check_glossary(entries) -> Glossary:
+    """`entries` as a Glossary: (source, target or None) pairs, or a mapping source -> target; a ValueError says
+    what an entry must be."""
+    pairs = entries.items() if isinstance(entries, dict) else entries
+    checked = []
+    for entry in pairs:
+        if not isinstance(entry, (tuple, list)) or len(entry) != 2 or not isinstance(entry[0], str) \
+                or not entry[0].strip() or not (entry[1] is None or isinstance(entry[1], str)):
+            raise ValueError(f"holds {entry!r}: an entry is a source term and its target term (or None)")
+        if OPEN in entry[0] + (entry[1] or "") or CLOSE in entry[0] + (entry[1] or ""):
+            raise ValueError(f"holds {entry!r}: a term holds no {OPEN} or {CLOSE}")
+        checked.append((entry[0].strip(), (entry[1] or "").strip() or None))
+    return tuple(checked)
+
+
+def annotate(sentence: str, glossary: Glossary, ignore_case: bool = False) -> tuple[str, list[tuple[str, str]]]:
+    """`sentence` with each glossary term found in it followed by ` ⟦target⟧`, and the (as found, target) pairs."""
+    if not glossary:
+        return sentence, []
+    flags = re.IGNORECASE if ignore_case else 0
+    found = []
+    for source, target in sorted(glossary, key=lambda entry: -len(entry[0])):
+        for match in re.finditer(rf"(?<!\w){re.escape(source)}(?!\w)", sentence, flags):
+            if not any(start < match.end() and match.start() < end for start, end, _ in found):
+                found.append((match.start(), match.end(), target or match[0]))
+    annotated, last, used = [], 0, []
+    for start, end, target in sorted(found):
+        annotated += [sentence[last:end], f" {OPEN}{target}{CLOSE}"]
+        used.append((sentence[start:end], target))
+        last = end
+    return "".join(annotated) + sentence[last:], used
+
+
+def strip_annotations(text: str) -> str:
+    """A translation without annotation marks (a model may copy one)."""
+    return _ANNOTATION.sub("", text) if OPEN in text or CLOSE in text else text
+
+
+def _stem(word: str) -> str:
+    return word[: max(4, len(word) - 2)] if len(word) > 4 else word
+
+
+def term_used(translation: str, term: str) -> bool:
+    """Whether `translation` uses `term` or an inflected form of it (the rule in the module's docstring)."""
+    words = [word.casefold() for word in _WORD.findall(translation)]
+    return all(any(word.startswith(_stem(part)) and len(word) <= len(part) + 3 for word in words)
+               for part in (piece.casefold() for piece in _WORD.findall(term)))
+
+
+def mine_terms(pairs: Iterable[tuple[str, str]], max_words: int = 3, min_count: int = 2) -> Glossary:
+    """Terms from a corpus's own short pairs (dictionary entries, UI labels: up to `max_words` words a side, no
+    sentence punctuation), each source (case-folded) with its most frequent target, kept when seen `min_count`
+    times or more and that target is most of its source's; a term whose target equals its source is left out (the
+    model copies those anyway), and so is one of under four characters a side (`you` -> `Sie`, `for` -> `für`:
+    words, not terms)."""
+    targets = collections.defaultdict(collections.Counter)
+    shown = {}
+    for source, target in pairs:
+        source, target = source.strip(), target.strip()
+        if not (0 < len(source.split()) <= max_words and 0 < len(target.split()) <= max_words):
+            continue
+        if re.search(r"[.!?:;,()\[\]{}%/<>\"=]|\d", source + target) or OPEN in source + target:
+            continue
+        key = source.casefold()
+        targets[key][target] += 1
+        shown.setdefault(key, source)
+    mined = []
+    for key, counted in targets.items():
+        target, count = counted.most_common(1)[0]
+        if count >= min_count and count * 2 > sum(counted.values()) and target.casefold() != key \
+                and len(key) >= 4 and len(target) >= 4:
+            mined.append((shown[key], target))
+    return tuple(sorted(mined))
+
+
+def annotate_pair(source: str, target: str, index: dict[str, list[tuple[str, str]]],
+                  limit: int = 2) -> tuple[str, int]:
+    """A training pair's source annotated with up to `limit` terms of `index` (`term_index`) whose source occurs
+    in it (case-insensitive, on word boundaries) and whose target the pair's target uses; and how many."""
+    words = {word.casefold() for word in _WORD.findall(source)}
+    candidates = [(term, translation) for word in words for term, translation in index.get(word, ())
+                  if term_used(target, translation)]
+    chosen = sorted(set(candidates), key=lambda entry: (-len(entry[0]), entry))[:limit]
+    if not chosen:
+        return source, 0
+    annotated, used = annotate(source, tuple(chosen), ignore_case=True)
+    return annotated, len(used)
+
+
+def term_index(glossary: Glossary) -> dict[str, list[tuple[str, str]]]:
+    """The glossary's terms with a target, by the case-folded first word of their source."""
+    index = collections.defaultdict(list)
+    for source, target in glossary:
+        words = _WORD.findall(source)
+        if target and words:
+            index[words[0].casefold()].append((source, target))
+    return dict(index)
+
+
+__all__ = ["CLOSE", "Glossary", "OPEN", "annotate", "annotate_pair", "check_glossary", "mine_terms",
+           "read_glossary", "strip_annotations", "term_index", "term_used"]
