@@ -24,6 +24,7 @@ from .tokenization import target_side
 
 logger = logging.getLogger(__name__)
 
+
 class Decoded(list):
     """A sentence's hypotheses (a `Hypotheses` list) as `decode` gives them, or a text's as `translate_texts` does,
     with what is known of them: the word alignment of each to the sentence (`alignments`, with `format="html"`, so
@@ -47,8 +48,9 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
     case back (`options.fold_case`, `transformer_mt.casing`); for a model trained with span tokens, its protected
     spans (placeholders, URLs, numbers, ...) shown as the tokens it learned to carry; the spans put back where the
     model lost them (`options.repair_spans`, `spans.repair_counted`, from the engine's word alignments; a model whose
-    tokenizer gives no character offsets keeps what it wrote); then the trust step (`transformer_mt.trust`: the
-    calibrated confidence, the guards and their re-decode, abstaining below `options.min_confidence`). With
+    tokenizer gives no character offsets keeps what it wrote); then the trust step (`judge`: the calibrated
+    confidence, the guards and their re-decode, abstaining below `options.min_confidence`, the glossary's terms
+    checked). With
     `format="html"`, each sentence's hypotheses come aligned to it. Each sentence's come as `Decoded`, with its
     `quality.Flags`. What every entry decodes with."""
     if options.format == "html" and any(map(_only_tokens, sentences)):  # a hashtag after the last full stop

@@ -1,0 +1,147 @@
+"""The glossary: terms annotated inline (`transformer_mt.glossary`), their use checked, terms mined for training,
+training pairs annotated, and the glossary on every path (options, the command, the server, the steps)."""
+
+import logging
+import types
+
+import pytest
+from fastapi.testclient import TestClient
+
+from transformer_mt.glossary import (
+    annotate,
+    annotate_pair,
+    check_glossary,
+    mine_terms,
+    read_glossary,
+    strip_annotations,
+    term_index,
+    term_used,
+)
+from transformer_mt.options import OptionError, TranslationOptions
+from transformer_mt.serving.app import ServedModel, create_app
+from transformer_mt.training.augmentation import augment
+from transformer_mt.translation import translate_texts
+
+from .test_serving import FakeEngine
+
+
+def test_terms_are_annotated_on_word_boundaries_longest_first():
+    glossary = (("Save", "Sichern"), ("Save As", "Speichern unter"), ("GNOME", None))
+    assert annotate("Click Save As, then Save. Saved in GNOME.", glossary) == (
+        "Click Save As ⟦Speichern unter⟧, then Save ⟦Sichern⟧. Saved in GNOME ⟦GNOME⟧.",
+        [("Save As", "Speichern unter"), ("Save", "Sichern"), ("GNOME", "GNOME")])
+    assert annotate("click save", glossary) == ("click save", [])
+    assert annotate("click save", glossary, ignore_case=True)[0] == "click save ⟦Sichern⟧"
+
+
+def test_annotation_marks_never_reach_the_user():
+    assert strip_annotations("Klicken Sie auf Sichern ⟦Sichern⟧.") == "Klicken Sie auf Sichern."
+    assert strip_annotations("Sichern⟧ und ⟦Abbrechen") == "Sichern und"
+    assert strip_annotations("Nichts zu tun.") == "Nichts zu tun."
+
+
+@pytest.mark.parametrize("translation, term, used", [
+    ("Die Dateien wurden gespeichert.", "Datei", True),  # an inflected form
+    ("In den Ordnern", "Ordner", True),
+    ("Klicken Sie auf Speichern unter.", "Speichern unter", True),
+    ("Die Datenbank", "Datei", False),  # shares a beginning, not the word
+    ("Dateiverwaltungsprogramm", "Datei", False),  # a compound is another word
+    ("Sichern", "Speichern", False),
+])
+def test_a_term_is_used_by_the_word_or_an_inflected_form(translation, term, used):
+    assert term_used(translation, term) is used
+
+
+def test_a_glossary_file_is_read_and_bad_lines_are_named(tmp_path):
+    path = tmp_path / "terms.tsv"
+    path.write_text("# UI labels\nSave\tSichern\nGNOME\n\nLibreOffice\t\n", encoding="utf-8")
+    assert read_glossary(str(path)) == (("Save", "Sichern"), ("GNOME", None), ("LibreOffice", None))
+    path.write_text("Save\tSichern\tSpeichern\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 1: a glossary line is a source term, a tab and its target term"):
+        read_glossary(str(path))
+    assert check_glossary({"Save": "Sichern", "GNOME": None}) == (("Save", "Sichern"), ("GNOME", None))
+    with pytest.raises(OptionError, match=r"glossary holds \('Save ⟦', 'x'\): a term holds no ⟦ or ⟧"):
+        TranslationOptions(glossary={"Save ⟦": "x"})
+    with pytest.raises(OptionError, match="an entry is a source term and its target term"):
+        TranslationOptions(glossary=[("Save",)])
+
+
+def test_terms_are_mined_from_a_corpus_short_pairs():
+    pairs = [("Save", "Speichern"), ("save", "Speichern"), ("Save", "Sichern"), ("Printer", "Drucker"),
+             ("Printer", "Drucker"), ("Open the file.", "Öffnen Sie die Datei."), ("for", "für"), ("for", "für"),
+             ("Name", "Name"), ("Name", "Name"), ("Once", "Einmal")]
+    assert mine_terms(pairs) == (("Printer", "Drucker"), ("Save", "Speichern"))
+
+
+def test_training_pairs_are_annotated_where_their_target_uses_the_term():
+    index = term_index((("printer", "Drucker"), ("file", "Datei")))
+    assert annotate_pair("Select the printer for the file.", "Wählen Sie den Drucker für die Dateien.", index) == (
+        "Select the printer ⟦Drucker⟧ for the file ⟦Datei⟧.", 2)
+    assert annotate_pair("Select the printer.", "Wählen Sie das Gerät.", index) == ("Select the printer.", 0)
+
+
+def test_augmentation_annotates_a_drawn_share_and_counts_it():
+    import datasets
+
+    pairs = datasets.Dataset.from_dict({"en": ["Select the printer."] * 40, "de": ["Wählen Sie den Drucker."] * 40})
+    shares = {"uppercase": 0.0, "titlecase": 0.0, "span_tokens": 0.0, "terms": 0.5}
+    augmented, counts = augment(pairs, "en", "de", shares, 0, (("printer", "Drucker"),))
+    annotated = sum("⟦Drucker⟧" in source for source in augmented["en"])
+    assert counts["terms"] == annotated and 10 < annotated < 30
+    again, _ = augment(pairs, "en", "de", shares, 0, (("printer", "Drucker"),))
+    assert again["en"] == augmented["en"]  # the same seed annotates the same pairs
+
+
+class TermEngine(FakeEngine):
+    """A FakeEngine for a model trained on term annotations: it writes the annotated term in place of the word
+    before it, and records what it was shown."""
+
+    def __init__(self, trained=True):
+        super().__init__()
+        self.config = types.SimpleNamespace(source_lang="en", target_lang="de", term_annotations=trained)
+        self.shown = []
+
+    def translate_sentences(self, sentences, options, names=None, target_prefix=None):
+        import re
+
+        self.shown += sentences
+        return [[(re.sub(r"(\w+) ⟦([^⟧]*)⟧", r"\2", sentence), -0.1)] for sentence in sentences]
+
+
+def test_a_trained_model_is_shown_its_terms_and_a_missed_term_is_flagged(caplog):
+    engine = TermEngine()
+    [text] = translate_texts(engine, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"}))
+    assert engine.shown == ["Click Save ⟦Sichern⟧ now."] and text == [("Click Sichern now.", None)]
+    assert text.flags.terms_missed == ()
+    untrained = TermEngine(trained=False)
+    with caplog.at_level(logging.WARNING):
+        [text] = translate_texts(untrained, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"}))
+    assert untrained.shown == ["Click Save now."] and text.flags.terms_missed == ("Sichern",)
+    assert "not trained to follow term annotations" in caplog.text
+    assert text.flags.as_json() == {"terms_missed": ["Sichern"]}
+
+
+def test_the_server_takes_a_glossary_as_json_or_form_text():
+    with TestClient(create_app([ServedModel(TermEngine(), "en", "de")])) as client:
+        answer = client.post("/translate", json={"q": "Click Save now.", "source": "en", "target": "de",
+                                                 "glossary": {"Save": "Sichern"}}).json()
+        assert answer == {"translatedText": "Click Sichern now."}
+        form = client.post("/translate", data={"q": "Click Save now.", "source": "en", "target": "de",
+                                               "glossary": '{"save": "Sichern"}', "glossary_ignore_case": "true"})
+        assert form.json() == {"translatedText": "Click Sichern now."}
+        bad = client.post("/translate", data={"q": "x", "source": "en", "target": "de", "glossary": "Save=Sichern"})
+        assert bad.status_code == 400 and "glossary must be a JSON object" in bad.json()["error"]
+
+
+def test_the_command_reads_a_glossary_file(tmp_path, capsys, beam4_copy_model):
+    from transformer_mt.scripts import translate as translate_script
+
+    path = tmp_path / "terms.tsv"
+    path.write_text("Save\tSichern\n", encoding="utf-8")
+    with pytest.raises(SystemExit):
+        translate_script.main(["--model", str(beam4_copy_model[0]), "--glossary", str(tmp_path / "none.tsv"), "x"])
+    assert "--glossary" in (err := capsys.readouterr().err) and "does not exist" in err
+    path.write_text("Save\tSichern\tx\n", encoding="utf-8")
+    with pytest.raises(SystemExit):
+        translate_script.main(["--model", str(beam4_copy_model[0]), "--glossary", str(path), "x"])
+    assert "--glossary: " in capsys.readouterr().err
