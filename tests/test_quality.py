@@ -27,7 +27,7 @@ from transformer_mt.quality import (
 from transformer_mt.serving.app import ServedModel, create_app
 from transformer_mt.translation import translate, translate_texts
 
-from .test_serving import FakeEngine
+from .test_serving import CLIENTS, FakeEngine
 from .utils import save_copy_model
 
 
@@ -370,3 +370,32 @@ def test_files_carry_the_confidence_as_comments_and_states_and_abstain(calibrate
     assert "not translated: confidence below the minimum" in entry.tcomment
     translate_document(model, tokenizer, str(tmp_path / "in12.xlf"), str(tmp_path / "kept.xlf"), min_confidence=1.0)
     assert b"<target" not in (tmp_path / "kept.xlf").read_bytes()
+
+
+@pytest.mark.parametrize("name", sorted(name for name in CLIENTS if not name.startswith("_")))
+def test_each_client_reads_an_abstained_answer_as_the_source(name):
+    """A server with --min_confidence, and a model unsure of everything: every recorded client's requests get
+    their texts back (html too), flagged, with status 200."""
+
+    class Unsure(ScriptedEngine):
+        def translate_sentences(self, sentences, options, names=None, target_prefix=None):
+            return [[(f"«{sentence}»", -5.0)] * options.num_return_sequences for sentence in sentences]
+
+    models = [ServedModel(Unsure({}, calibrated=calibration("x")), "en", "de", min_confidence=0.5),
+              ServedModel(Unsure({}, calibrated=calibration("x")), "de", "en", min_confidence=0.5)]
+    with TestClient(create_app(models)) as client:
+        for request in CLIENTS[name]["requests"]:
+            sent = request.get("json") or request.get("form") or request.get("multipart") or {}
+            kwargs = {"params": request.get("query"), "json": request.get("json"), "data": request.get("form"),
+                      "files": {key: (None, value) for key, value in request["multipart"].items()}
+                      if "multipart" in request else None}
+            answer = client.request(request["method"], request["path"], **kwargs)
+            assert answer.status_code == 200, (name, request, answer.text)
+            if request["path"] != "/translate":
+                continue
+            sent = sent or request.get("query")
+            texts = sent["q"] if isinstance(sent["q"], list) else [sent["q"]]
+            got = answer.json()
+            assert got["translatedText"] == sent["q"], name  # the sources, as the client sent them
+            assert got["flags"] == ([{"abstained": True}] * len(texts) if isinstance(sent["q"], list)
+                                    else {"abstained": True})

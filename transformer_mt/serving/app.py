@@ -31,10 +31,11 @@ logger = logging.getLogger(__name__)
 
 class ServedModel:
     """One language direction: an engine (`transformer_mt.engines`) with its source and target language (for a
-    model of several targets, one ServedModel per target: `options.target_lang` picks its language token)."""
+    model of several targets, one ServedModel per target: `options.target_lang` picks its language token), and the
+    server's `min_confidence` for requests that give none (the serve command's --min_confidence)."""
 
-    def __init__(self, engine, source: str, target: str):
-        self.engine, self.source, self.target = engine, source, target
+    def __init__(self, engine, source: str, target: str, min_confidence: float | None = None):
+        self.engine, self.source, self.target, self.min_confidence = engine, source, target, min_confidence
 
     def options(self, asked: TranslateRequest) -> TranslationOptions:
         """The options a request translates with: its own (format, hypotheses), this direction's languages, and
@@ -42,7 +43,9 @@ class ServedModel:
         count = asked.alternatives + 1
         return asked.options.replace(num_return_sequences=count, source_lang=self.source, target_lang=self.target,
                                      num_beams=max(self.engine.generation_config.num_beams or 1, count),
-                                     confidence=getattr(self.engine, "calibration", None) is not None)
+                                     confidence=getattr(self.engine, "calibration", None) is not None,
+                                     min_confidence=asked.options.min_confidence if asked.options.min_confidence
+                                     is not None else self.min_confidence)
 
     def translate(self, sentences: list[str], options: TranslationOptions) -> list:
         return decode(self.engine, sentences, options.replace(batch_size=len(sentences) or 1),

@@ -32,7 +32,12 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
                         help="How long a batch waits for more requests.")
     parser.add_argument("--queue_limit", type=int, default=Limits.queue_limit,
                         help="Sentences waiting at most; then 503.")
+    parser.add_argument("--min_confidence", type=float,
+                        help="Answer a sentence whose calibrated confidence is below this with its source, flagged "
+                             "(a request's min_confidence field overrides it; the models need a calibration.json).")
     args = parser.parse_args(argv)
+    if args.min_confidence is not None and not 0 <= args.min_confidence <= 1:
+        parser.error(f"--min_confidence is a probability in [0, 1], got {args.min_confidence}")
     for name in ("port", "char_limit", "batch_limit", "max_batch", "queue_limit", "intra_threads"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
@@ -71,7 +76,11 @@ def served_models(args: argparse.Namespace) -> list:
                              "it serves: set them in config.json (training, averaging and converting write them)")
         for target in targets:
             print(f"{directory}: {source}->{target}, engine: {engine.name} ({engine.reason})", flush=True)
-            models.append(ServedModel(engine, source, target))
+            if args.min_confidence is not None and engine.calibration is None:
+                raise ValueError(f"--min_confidence needs {directory}'s calibrated confidence, and "
+                                 f"{engine.calibration_problem or 'it holds no calibration.json'}: fit one with "
+                                 f"transformer-mt-score --model {directory} --calibrate DATA")
+            models.append(ServedModel(engine, source, target, args.min_confidence))
     return models
 
 
