@@ -232,3 +232,33 @@ def test_the_augmentation_screen_table_is_its_json():
         cells = [run["validation"]["bleu"], run["validation"]["chrf"], run["validation_cased"]["upper"]["bleu"],
                  run["validation_cased"]["title"]["bleu"], run["validation_joined"]["2"]["bleu"]]
         assert f"| {run['candidate']} | {run['seed']} | " + " | ".join(f"{cell:.2f}" for cell in cells) + " |" in page
+
+
+def trust_rows(results: dict) -> list[str]:
+    """docs/translation.md's trust table, one row per shipped model and test split, from the trust study's JSON."""
+    rows = []
+    for model, found in results["models"].items():
+        for split in ("en-de", "en-de-ui"):
+            study, guards = found[split], found[split]["guards"]
+            confidence, paired = study["confidence"], guards["paired"]["metrics"]
+            precision = " / ".join(f"{confidence['precision'][k]:.3f}" for k in ("20%", "50%", "80%", "100%"))
+            rates = [" -> ".join(f"{guards[when][f'{kind}_rate']:.2%}" for when in ("before", "after"))
+                     + f" ({guards['references'][f'{kind}_rate']:.2%})" for kind in ("loop", "copy")]
+            scores = [f"{paired[metric]['systems']['without guards']['score']:.2f} -> "
+                      f"{paired[metric]['systems']['with guards']['score']:.2f} "
+                      f"(p {paired[metric]['systems']['with guards']['p_value']:.2f})" for metric in ("bleu", "chrf")]
+            rows.append(f"| {model} | {split} test ({study['pairs']}) | {confidence['spearman']:.3f} "
+                        f"({confidence['spearman_raw_score']:.3f}) | {precision} | {' | '.join(rates)} | "
+                        f"{' | '.join(scores)} |")
+    return rows
+
+
+def test_the_trust_table_is_its_json():
+    import json
+
+    results = json.loads((REPO / "docs" / "results" / "trust" / "trust.json").read_text(encoding="utf-8"))
+    page = PAGES["docs/translation.md"]
+    for row in trust_rows(results):
+        assert row in page, row
+    for model, found in results["models"].items():
+        assert f"{found['identical']['false_alarm_rate']:.1%} ({model} model)" in page
