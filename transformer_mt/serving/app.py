@@ -2,11 +2,12 @@
 
 Routes: `POST /translate`, `POST /detect`, `GET /languages`, `GET /frontend/settings` (LibreTranslate's shapes),
 `GET /health` (`{"status": "ok"}`, as LibreTranslate answers), `GET /metrics` (Prometheus' counters:
-`serving.counters`), and `GET /`, a page that calls the same API. Fields are read from the query string and from a
-JSON, urlencoded or multipart body alike (`request_fields`), because each client sends them its own way; unknown fields
-are ignored. Errors are `{"error": "..."}`: 400 for a bad or missing field, an unsupported language or pair, or a
-request over a limit; 403 for a bad API key; 429 for a client over its requests per minute; 503 (with Retry-After)
-when the queue is full; 500 otherwise. Every answer carries CORS headers, and preflights are answered.
+`serving.counters`), `GET /spec` (the OpenAPI description), and `GET /`, a page that calls the same API. Fields are
+read from the query string and from a JSON, urlencoded or multipart body alike (`request_fields`), because each
+client sends them its own way; unknown fields are ignored. Errors are `{"error": "..."}`: 400 for a bad or missing
+field, an unsupported language or pair, or a request over a limit; 403 for a bad API key; 404 and 405 for an
+unknown route or method; 429 for a client over its requests per minute; 503 (with Retry-After) when the queue is
+full; 500 otherwise. Every answer carries CORS headers, and preflights are answered.
 """
 
 import asyncio
@@ -104,8 +105,7 @@ class Service:
             raise RequestError("Invalid request: q is an empty list, so there is no language to detect")
         targets = [model for model in self.models if model.target == asked.target]
         if not targets:
-            raise RequestError(f"{asked.target} is not a supported target language; supported: "
-                               f"{', '.join(sorted({model.target for model in self.models}))}")
+            raise RequestError(f"{asked.target} is not supported")  # LibreTranslate's words
         detected = []
         for text in asked.texts:
             best = detect(html_text(text) if asked.format == "html" else text, 1)[0]
@@ -120,8 +120,13 @@ class Service:
         return detected, self.served(sources.pop(), asked.target)
 
     def served(self, source: str, target: str) -> ServedModel:
+        """The model of a language pair; a language no model has is "xx is not supported" (LibreTranslate's words,
+        which its own tests read), a pair of known languages that no model translates names those that are."""
         if (source, target) in self.pairs:
             return self.pairs[(source, target)]
+        for language, known in ((source, {s for s, _ in self.pairs}), (target, {t for _, t in self.pairs})):
+            if language not in known:
+                raise RequestError(f"{language} is not supported")
         supported = ", ".join(f"{s}->{t}" for s, t in self.pairs)
         raise RequestError(f"{source}->{target} is not a supported language pair; this server translates "
                            f"{supported}")
@@ -188,6 +193,7 @@ def create_app(models: list[ServedModel], limits: Limits | None = None):
     from fastapi import FastAPI, Request
     from fastapi.middleware.cors import CORSMiddleware
     from fastapi.responses import HTMLResponse, JSONResponse, Response
+    from starlette.exceptions import HTTPException as StarletteHTTPException
 
     service = Service(models, limits or Limits())
 
@@ -204,6 +210,11 @@ def create_app(models: list[ServedModel], limits: Limits | None = None):
     async def request_error(request, error: RequestError):
         headers = {"Retry-After": "1"} if error.status == 503 else None
         return JSONResponse({"error": str(error)}, status_code=error.status, headers=headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request, error: StarletteHTTPException):
+        """An unknown route (404) or method (405), answered as every error is: `{"error": ...}`."""
+        return JSONResponse({"error": str(error.detail)}, status_code=error.status_code, headers=error.headers)
 
     @app.exception_handler(Exception)
     async def server_error(request, error: Exception):
@@ -229,6 +240,11 @@ def create_app(models: list[ServedModel], limits: Limits | None = None):
     app.get("/languages")(service.languages)
     app.get("/frontend/settings")(service.frontend_settings)
     app.get("/health")(service.health)
+
+    @app.get("/spec")
+    async def spec():
+        """The API's description (OpenAPI), where LibreTranslate serves its own."""
+        return JSONResponse(app.openapi())
 
     @app.get("/metrics")
     async def metrics():
