@@ -24,6 +24,9 @@ def test_the_dry_run_runs_every_check_and_writes_the_json(tmp_path, capsys):
     for task in ("greedy b4", "beam-4 b4"):
         assert results["generation"][task]["same_tokens"] and results["generation"][task]["ratio_best"] > 0
     assert math.isfinite(results["main_job"]["test_bleu"]) and results["main_job"]["train_steps"] == 5
+    server = results["server"]  # the main job's model served with --device on each engine
+    assert server["same"] and isinstance(server["transformers"]["translatedText"], str)
+    assert server["transformers_device"] == "cpu" and server["ctranslate2_device"] == "cpu"
     with pytest.raises(SystemExit):  # never over an earlier result
         command.main(["--dry_run", "--device", "cpu", "--data", str(DATA), "--output_dir", str(tmp_path)])
     assert "exists" in capsys.readouterr().err
@@ -60,11 +63,13 @@ def test_other_tokens_than_the_peers_are_reported_per_task():
 
 def test_a_failed_check_fails_the_command_after_the_json_is_written(tmp_path, capsys, monkeypatch):
     results = {"bf16": {"ok": True}, "attention": {"ok": True},
-               "generation": {"greedy b4": {"same_tokens": True}, "beam-4 b4": {"same_tokens": False}}}
+               "generation": {"greedy b4": {"same_tokens": True}, "beam-4 b4": {"same_tokens": False}},
+               "server": {"same": False}}
     monkeypatch.setattr(command, "run_checks", lambda *args: results)
     with pytest.raises(SystemExit) as exit_info:
         command.main(["--dry_run", "--device", "cpu", "--output_dir", str(tmp_path)])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.strip() == \
-        f"error: checks failed: beam-4 b4 (details in {tmp_path}/gpu_check.json)"
+        f"error: checks failed: beam-4 b4, server (the engines answered differently) (details in " \
+        f"{tmp_path}/gpu_check.json)"
     assert json.loads((tmp_path / "gpu_check.json").read_text()) == results

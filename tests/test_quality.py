@@ -399,3 +399,23 @@ def test_each_client_reads_an_abstained_answer_as_the_source(name):
             assert got["translatedText"] == sent["q"], name  # the sources, as the client sent them
             assert got["flags"] == ([{"abstained": True}] * len(texts) if isinstance(sent["q"], list)
                                     else {"abstained": True})
+
+
+def test_device_auto_is_the_cpu_here_and_cuda_without_a_gpu_is_refused_by_its_flag(beam4_copy_model, capsys):
+    import torch
+
+    from transformer_mt.engines import resolve_device
+    from transformer_mt.scripts import translate as translate_script
+
+    assert resolve_device("cpu") == "cpu"
+    if torch.cuda.is_available():  # a GPU machine: the GPU check script covers the cuda path
+        assert resolve_device("auto") == "cuda"
+        return
+    assert resolve_device("auto") == "cpu"
+    for engine in ("transformers", "ctranslate2"):
+        assert load_engine(str(beam4_copy_model[0]), engine, device="auto").device == "cpu"
+        with pytest.raises(ValueError, match="--device cuda: no CUDA device is visible here"):
+            load_engine(str(beam4_copy_model[0]), engine, device="cuda")
+    with pytest.raises(SystemExit):
+        translate_script.main(["--model", str(beam4_copy_model[0]), "--device", "cuda", "Open the file."])
+    assert "--device cuda: no CUDA device is visible here" in capsys.readouterr().err

@@ -18,7 +18,7 @@ from .alignment import Alignment, pharaoh
 from .alignment import check_tokenizer as check_alignment_tokenizer
 from .checkpoints import load_translator
 from .decoding import Hypotheses
-from .engines import DEFAULT_INTRA_THREADS, ENGINES, load_engine
+from .engines import DEFAULT_INTRA_THREADS, DEVICES, ENGINES, load_engine, resolve_device
 from .files import file_format, translate_file
 from .glossary import read_glossary
 from .options import OptionError, TranslationOptions, add_arguments, from_args
@@ -57,6 +57,9 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     engines.add_argument("--intra_threads", type=int, default=DEFAULT_INTRA_THREADS,
                          help=f"CTranslate2 threads per batch (default {DEFAULT_INTRA_THREADS}: fastest on the 2-core "
                          "machines measured in docs/translation.md).")
+    engines.add_argument("--device", choices=DEVICES, default="auto",
+                         help="Where both engines decode: auto (a CUDA GPU where there is one, as the launcher "
+                              "places the process; else the CPU), cpu, or cuda (an error without a GPU).")
     engines.add_argument("--inter_threads", type=int,
                          help="CTranslate2 batches decoded at once (default: cores / --intra_threads).")
     parser.add_argument("--overwrite", action="store_true", help="A .po or XLIFF --input: translate entries that "
@@ -196,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         options.beams(model.generation_config)
     except OptionError as error:
         raise ValueError(error.for_command()) from None
-    model.to(state.device)
+    model.to(state.device if args.device == "auto" else resolve_device(args.device))
     engine = load_engine(args.model, args.engine, model=model, tokenizer=tokenizer, export_dir=args.ctranslate2_model,
                          quantization=args.quantization, intra_threads=args.intra_threads,
                          inter_threads=args.inter_threads, main_process_first=state.main_process_first,

@@ -10,6 +10,7 @@
 from .generate import GenerateEngine, hypothesis_scores
 from .loader import (
     DEFAULT_INTRA_THREADS,
+    DEVICES,
     ENGINES,
     attach_calibration,
     cached_export,
@@ -20,6 +21,7 @@ from .loader import (
     load_engine,
     load_export,
     load_for_scoring,
+    resolve_device,
     resolve_engine,
     unsupported_settings,
     weights_differ,
@@ -27,6 +29,7 @@ from .loader import (
 from .protocol import Engine
 
 
-__all__ = ["DEFAULT_INTRA_THREADS", "ENGINES", "Engine", "GenerateEngine", "attach_calibration", "cached_export",
-           "default_cache_dir", "export_key", "fast_engine_problem", "hypothesis_scores", "is_export", "load_engine",
-           "load_export", "load_for_scoring", "resolve_engine", "unsupported_settings", "weights_differ"]
+__all__ = ["DEFAULT_INTRA_THREADS", "DEVICES", "ENGINES", "attach_calibration", "cached_export", "default_cache_dir",
+           "Engine", "export_key", "fast_engine_problem", "GenerateEngine", "hypothesis_scores", "is_export",
+           "load_engine", "load_export", "load_for_scoring", "resolve_device", "resolve_engine",
+           "unsupported_settings", "weights_differ"]

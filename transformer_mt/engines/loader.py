@@ -131,19 +131,40 @@ def cached_export(model_dir: str, quantization: str | None = None, cache_dir: st
     return str(target)
 
 
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def resolve_device(device: str = "auto") -> str:
+    """"cpu" or "cuda" for `device` ("auto": cuda when torch sees a CUDA device, else cpu); "cuda" without one is a
+    ValueError naming the flag."""
+    import torch
+
+    if device not in DEVICES:
+        raise ValueError(f"--device must be one of {', '.join(DEVICES)}; got {device!r}.")
+    available = torch.cuda.is_available()
+    if device == "cuda" and not available:
+        raise ValueError("--device cuda: no CUDA device is visible here (torch.cuda.is_available() is False); use "
+                         "--device cpu, or auto (cuda where there is one)")
+    return "cuda" if device == "cuda" or (device == "auto" and available) else "cpu"
+
+
 def load_engine(model_dir: str, engine: str = "auto", *, model=None, tokenizer=None, export_dir: str | None = None,
                 quantization: str | None = None, intra_threads: int = DEFAULT_INTRA_THREADS,
                 inter_threads: int | None = None, cache_dir: str | None = None,
-                main_process_first: Callable | None = None, sampling: bool = False, num_beams: int | None = None):
+                main_process_first: Callable | None = None, sampling: bool = False, num_beams: int | None = None,
+                device: str | None = None):
     """The engine the commands translate the model saved in `model_dir` with (loaded strictly unless `model` and
     `tokenizer` loaded from it are given). `engine`: "transformers", "ctranslate2" (an error saying why when it
     cannot), or "auto": CTranslate2 when it can, else generate(); `num_beams`: the beams the caller will ask for,
     if not the generation config's. `export_dir`: an existing CTranslate2 export to use instead of the cache's;
-    `quantization`: the cached export's weight type (default float32)."""
+    `quantization`: the cached export's weight type (default float32). `device`: "auto", "cpu" or "cuda"
+    (`resolve_device`), for both engines; None: where `model` is (cpu when loaded here)."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}.")
     if model is None:
         model, tokenizer = load_translator(model_dir)
+    if device is not None:  # else where the model is (a caller that placed it, as the translate command does)
+        model.to(resolve_device(device))
     if engine == "transformers":
         return attach_calibration(GenerateEngine(model, tokenizer, "asked for"), model_dir)
     problem = None if export_dir else fast_engine_problem(model.config, model.generation_config, num_beams)
@@ -163,7 +184,7 @@ def load_engine(model_dir: str, engine: str = "auto", *, model=None, tokenizer=N
 
     return attach_calibration(CTranslate2Engine(export_dir, tokenizer, model.config, model.generation_config,
                                                 intra_threads=intra_threads, inter_threads=inter_threads,
-                                                reason=reason), model_dir)
+                                                reason=reason, device=model.device.type), model_dir)
 
 
 def attach_calibration(engine, model_dir: str | None, model=None):
@@ -244,6 +265,6 @@ def weights_differ(model, directory: str) -> str | None:
     return None
 
 
-__all__ = ["DEFAULT_INTRA_THREADS", "ENGINES", "attach_calibration", "cached_export", "default_cache_dir",
+__all__ = ["DEFAULT_INTRA_THREADS", "DEVICES", "ENGINES", "attach_calibration", "cached_export", "default_cache_dir",
            "export_key", "fast_engine_problem", "is_export", "load_engine", "load_export", "load_for_scoring",
-           "resolve_engine", "unsupported_settings", "weights_differ"]
+           "resolve_device", "resolve_engine", "unsupported_settings", "weights_differ"]

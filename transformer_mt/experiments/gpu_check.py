@@ -173,6 +173,24 @@ def short_main_job(data_dir: str, output_dir: str, minutes: float, dry_run: bool
     return {key: summary[key] for key in ("test_bleu", "test_chrf", "train_steps", "wall_minutes")}
 
 
+def server_check(model_dir: str, device: torch.device) -> dict:
+    """The server on `device` (--device) with each engine: one paragraph through POST /translate (in process, no
+    socket), the two engines' answers compared."""
+    from fastapi.testclient import TestClient
+
+    from transformer_mt.engines import load_engine
+    from transformer_mt.serving.app import ServedModel, create_app
+
+    paragraph = "Open the file. Click the Save button. Close the window."
+    answers = {}
+    for name in ("transformers", "ctranslate2"):
+        engine = load_engine(model_dir, name, device=device.type)
+        with TestClient(create_app([ServedModel(engine, "en", "de")])) as client:
+            answers[name] = client.post("/translate", json={"q": paragraph, "source": "en", "target": "de"}).json()
+        answers[f"{name}_device"] = engine.device
+    return {**answers, "same": answers["transformers"] == answers["ctranslate2"]}
+
+
 def run_checks(data_dir: str, output_dir: str, device: str | None = None, dry_run: bool = False,
                main_job_minutes: float = 4.0) -> dict:
     """Every check, on `device` (default: CUDA if present, else CPU); `dry_run` at the tiny size, in seconds."""
@@ -192,4 +210,5 @@ def run_checks(data_dir: str, output_dir: str, device: str | None = None, dry_ru
     del marian, ours
     # the dry run's max_steps ends it; its budget is passed, never reached, however busy the machine
     results["main_job"] = short_main_job(data_dir, output_dir, 5.0 if dry_run else main_job_minutes, dry_run)
+    results["server"] = server_check(output_dir, device)  # the main job's model, served on the device
     return results

@@ -3,7 +3,7 @@ the models it serves, one per language direction (`served_models`), and `serve`,
 
 import argparse
 
-from ..engines import DEFAULT_INTRA_THREADS, ENGINES, load_engine
+from ..engines import DEFAULT_INTRA_THREADS, DEVICES, ENGINES, load_engine
 from ..tags import model_target_languages
 from .languages import warm_up
 from .limits import Limits
@@ -19,6 +19,9 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("--quantization", choices=("float32", "int8", "int8_float32", "int16"),
                         help="CTranslate2's weights (default float32).")
     parser.add_argument("--intra_threads", type=int, default=DEFAULT_INTRA_THREADS)
+    parser.add_argument("--device", choices=DEVICES, default="auto",
+                        help="Where both engines decode: auto (a CUDA GPU where there is one, else the CPU), cpu, or "
+                             "cuda (an error without a GPU).")
     parser.add_argument("--inter_threads", type=int)
     parser.add_argument("--char_limit", type=int, default=Limits.char_limit, help="Characters per request (all of q).")
     parser.add_argument("--batch_limit", type=int, default=Limits.batch_limit, help="Texts per request when q is a "
@@ -68,7 +71,7 @@ def served_models(args: argparse.Namespace) -> list:
     models = []
     for directory in args.models:
         engine = load_engine(directory, args.engine, quantization=args.quantization,
-                             intra_threads=args.intra_threads, inter_threads=args.inter_threads)
+                             intra_threads=args.intra_threads, inter_threads=args.inter_threads, device=args.device)
         source = engine.config.source_lang
         targets = model_target_languages(engine.config, engine.tokenizer) or [engine.config.target_lang]
         if not source or not all(targets):
