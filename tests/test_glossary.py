@@ -75,9 +75,14 @@ def test_terms_are_mined_from_a_corpus_short_pairs():
 
 def test_training_pairs_are_annotated_where_their_target_uses_the_term():
     index = term_index((("printer", "Drucker"), ("file", "Datei")))
-    assert annotate_pair("Select the printer for the file.", "Wählen Sie den Drucker für die Dateien.", index) == (
-        "Select the printer ⟦Drucker⟧ for the file ⟦Datei⟧.", 2)
-    assert annotate_pair("Select the printer.", "Wählen Sie das Gerät.", index) == ("Select the printer.", 0)
+    target = "Wählen Sie den Drucker für die Dateien."
+    assert annotate_pair("Select the printer for the file.", target, index) == (
+        "Select the printer ⟦Drucker⟧ for the file ⟦Datei⟧.", target, 2)
+    assert annotate_pair("Select the printer.", "Wählen Sie das Gerät.", index) == (
+        "Select the printer.", "Wählen Sie das Gerät.", 0)
+    # another term's target in place of the reference's, in the annotation and the target alike
+    assert annotate_pair("Select the printer for the file.", target, index, substitute="Fenster") == (
+        "Select the printer ⟦Fenster⟧ for the file ⟦Datei⟧.", "Wählen Sie den Fenster für die Dateien.", 2)
 
 
 def test_augmentation_annotates_a_drawn_share_and_counts_it():
@@ -85,10 +90,13 @@ def test_augmentation_annotates_a_drawn_share_and_counts_it():
 
     pairs = datasets.Dataset.from_dict({"en": ["Select the printer."] * 40, "de": ["Wählen Sie den Drucker."] * 40})
     shares = {"uppercase": 0.0, "titlecase": 0.0, "span_tokens": 0.0, "terms": 0.5}
-    augmented, counts = augment(pairs, "en", "de", shares, 0, (("printer", "Drucker"),))
-    annotated = sum("⟦Drucker⟧" in source for source in augmented["en"])
+    augmented, counts = augment(pairs, "en", "de", shares, 0, (("printer", "Drucker"), ("window", "Fenster")))
+    annotated = sum("⟦" in source for source in augmented["en"])
     assert counts["terms"] == annotated and 10 < annotated < 30
-    again, _ = augment(pairs, "en", "de", shares, 0, (("printer", "Drucker"),))
+    for source, target in zip(augmented["en"], augmented["de"]):  # the annotated term is the target's word
+        assert source == "Select the printer." or source == f"Select the printer ⟦{target.split()[-1][:-1]}⟧."
+    again, _ = augment(pairs, "en", "de", shares, 0, (("printer", "Drucker"), ("window", "Fenster")))
+    assert {target for target in augmented["de"]} == {"Wählen Sie den Drucker.", "Wählen Sie den Fenster."}
     assert again["en"] == augmented["en"]  # the same seed annotates the same pairs
 
 

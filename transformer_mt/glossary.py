@@ -117,18 +117,31 @@ def mine_terms(pairs: Iterable[tuple[str, str]], max_words: int = 3, min_count: 
     return tuple(sorted(mined))
 
 
-def annotate_pair(source: str, target: str, index: dict[str, list[tuple[str, str]]],
-                  limit: int = 2) -> tuple[str, int]:
-    """A training pair's source annotated with up to `limit` terms of `index` (`term_index`) whose source occurs
-    in it (case-insensitive, on word boundaries) and whose target the pair's target uses; and how many."""
+def annotate_pair(source: str, target: str, index: dict[str, list[tuple[str, str]]], limit: int = 2,
+                  substitute: str | None = None) -> tuple[str, str, int]:
+    """A training pair annotated with up to `limit` terms of `index` (`term_index`) whose source occurs in it
+    (case-insensitive, on word boundaries) and whose target the pair's target uses: the source annotated, the
+    target, and how many. With `substitute` (another term's target), the first one-word term's target word in the
+    target is replaced by it and the annotation says it: the model learns to write what the annotation says even
+    where it would have written another word (a required term it has never seen as this source's translation)."""
     words = {word.casefold() for word in _WORD.findall(source)}
     candidates = [(term, translation) for word in words for term, translation in index.get(word, ())
                   if term_used(target, translation)]
     chosen = sorted(set(candidates), key=lambda entry: (-len(entry[0]), entry))[:limit]
     if not chosen:
-        return source, 0
+        return source, target, 0
+    if substitute:
+        single = [entry for entry in chosen if len(_WORD.findall(entry[1])) == 1]
+        if single:
+            term, translation = single[0]
+            stem = _stem(translation.casefold())
+            replaced = re.sub(rf"(?<!\w)(?i:{re.escape(stem)})\w{{0,{len(translation) - len(stem) + 3}}}(?!\w)",
+                              lambda _: substitute, target, count=1)
+            if replaced != target:
+                chosen = [(term, substitute) if entry == (term, translation) else entry for entry in chosen]
+                target = replaced
     annotated, used = annotate(source, tuple(chosen), ignore_case=True)
-    return annotated, len(used)
+    return annotated, target, len(used)
 
 
 def term_index(glossary: Glossary) -> dict[str, list[tuple[str, str]]]:

@@ -5,7 +5,9 @@ protected spans both sides hold replaced by reserved tokens `{k}` (`spans.mask_s
 
 A share of the pairs can also carry term annotations (`glossary.annotate_pair`, Dinu et al. 2019): up to two source
 terms of the run's terms that the pair's target uses, each followed by its target term in annotation marks, so that
-the model learns to write the terms a glossary asks for.
+the model learns to write the terms a glossary asks for; in half of them one term's target word is replaced, in the
+annotation and the target alike, by another term's target, so that it learns to follow the annotation over its
+own choice.
 
 Which pairs is drawn from the run's data seed alone, two uniform numbers a pair (one for the case, one for the spans),
 and one more from a stream of its own for the terms, so that the same seed augments the same pairs and a resumed run
@@ -23,6 +25,10 @@ from ..spans import mask_shared
 # the draws of a stream apart from the joined pairs' (`data.add_joined_pairs`, seeded with the bare seed)
 STREAM = 40
 TERMS_STREAM = 41
+# The share of annotated pairs whose term is replaced, in the annotation and the target alike, by another term's
+# target: with only the reference's own term annotated, a model learns to write what it would have written anyway and
+# ignores a glossary that asks for another word (measured: docs/translation.md, "A glossary").
+TERM_SUBSTITUTION = 0.5
 CASES = {"uppercase": upper_case, "titlecase": title_case}
 
 
@@ -54,13 +60,17 @@ def augment(dataset, source_lang: str, target_lang: str, shares: dict[str, float
     drawn that held a shared span; terms: the pairs drawn that held a term)."""
     cases, span_tokens = augmentation_plan(len(dataset), shares["uppercase"], shares["titlecase"],
                                            shares["span_tokens"], seed)
-    annotated = (np.random.default_rng([seed, TERMS_STREAM]).random(len(dataset)) < shares.get("terms", 0)).tolist()
+    draws = np.random.default_rng([seed, TERMS_STREAM]).random((len(dataset), 3))
+    annotated = (draws[:, 0] < shares.get("terms", 0)).tolist()
     index = term_index(terms or ())
+    substitutes = sorted({target for _, target in terms or () if target and len(target.split()) == 1})
     pairs, with_terms = [], 0
-    for source, target, case, tokens, annotate in zip(dataset[source_lang], dataset[target_lang], cases, span_tokens,
-                                                      annotated):
+    for row, (source, target, case, tokens, annotate) in enumerate(zip(dataset[source_lang], dataset[target_lang],
+                                                                       cases, span_tokens, annotated)):
         if annotate and index:
-            source, count = annotate_pair(source, target, index)
+            substitute = substitutes[int(draws[row, 2] * len(substitutes))] \
+                if substitutes and draws[row, 1] < TERM_SUBSTITUTION else None
+            source, target, count = annotate_pair(source, target, index, substitute=substitute)
             with_terms += count > 0
         pairs.append(augment_pair(source, target, case, tokens))
     counts = {case: cases.count(case) for case in CASES} | {"span_tokens": sum(masked for *_, masked in pairs)}
