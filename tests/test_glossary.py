@@ -153,3 +153,19 @@ def test_the_command_reads_a_glossary_file(tmp_path, capsys, beam4_copy_model):
     with pytest.raises(SystemExit):
         translate_script.main(["--model", str(beam4_copy_model[0]), "--glossary", str(path), "x"])
     assert "--glossary: " in capsys.readouterr().err
+
+
+@pytest.mark.slow  # the shipped broader model, both engines
+@pytest.mark.parametrize("engine", ["transformers", "ctranslate2"])
+def test_the_shipped_model_trained_on_annotations_writes_an_unseen_term(engine):
+    from transformer_mt.engines import load_engine
+
+    from .utils import REPO
+
+    model = load_engine(str(REPO / "models" / "transformer-mt-en-de-broad"), engine)
+    assert model.config.term_annotations
+    source = "The frobnicator could not be started."
+    [plain] = translate_texts(model, [source], TranslationOptions())
+    [termed] = translate_texts(model, [source], TranslationOptions(glossary={"frobnicator": "Frobnikator"}))
+    assert not term_used(plain[0][0], "Frobnikator")  # a word it has never seen as a translation
+    assert term_used(termed[0][0], "Frobnikator") and termed.flags.terms_missed == ()

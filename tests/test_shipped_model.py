@@ -58,14 +58,19 @@ def test_it_scores_what_it_says_on_the_test_split(model_dir):
 
 
 def test_the_broader_models_card_names_every_source_it_was_trained_on():
-    sources = json.loads((BROAD / "training_info.json").read_text())["data_sources"]
+    info = json.loads((BROAD / "training_info.json").read_text())
+    sources = info["data_sources"]
     assert [source["origin"] for source in sources] == ["lohelp", "ding", "gnomehelp", "ddtp"]
-    assert all(source["license"] for source in sources)
+    fine_tuned = info["fine_tunes"][-1]["data_sources"]  # the UI fine-tune: the corpus again and 587 packages' UI
+    assert {source["origin"] for source in fine_tuned} >= {"lohelp", "ding", "gnomehelp", "ddtp"}
+    assert sum(source["origin"].startswith("gettext:") for source in fine_tuned) == 886
     card = (BROAD / "README.md").read_text(encoding="utf-8")
-    for row in sources_markdown(sources):
-        assert row in card
+    for listed in (sources, fine_tuned):
+        assert all(source["license"] for source in listed)
+        for row in sources_markdown(listed):
+            assert row in card
     front_matter = card.split("---\n")[1]
-    for license in ("mpl-2.0", "gpl-2.0-or-later", "cc-by-sa-3.0", "other"):
+    for license in ("mpl-2.0", "gpl-2.0-or-later", "cc-by-sa-3.0", "lgpl-2.1-or-later", "other"):
         assert f"- {license}\n" in front_matter
 
 
@@ -73,3 +78,35 @@ def test_the_broader_model_keeps_the_help_text_models_score_on_the_repositorys_t
     scores = {model_dir: json.loads((model_dir / "scores.json").read_text())["scores"]["bleu"]["score"]
               for model_dir in (MODEL, BROAD)}  # each checked against a fresh evaluation above
     assert scores[BROAD] >= scores[MODEL] - 1.0
+
+
+UI_RESULTS = REPO / "docs" / "results" / "broad_ui"
+ORIGINS = {"lohelp": "LibreOffice help", "gnomehelp": "GNOME help", "ddtp": "Debian package descriptions",
+           "ding": "dictionary entries and examples"}
+
+
+def before_after_rows() -> list[str]:
+    """The broader model's card table of its scores before and after the UI fine-tune, from docs/results/broad_ui."""
+    def read(name: str) -> dict:
+        return json.loads((UI_RESULTS / name).read_text(encoding="utf-8"))
+
+    def cell(scores: dict) -> str:
+        return f"{scores['bleu']['score']:.2f} / {scores['chrf']['score']:.2f}"
+
+    rows = []
+    for label, name in (("UI messages (`../shared/data/en-de-ui`)", "en-de-ui.json"),
+                        ("help text (`data/en-de`)", "data-en-de.json"),
+                        ("shared corpus (`../shared/data/en-de`), all origins", "shared-en-de.json")):
+        before, after = read(f"old-{name}"), read(f"new-{name}")
+        rows.append(f"| {label} | {after['pairs']:,} | {cell(before['scores'])} | {cell(after['scores'])} |")
+    before, after = read("old-shared-en-de.json"), read("new-shared-en-de.json")
+    for origin, what in ORIGINS.items():
+        rows.append(f"| {origin} ({what}) | {after['by_origin'][origin]['pairs']:,} | "
+                    f"{cell(before['by_origin'][origin]['scores'])} | {cell(after['by_origin'][origin]['scores'])} |")
+    return rows
+
+
+def test_the_broader_models_card_gives_its_scores_before_and_after_the_ui_fine_tune():
+    card = (BROAD / "README.md").read_text(encoding="utf-8")
+    for row in before_after_rows():
+        assert row in card, row
