@@ -262,3 +262,19 @@ def test_the_trust_table_is_its_json():
         assert row in page, row
     for model, found in results["models"].items():
         assert f"{found['identical']['false_alarm_rate']:.1%} ({model} model)" in page
+
+
+def test_the_term_test_table_is_its_json():
+    import json
+
+    results = json.loads((REPO / "docs" / "results" / "broad_ui" / "terms.json").read_text(encoding="utf-8"))
+    page = PAGES["docs/translation.md"]
+    for split, label in (("en-de", "en-de (`data/en-de`)"), ("en-de-ui", "en-de-ui")):
+        found = results["splits"][split]
+        systems = {metric: found["paired"]["metrics"][metric]["systems"] for metric in ("bleu", "chrf")}
+        cells = [f"{systems[metric]['without glossary']['score']:.2f} -> "
+                 f"{systems[metric]['with glossary']['score']:.2f} ({systems[metric]['with glossary']['p_value']:.2g})"
+                 for metric in ("bleu", "chrf")]
+        row = (f"| {label} | {found['term_pairs']} | {found['terms_required']} | {found['use_rate_with']:.1%} | "
+               f"{' | '.join(cells)} |")
+        assert row in page, row
