@@ -92,7 +92,7 @@ def _decode_steps(engine: Engine, sentences: list[str], options: TranslationOpti
     if cases is not None and prefixes is not None:  # a forced beginning is kept as it was given
         folded = [sentence if prefix else fold for sentence, fold, prefix in zip(sentences, folded, prefixes)]
         cases = [case if not prefix else "normal" for case, prefix in zip(cases, prefixes)]
-    hypotheses = _translate_masked(engine, folded, options, names, prefixes)
+    hypotheses = translate_masked(engine, folded, options, names, prefixes)
     alignments, reports = None, None
     if _has_offsets(engine.tokenizer):
         def align(sources: list[str], targets: list[str]) -> list:
@@ -120,7 +120,7 @@ def _decode_steps(engine: Engine, sentences: list[str], options: TranslationOpti
 _WARNED = weakref.WeakSet()  # the engines whose missing span tokens were named once
 
 
-def _translate_masked(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
+def translate_masked(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
                       prefixes: list[str | None] | None) -> list[Hypotheses]:
     """The engine's hypotheses; a model trained with span tokens (`config.span_tokens`) sees each protected span
     as the reserved token `{k}` it learned to carry (`spans.mask`), and its translations get the spans back; a
@@ -275,4 +275,4 @@ def _fallback(engine, options: TranslationOptions) -> TranslationOptions:
 
 
 __all__ = ["FALLBACK_CONFIDENCE_KEPT", "FALLBACK_NO_REPEAT", "FALLBACK_REPETITION_PENALTY", "Decoded",
-           "calibration_of", "decode", "judge", "sentence_features"]
+           "calibration_of", "decode", "judge", "sentence_features", "translate_masked"]

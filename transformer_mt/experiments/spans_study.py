@@ -4,10 +4,11 @@ in BLEU and chrF.
 
 The messages of a split whose source holds any protected span are translated once by the shipped model's default
 engine (CTranslate2 where it can) with default options, sentence by sentence as `translate_texts` does
-(`translation.segment`), but straight from `engine.translate_sentences`, without the repair `translation.decode`
-runs; `spans.repair_counted` then repairs those same hypotheses with the engine's word alignments, so the two
-outputs are paired. Each message's spans are counted on the joined outputs (`spans.lost_spans`): carried by the
-model, repaired (lost without the repair, held with it), lost. Issue 40 asks carried + repaired >= 99.5%.
+(`translation.segment`), through `steps.translate_masked` (a model trained with span tokens is shown its spans as
+those tokens) but without the repair `steps.decode` runs; `spans.repair_counted` then repairs those same hypotheses
+with the engine's word alignments, so the two outputs are paired. Each message's spans are counted on the joined
+outputs (`spans.lost_spans`): carried by the model, repaired (lost without the repair, held with it), lost. Issue 40
+asks carried + repaired >= 99.5%.
 
     python -m transformer_mt.experiments.spans_study --split validation
 """
@@ -22,12 +23,12 @@ from pathlib import Path
 import sacrebleu
 
 from transformer_mt.data import load_parallel_data
-from transformer_mt.decoding import tagged
 from transformer_mt.engines import load_engine
 from transformer_mt.experiments.studies import git_commit
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
 from transformer_mt.spans import KINDS, lost_spans, protected_spans, repair_counted
+from transformer_mt.steps import translate_masked
 from transformer_mt.translation import assemble, segment
 
 
@@ -49,8 +50,7 @@ def translate_both(engine, sources: list[str], options: TranslationOptions) -> t
     """Each source's best translation without and with the repair (the same hypotheses), and the sentences'
     `SpanReport`s."""
     segments = segment(sources, options, engine.config)
-    plain = engine.translate_sentences(tagged(segments.sentences, options.source_prefix), options, segments.names,
-                                       segments.prefixes)
+    plain = translate_masked(engine, segments.sentences, options, segments.names, segments.prefixes)
     repaired, reports = repair_counted(segments.sentences, plain, segments.names,
                                        lambda sources, targets: engine.align_pairs(sources, targets, options))
     best = [[found[0][0] if found else "" for found in assemble(segments, hypotheses)]
