@@ -209,18 +209,19 @@ def test_the_real_text_tables_are_the_studies_json():
         assert any(line.startswith(f"| `{kind}`") and line.endswith(" | ".join(map(str, cells)) + " |")
                    for line in page.splitlines()), kind
     assert markup["sentence"]["tags_kept"] == markup["sentence"]["well_formed"] == markup["rows"] == 300
-    for name in ("test.json", "test_transformers.json"):
-        spans = json.loads((results / "spans" / name).read_text(encoding="utf-8"))
+    for name in ("spans/test.json", "spans/test_transformers.json", "broad_ui/spans_test.json"):
+        spans = json.loads((results / name).read_text(encoding="utf-8"))
         for study in spans["studies"]:
             counts = study["spans"]["all"]
             assert (f"| {counts['spans']} | {counts['carried_share']:.1%} | {counts['repaired_share']:.1%} |"
                     in page), (name, study["data"])
-    casing = json.loads((results / "casing" / "test.json").read_text(encoding="utf-8"))
-    shares = {(study["data"], run): study["runs"][run]["share_of_normal"] for study in casing["studies"]
-              for run in ("upper, folded", "title, folded")}
-    for run in ("upper, folded", "title, folded"):
-        cells = [f"{shares[(data, run)]:.1%}" for data in ("../shared/data/en-de", "../shared/data/en-de-ui")]
-        assert f"| {run} | {cells[0]} | {cells[1]} |" in page
+    for name in ("casing/test.json", "broad_ui/casing_test.json"):  # before and after the UI fine-tune
+        casing = json.loads((results / name).read_text(encoding="utf-8"))
+        shares = {(study["data"], run): study["runs"][run]["share_of_normal"] for study in casing["studies"]
+                  for run in ("upper, folded", "title, folded")}
+        for run in ("upper, folded", "title, folded"):
+            cells = [f"{shares[(data, run)]:.1%}" for data in ("../shared/data/en-de", "../shared/data/en-de-ui")]
+            assert f"| {run} | {cells[0]} | {cells[1]} |" in page, (name, run)
 
 
 def test_the_augmentation_screen_table_is_its_json():
