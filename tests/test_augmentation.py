@@ -95,7 +95,8 @@ def test_a_run_with_span_tokens_records_them_in_its_config_and_a_fine_tuned_mode
           "--uppercase_share", 0.1)
     assert AutoConfig.from_pretrained(first).span_tokens is True
     info = json.loads((first / "training_info.json").read_text())
-    assert info["augmentation"] == {"uppercase_share": 0.1, "titlecase_share": 0.0, "span_token_share": 1.0}
+    assert info["augmentation"] == {"uppercase_share": 0.1, "titlecase_share": 0.0, "span_token_share": 1.0,
+                                    "term_annotation_share": 0.0}
     assert info["training_pairs"]["augmented_pairs"]["span_tokens"] > 0
     train(second, "--do_train", "--max_steps", 1, "--save_strategy", "no", "--model_name_or_path", first)
     assert AutoConfig.from_pretrained(second).span_tokens is True

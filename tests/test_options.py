@@ -112,7 +112,8 @@ def test_the_server_reads_option_fields_as_the_metadata_names_them():
     from transformer_mt.serving.fields import RequestError, request_options
 
     assert request_fields() == {"format": "format", "fold_case": "fold_case", "repair_spans": "repair_spans",
-                                "min_confidence": "min_confidence", "guards": "guards"}
+                                "min_confidence": "min_confidence", "guards": "guards",
+                                "glossary_ignore_case": "glossary_ignore_case"}
     for given in ("0.25", 0.25):  # a form's text, JSON's number
         assert request_options({"q": "x", "min_confidence": given}) == TranslationOptions(min_confidence=0.25)
     with pytest.raises(RequestError, match=r"Invalid request: min_confidence is a probability in \[0, 1\], got 2.0"):

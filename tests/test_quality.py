@@ -337,7 +337,7 @@ def test_files_carry_the_confidence_as_comments_and_states_and_abstain(calibrate
     from transformer_mt.files import translate_document
 
     model, tokenizer = _loaded(calibrated_copy_model)
-    expected = translate(model, tokenizer, ["Open the file."], confidence=True)[0]
+    expected = translate(model, tokenizer, ["Open the file."], confidence=True, guards=False)[0]
     catalogue = polib.POFile()
     catalogue.append(polib.POEntry(msgid="Open the file.", msgstr=""))
     catalogue.save(str(tmp_path / "in.po"))
@@ -347,13 +347,13 @@ def test_files_carry_the_confidence_as_comments_and_states_and_abstain(calibrate
     for trusted_above, fuzzy, state_12, state_20 in ((None, True, "needs-review-translation", "initial"),
                                                       (0.0, False, "translated", "translated")):
         translate_document(model, tokenizer, str(tmp_path / "in.po"), str(tmp_path / "out.po"),
-                           trusted_above=trusted_above, confidence=True)
+                           trusted_above=trusted_above, confidence=True, guards=False)
         [entry] = polib.pofile(str(tmp_path / "out.po"))
         (tmp_path / "out.po").unlink()
         assert (entry.msgstr, entry.tcomment, entry.fuzzy) == (str(expected), comment, fuzzy)
         for version, state in (("12", state_12), ("20", state_20)):
             translate_document(model, tokenizer, str(tmp_path / f"in{version}.xlf"), str(tmp_path / "out.xlf"),
-                               trusted_above=trusted_above, confidence=True)
+                               trusted_above=trusted_above, confidence=True, guards=False)
             (tmp_path / "out.xlf").rename(tmp_path / f"out{version}-{trusted_above}.xlf")
             root = etree.parse(str(tmp_path / f"out{version}-{trusted_above}.xlf")).getroot()
             found = {etree.QName(node).localname: node for node in root.iter() if isinstance(node.tag, str)}
@@ -364,11 +364,12 @@ def test_files_carry_the_confidence_as_comments_and_states_and_abstain(calibrate
             assert (found["segment"].get("subState") if version == "20" else None) == \
                 ("transformer-mt:needs-review" if version == "20" and trusted_above is None else None)
     report = translate_document(model, tokenizer, str(tmp_path / "in.po"), str(tmp_path / "kept.po"),
-                                min_confidence=1.0)
+                                min_confidence=1.0, guards=False)
     [entry] = polib.pofile(str(tmp_path / "kept.po"))
     assert (report.abstained, entry.msgstr, entry.fuzzy) == (1, "", False)
     assert "not translated: confidence below the minimum" in entry.tcomment
-    translate_document(model, tokenizer, str(tmp_path / "in12.xlf"), str(tmp_path / "kept.xlf"), min_confidence=1.0)
+    translate_document(model, tokenizer, str(tmp_path / "in12.xlf"), str(tmp_path / "kept.xlf"), min_confidence=1.0,
+                       guards=False)
     assert b"<target" not in (tmp_path / "kept.xlf").read_bytes()
 
 

@@ -176,6 +176,7 @@ def test_the_server_serves_each_target_language_of_a_model(two_targets):
 
     run, sources = two_targets
     args = argparse.Namespace(models=[str(run)], engine="transformers", quantization=None, intra_threads=1,
+                              device="auto", min_confidence=None,
                               inter_threads=None)
     served = {(model.source, model.target): model for model in served_models(args)}
     assert sorted(served) == [("en", "de"), ("en", "en")]

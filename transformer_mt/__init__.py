@@ -8,12 +8,12 @@ in modules named after what they do, each on a floor of docs/development.md's ta
    (lines in, outputs written whole), `presets`, `sentences`, `metrics` (BLEU/chrF as an `evaluate` module), `data`,
    `checkpoints`, `constraints` (prefixes, forbidden words), `tags` (language tags), `batching` (token batches),
    `generation` (compiled generation), `diagnostics` (the alignment probe), `lengths` (length bounds),
-   `pair_scoring` (what pair scores are), `glossary` (terms annotated inline), `options` (`TranslationOptions`,
-   how to translate), `spans` (protected spans checked, put back and counted), `inline` (inline markup placed by
-   word alignment);
+   `pair_scoring` (what pair scores are), `glossary` (terms annotated inline), `spans` (protected spans checked,
+   put back and counted), `inline` (inline markup placed by word alignment);
 2. `averaging` (checkpoint averaging), `hub` (remote code, model card, push), `markup` (HTML taken apart and put
    back), `plots` (a training run's plots), `alignment` (word alignments), `casing` (ALL
-   CAPS and Title Case folded for the model and given back), `quality` (confidence, guards, a sentence's flags);
+   CAPS and Title Case folded for the model and given back), `quality` (confidence, guards, a sentence's flags),
+   `options` (`TranslationOptions`, how to translate);
 3. `bridges` (Marian, BERT, CTranslate2); 4. `training` (the Seq2SeqTrainer entry point);
 5. `decoding` (what every engine shares); 6. `engines` (the `Engine` protocol, generate() and CTranslate2, the loader);
 7. `steps` (the steps around the engine: case, spans, markup alignments, the trust step);

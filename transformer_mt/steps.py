@@ -264,13 +264,15 @@ def _fired(source: str, sentence: Hypotheses, flags: Flags, calibration: Calibra
 
 def _fallback(engine, options: TranslationOptions) -> TranslationOptions:
     """The re-decode's options: no 3 tokens repeated, a repetition penalty of FALLBACK_REPETITION_PENALTY, twice the
-    beams (at least 4) unless sampling; no guards, no minimum (the caller judges the result)."""
+    beams (at least 4) unless sampling or the model's generation config stops beams otherwise than with
+    `early_stopping=True` (the models this package writes do; CTranslate2 decodes no other beam search); no guards, no
+    minimum (the caller judges the result)."""
     controls = dict(options.generate_kwargs)
     controls.setdefault("repetition_penalty", FALLBACK_REPETITION_PENALTY)
     changes = {"no_repeat_ngram_size": options.no_repeat_ngram_size or FALLBACK_NO_REPEAT, "guards": False,
                "min_confidence": None, "generate_kwargs": tuple(controls.items())}
-    if not options.do_sample:
-        changes["num_beams"] = max(4, 2 * options.beams(engine.generation_config))
+    if not options.do_sample and engine.generation_config.early_stopping is True:  # else both engines search alike
+        changes["num_beams"] = max(4, 2 * options.beams(engine.generation_config))  # only greedily (CTranslate2)
     return options.replace(**changes)
 
 

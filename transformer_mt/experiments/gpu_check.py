@@ -15,6 +15,7 @@ import time
 
 import torch
 
+from transformer_mt.engines import load_engine
 from transformer_mt.presets import TINY
 
 from .benchmarks import GENERATION_TASKS, MODEL_SIZES, model_pair
@@ -178,8 +179,7 @@ def server_check(model_dir: str, device: torch.device) -> dict:
     socket), the two engines' answers compared."""
     from fastapi.testclient import TestClient
 
-    from transformer_mt.engines import load_engine
-    from transformer_mt.serving.app import ServedModel, create_app
+    from transformer_mt.serving.app import ServedModel, create_app  # FastAPI: the [serve] extra
 
     paragraph = "Open the file. Click the Save button. Close the window."
     answers = {}
