@@ -5,6 +5,7 @@ import dataclasses
 import json
 import logging
 import shutil
+import types
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,7 @@ class ScriptedEngine(FakeEngine):
         self.first, self.again, self.scores = first, again or {}, scores or {}
         self.calibration, self.calibration_problem = calibrated, None
         self.asked, self.tokenizer = [], WordTokenizer()
+        self.generation_config = types.SimpleNamespace(num_beams=1, early_stopping=True)  # as trained models save it
 
     def translate_sentences(self, sentences, options, names=None, target_prefix=None):
         self.asked.append(options)
