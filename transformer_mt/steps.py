@@ -271,8 +271,8 @@ def _fallback(engine, options: TranslationOptions) -> TranslationOptions:
     controls.setdefault("repetition_penalty", FALLBACK_REPETITION_PENALTY)
     changes = {"no_repeat_ngram_size": options.no_repeat_ngram_size or FALLBACK_NO_REPEAT, "guards": False,
                "min_confidence": None, "generate_kwargs": tuple(controls.items())}
-    if not options.do_sample and getattr(engine.generation_config, "early_stopping", None) is True:  # else both engines search alike
-        changes["num_beams"] = max(4, 2 * options.beams(engine.generation_config))  # only greedily (CTranslate2)
+    if not options.do_sample and getattr(engine.generation_config, "early_stopping", None) is True:
+        changes["num_beams"] = max(4, 2 * options.beams(engine.generation_config))  # else greedily (CTranslate2)
     return options.replace(**changes)
 
 
