@@ -157,8 +157,8 @@ def line_writer(output: TextIO, nbest: bool, flush: bool = False, alignments: Te
     def write(translation, alignment=None):
         number = next(numbers)
         flags = getattr(translation, "flags", None)
-        rated = f"{flags.confidence:.4f}\t" if confidence and flags and flags.confidence is not None else \
-            "\t" if confidence else ""
+        known = flags.confidence if flags else None
+        rated = ("" if known is None else f"{known:.4f}") + "\t" if confidence else ""
         if nbest:
             for rank, (text, score) in enumerate(translation, 1):
                 print(f"{number}\t{rank}\t{score:.4f}\t{rated}{text}", file=output, flush=flush)
