@@ -1,0 +1,32 @@
+"""Documents in the formats people write them in, translated in place: each format's own parser finds the text,
+`translate_texts` translates it, and everything else in the file is written back as it was.
+
+Every format module has one entry, `translate(data, translate_texts) -> Translated`: `data` is the file's bytes,
+`translate_texts(texts, format)` translates a list of texts in one call (`format` "text" for plain text, "html"
+for an HTML fragment whose inline tags are carried through each whole sentence: `transformer_mt.markup`), and the
+result is the translated file's bytes and how many texts were sent. A file the format's parser cannot read is a
+`FormatError` naming the format and the reason (the server's 400).
+"""
+
+import dataclasses
+from collections.abc import Callable
+
+
+TranslateTexts = Callable[[list[str], str], list[str]]
+
+
+class FormatError(ValueError):
+    """A file its format's parser cannot read, or one refused before parsing (too large, a zip bomb, entities)."""
+
+    def __init__(self, format: str, reason: str):
+        super().__init__(f"cannot read this file as {format}: {reason}")
+        self.format, self.reason = format, reason
+
+
+@dataclasses.dataclass(frozen=True)
+class Translated:
+    data: bytes
+    translated: int  # texts sent to translate_texts
+
+
+__all__ = ["FormatError", "TranslateTexts", "Translated"]
