@@ -13,7 +13,8 @@ in modules named after what they do, each on a floor of docs/development.md's ta
 2. `averaging` (checkpoint averaging), `hub` (remote code, model card, push), `markup` (HTML taken apart and put
    back), `plots` (a training run's plots), `alignment` (word alignments), `casing` (ALL
    CAPS and Title Case folded for the model and given back), `quality` (confidence, guards, a sentence's flags),
-   `options` (`TranslationOptions`, how to translate);
+   `options` (`TranslationOptions`, how to translate), `documents` (Markdown, subtitles, string files and office
+   documents translated in place);
 3. `bridges` (Marian, BERT, CTranslate2); 4. `training` (the Seq2SeqTrainer entry point);
 5. `decoding` (what every engine shares); 6. `engines` (the `Engine` protocol, generate() and CTranslate2, the loader);
 7. `steps` (the steps around the engine: case, spans, markup alignments, the trust step);

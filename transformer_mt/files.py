@@ -27,6 +27,7 @@ import os
 import re
 from collections.abc import Callable
 
+from .documents import FormatError
 from .quality import Flags, together
 from .sentences import rewrap
 from .spans import lost_spans, placeholders
@@ -68,20 +69,33 @@ def placeholders_kept(source: str, translation: str) -> bool:
 
 def translate_file(input_path: str, output_path: str, translate_texts: Callable[..., list[str]],
                    overwrite: bool = False, trusted_above: float | None = None) -> FileReport:
-    """Translate `input_path` (.po, .xliff or .html) into `output_path` in the same format with
-    `translate_texts(texts, format)` (texts in, their translations out, in order; `format` "text" or "html"; a
-    `quality.Translation` brings its flags: confidence, guards, spans, abstention). `trusted_above`: a confidence
-    above which a .po entry is not marked fuzzy and an XLIFF unit is "translated" rather than for review."""
-    if trusted_above is not None and not 0 <= trusted_above <= 1:
-        raise ValueError(f"trusted_above is a confidence in [0, 1], got {trusted_above}")
+    """Translate `input_path` into `output_path` in the same format (`translate_bytes` on the file's bytes)."""
     kind = file_format(input_path)
     if kind is None:
-        raise ValueError(f"{input_path}: not a file format translate_file reads (.po, .pot, .xlf, .xliff, .html, "
-                         ".htm); a plain text file is translated line by line")
+        raise ValueError(f"{input_path}: not a file format translate_file reads ({', '.join(FORMATS)}); a plain "
+                         "text file is translated line by line")
+    with open(input_path, "rb") as f:
+        data, report = translate_bytes(f.read(), kind, translate_texts, overwrite, trusted_above)
+    with open(output_path, "wb") as f:
+        f.write(data)
+    return report
+
+
+def translate_bytes(data: bytes, kind: str, translate_texts: Callable[..., list[str]], overwrite: bool = False,
+                    trusted_above: float | None = None) -> tuple[bytes, FileReport]:
+    """A file's bytes in the format `kind` (a value of `FORMATS`) translated with `translate_texts(texts, format)`
+    (texts in, their translations out, in order; `format` "text" or "html"; a `quality.Translation` brings its
+    flags: confidence, guards, spans, abstention), and what was done. `overwrite`: translate .po entries and XLIFF
+    units already translated too. `trusted_above`: a confidence above which a .po entry is not marked fuzzy and an
+    XLIFF unit is "translated" rather than for review. A file its format's parser cannot read is a
+    `documents.FormatError` naming the format and the reason."""
+    if trusted_above is not None and not 0 <= trusted_above <= 1:
+        raise ValueError(f"trusted_above is a confidence in [0, 1], got {trusted_above}")
+    if kind in ("po", "xliff"):
+        return {"po": _translate_po, "xliff": _translate_xliff}[kind](data, translate_texts, overwrite, trusted_above)
     if kind == "html":
-        return _translate_html(input_path, output_path, translate_texts, overwrite)
-    return {"po": _translate_po, "xliff": _translate_xliff}[kind](input_path, output_path, translate_texts, overwrite,
-                                                                  trusted_above)
+        return _translate_html(data, translate_texts)
+    raise ValueError(f"kind must be one of {', '.join(sorted(set(FORMATS.values())))}, got {kind!r}")
 
 
 def _flags(translations: list) -> Flags:
@@ -118,10 +132,15 @@ def _translate_mixed(texts: list[str], translate_texts) -> list[str]:
     return [next(done[m]) for m in markup]
 
 
-def _translate_po(input_path, output_path, translate_texts, overwrite, trusted_above) -> FileReport:
+def _translate_po(data: bytes, translate_texts, overwrite, trusted_above) -> tuple[bytes, FileReport]:
     import polib
 
-    catalogue = polib.pofile(input_path, wrapwidth=0)
+    charset = re.search(rb"charset=([\w.-]+)", data[:4096])
+    encoding = charset[1].decode("ascii") if charset and charset[1].upper() != b"CHARSET" else "utf-8"
+    try:
+        catalogue = polib.pofile(data.decode(encoding).removeprefix("\ufeff"), wrapwidth=0)
+    except (LookupError, UnicodeDecodeError, OSError) as error:  # polib's syntax errors are OSErrors
+        raise FormatError("po", str(error)) from None
     report = FileReport("po")
     todo = []
     for entry in catalogue:
@@ -166,15 +185,19 @@ def _translate_po(input_path, output_path, translate_texts, overwrite, trusted_a
             if "fuzzy" not in entry.flags:
                 entry.flags.append("fuzzy")
         report.translated += 1
-    catalogue.save(output_path)
-    return report
+    return catalogue.__unicode__().encode(catalogue.encoding), report
 
 
-def _translate_xliff(input_path, output_path, translate_texts, overwrite, trusted_above) -> FileReport:
+def _translate_xliff(data: bytes, translate_texts, overwrite, trusted_above) -> tuple[bytes, FileReport]:
     from lxml import etree
 
-    tree = etree.parse(input_path, etree.XMLParser(resolve_entities=False, no_network=True))
-    root = tree.getroot()
+    try:
+        root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True))
+    except etree.XMLSyntaxError as error:
+        raise FormatError("xliff", str(error)) from None
+    if not _local(root.tag) == "xliff":
+        raise FormatError("xliff", f"its root element is <{_local(root.tag)}>, not <xliff>")
+    tree = root.getroottree()
     namespace = root.nsmap.get(None, "")
     version = "2.0" if namespace.endswith(":2.0") or root.get("version", "").startswith("2") else "1.2"
     tag = (lambda name: f"{{{namespace}}}{name}") if namespace else (lambda name: name)
@@ -213,8 +236,7 @@ def _translate_xliff(input_path, output_path, translate_texts, overwrite, truste
         if not placeholders_kept(source_text, "".join(new.itertext())):
             report.placeholders_differ.append(source_text)
         report.translated += 1
-    tree.write(output_path, encoding="utf-8", xml_declaration=True)
-    return report
+    return etree.tostring(tree, encoding="utf-8", xml_declaration=True), report
 
 
 def _note(unit, tag, version: str, comment: str) -> None:
@@ -298,14 +320,15 @@ def _from_html(fragment: str, source, target_tag: str, elements: list):
     return target
 
 
-def _translate_html(input_path, output_path, translate_texts, overwrite) -> FileReport:
-    with open(input_path, encoding="utf-8-sig") as f:  # a byte-order mark is no text to translate
-        document = f.read()
+def _translate_html(data: bytes, translate_texts) -> tuple[bytes, FileReport]:
+    try:
+        document = data.decode("utf-8-sig")  # a byte-order mark is no text to translate
+    except UnicodeDecodeError as error:
+        raise FormatError("html", f"it is not UTF-8 ({error})") from None
     from .markup import HtmlDocuments  # BeautifulSoup: the [files] or [serve] extra
 
-    with open(output_path, "w", encoding="utf-8") as f:
-        f.write(translate_texts([document], "html")[0])
-    return FileReport("html", translated=len(HtmlDocuments([document]).texts))  # its runs of text
+    translation = translate_texts([document], "html")[0]
+    return translation.encode("utf-8"), FileReport("html", translated=len(HtmlDocuments([document]).texts))
 
 
 def translate_document(model, tokenizer, input_path: str, output_path: str, overwrite: bool = False,

@@ -12,7 +12,8 @@ SMALL_BATCH, LARGE_BATCH = 8, 32
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
-    """What one request may ask (LibreTranslate's --char-limit, --batch-limit, --req-limit), the API keys, and the
+    """What one request may ask (LibreTranslate's --char-limit, --batch-limit, --req-limit; an uploaded file's bytes
+    and characters), the API keys, and the
     batching: a batch waits `max_wait_ms` for more requests up to `max_batch` sentences, and at most
     `queue_limit` sentences wait (then 503)."""
 
@@ -24,6 +25,8 @@ class Limits:
     max_batch: int | None = None  # None: SMALL_BATCH per CTranslate2 worker call, LARGE_BATCH for generate()
     max_wait_ms: float = 2.0
     queue_limit: int = 512
+    file_size_limit: int = 20 * 2**20  # bytes per /translate_file upload (LibreTranslate sets none)
+    file_char_limit: int = 200_000  # characters of text per uploaded file: about 40 pages
 
     def batch_size(self, concurrency: int) -> int:
         """Sentences per engine call for an engine that runs `concurrency` calls at once."""
