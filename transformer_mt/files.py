@@ -28,13 +28,17 @@ import re
 from collections.abc import Callable
 
 from .documents import FormatError
+from .documents import text as lines
 from .quality import Flags, together
 from .sentences import rewrap
 from .spans import lost_spans, placeholders
 from .translation import translate
 
 
-FORMATS = {".po": "po", ".pot": "po", ".xlf": "xliff", ".xliff": "xliff", ".html": "html", ".htm": "html"}
+FORMATS = {".po": "po", ".pot": "po", ".xlf": "xliff", ".xliff": "xliff", ".html": "html", ".htm": "html",
+           ".txt": "text", ".md": "markdown", ".markdown": "markdown", ".srt": "srt", ".vtt": "vtt", ".json": "json",
+           ".yaml": "yaml", ".yml": "yaml", ".docx": "docx", ".pptx": "pptx", ".odt": "odt"}
+STRUCTURED = set(FORMATS.values()) - {"text"}  # the command translates a text file line by line, with its columns
 TAG = re.compile(r"</?\w+[^>]*>")  # inline markup a message holds (<b>, <a href="%s">)
 PLACEHOLDERS_DIFFER = ("transformer-mt: the translation's placeholders or tags differ from the source's, or it lost "
                        "a URL, path or number")
@@ -54,8 +58,10 @@ class FileReport:
 
 
 def file_format(path: str) -> str | None:
-    """"po", "xliff" or "html" by the file's extension, else None (a text file, one text a line)."""
-    return FORMATS.get(os.path.splitext(path)[1].lower())
+    """The structured format of a file by its extension (a value of `FORMATS`), else None: a text file, which the
+    translate command reads one text a line (and `translate_file` translates line by line too)."""
+    kind = FORMATS.get(os.path.splitext(path)[1].lower())
+    return kind if kind in STRUCTURED else None
 
 
 def placeholders_kept(source: str, translation: str) -> bool:
@@ -70,10 +76,9 @@ def placeholders_kept(source: str, translation: str) -> bool:
 def translate_file(input_path: str, output_path: str, translate_texts: Callable[..., list[str]],
                    overwrite: bool = False, trusted_above: float | None = None) -> FileReport:
     """Translate `input_path` into `output_path` in the same format (`translate_bytes` on the file's bytes)."""
-    kind = file_format(input_path)
+    kind = FORMATS.get(os.path.splitext(input_path)[1].lower())
     if kind is None:
-        raise ValueError(f"{input_path}: not a file format translate_file reads ({', '.join(FORMATS)}); a plain "
-                         "text file is translated line by line")
+        raise ValueError(f"{input_path}: not a file format translate_file reads ({', '.join(FORMATS)})")
     with open(input_path, "rb") as f:
         data, report = translate_bytes(f.read(), kind, translate_texts, overwrite, trusted_above)
     with open(output_path, "wb") as f:
@@ -95,7 +100,39 @@ def translate_bytes(data: bytes, kind: str, translate_texts: Callable[..., list[
         return {"po": _translate_po, "xliff": _translate_xliff}[kind](data, translate_texts, overwrite, trusted_above)
     if kind == "html":
         return _translate_html(data, translate_texts)
+    if kind in FORMATS.values():
+        report = FileReport(kind)
+        translated = _document_translator(kind)(data, _checked(translate_texts, report))
+        report.translated = translated.translated
+        return translated.data, report
     raise ValueError(f"kind must be one of {', '.join(sorted(set(FORMATS.values())))}, got {kind!r}")
+
+
+def _document_translator(kind: str):
+    """The `documents` module's entry for `kind` (each needs its format's library: the [files] extra)."""
+    from .documents import docx, markdown, odt, pptx, strings, subtitles
+
+    return {"text": lines.translate, "markdown": markdown.translate, "srt": subtitles.translate_srt,
+            "vtt": subtitles.translate_vtt, "json": strings.translate_json, "yaml": strings.translate_yaml,
+            "docx": docx.translate, "pptx": pptx.translate, "odt": odt.translate}[kind]
+
+
+def _checked(translate_texts, report: FileReport):
+    """`translate_texts`, counting in `report` the texts left untranslated below the minimum confidence and those
+    whose translation lost a placeholder or protected span (an HTML fragment's by its text)."""
+    def translate(texts: list[str], format: str = "text") -> list[str]:
+        translations = translate_texts(texts, format)
+        if format == "html":
+            from .markup import html_text  # BeautifulSoup: the [files] extra
+        for source, translation in zip(texts, translations, strict=True):
+            report.abstained += bool(getattr(translation, "flags", None) and translation.flags.abstained)
+            if format == "html":
+                source, translation = html_text(source), html_text(translation)
+            if not placeholders_kept(source, translation):
+                report.placeholders_differ.append(source)
+        return translations
+
+    return translate
 
 
 def _flags(translations: list) -> Flags:

@@ -1,7 +1,7 @@
 """The translate command (scripts/translate.py) as named steps: its flags (`parse_args`: the options object's own,
 `transformer_mt.options`, plus what says where text comes from and goes, and which engine decodes), its input
 (`input_lines`), its output written whole or not at all as lines or n-best TSV rows (`line_writer`), and `run`,
-which does the whole command on `transformer_mt.translation`'s stream, or on a .po, XLIFF or HTML file in its
+which does the whole command on `transformer_mt.translation`'s stream, or on a structured file (`files.FORMATS`) in its
 format."""
 
 import argparse
@@ -33,7 +33,9 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="A directory written by the training script.")
     parser.add_argument("text", nargs="*", help="Texts to translate (default: read --input or stdin).")
-    parser.add_argument("--input", help="A UTF-8 file with one text per line, or a .po, XLIFF or HTML file.")
+    parser.add_argument("--input", help="A UTF-8 file with one text per line, or a file translated in "
+                        "its own format: .po/.pot, .xlf/.xliff, .html, .md, .srt, .vtt, .json, .yaml/.yml, .docx, "
+                        ".pptx, .odt.")
     parser.add_argument("--output", help="Write the translations here (default: stdout); it must not exist yet.")
     parser.add_argument("--chunk_size", type=int, default=4096, help="Lines read, sorted and batched at a time.")
     parser.add_argument("--no_progress", action="store_true", help="No progress bar on stderr.")
@@ -242,10 +244,11 @@ def translate_lines(args: argparse.Namespace, engine, state) -> int:
 
 
 def translate_structured_file(args: argparse.Namespace, engine, state) -> int:
-    """A .po, XLIFF or HTML --input, written to --output in its own format (`transformer_mt.files`); one process."""
+    """A structured --input (.po, XLIFF, HTML, Markdown, subtitles, string files, office documents), written to
+    --output in its own format (`transformer_mt.files`); one process."""
     if state.num_processes > 1:
-        raise ValueError(f"{args.input}: a .po, XLIFF or HTML file is translated by one process; run it without a "
-                         "launcher")
+        raise ValueError(f"{args.input}: a {file_format(args.input)} file is translated by one process; run it "
+                         "without a launcher")
 
     def translate(texts: list[str], format: str = "text") -> list[str]:
         return [Translation(hypotheses[0][0] if hypotheses else "", hypotheses.flags) for hypotheses in
