@@ -20,7 +20,8 @@ from .utils import REPO, SOURCE_PACKAGES, copy_sources
 ROOT = "transformer_mt"
 # an extra's distribution name -> the module it is imported as, where they differ
 IMPORT_NAMES = {"beautifulsoup4": "bs4", "python-multipart": "multipart", "scikit-learn": "sklearn",
-                "markdown-it-py": "markdown_it", "webvtt-py": "webvtt", "python-docx": "docx", "python-pptx": "pptx"}
+                "markdown-it-py": "markdown_it", "webvtt-py": "webvtt", "python-docx": "docx", "python-pptx": "pptx",
+                "ruamel.yaml": "ruamel"}
 
 
 def floors(docs: Path) -> dict[str, int]:
