@@ -1,0 +1,110 @@
+"""OpenDocument text (.odt) translated in place: the paragraphs and headings of content.xml (lists, tables,
+frames and text boxes, footnotes and endnotes included) and the headers and footers of styles.xml; each paragraph
+translated as one text, its styled spans (`text:span`) and links (`text:a`) carried through.
+
+A paragraph's mixed content maps onto the fragment as it stands: its text is text, a span or a link with text a
+`Span` (a span holding spaces only is its text), anything else (a tab, a line break, a note, a frame, a field, a
+bookmark) a `Code` kept as it is; a run of spaces (`text:s`) reads as one space, as HTML reads it.
+
+Not translated: comments (`office:annotation`), tracked deletions, the document's metadata (meta.xml). Styles
+(but for their headers and footers), pictures and every other member are written back as they were.
+"""
+
+import re
+import zipfile
+
+from lxml import etree
+
+from . import FormatError, Translated, TranslateTexts
+from .packages import Code, Format, Span, has_text, read_member, translate_package
+
+
+TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+STYLE = "urn:oasis:names:tc:opendocument:xmlns:style:1.0"
+TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+PARAGRAPHS = (f"{{{TEXT}}}p", f"{{{TEXT}}}h")
+SPAN, LINK, SPACE = f"{{{TEXT}}}span", f"{{{TEXT}}}a", f"{{{TEXT}}}s"
+UNTRANSLATED = {f"{{{OFFICE}}}annotation", f"{{{TEXT}}}tracked-changes"}  # comments, deleted text
+PAGE_MARGINALS = {f"{{{STYLE}}}{name}" for name in ("header", "footer", "header-left", "footer-left",
+                                                     "header-first", "footer-first")}
+MIMETYPE = "application/vnd.oasis.opendocument.text"  # also -template, -master, -master-template
+
+
+class OdfParagraph:
+    """One `text:p` or `text:h`: its `nodes` read, and written back from translated ones."""
+
+    def __init__(self, element: etree._Element):
+        self.element = element
+        self.nodes = self._content(element)
+
+    def _content(self, parent: etree._Element) -> list:
+        nodes = [parent.text or ""]
+        for child in parent:
+            if child.tag == SPACE:
+                nodes.append(" ")
+            elif child.tag in (SPAN, LINK):
+                content = self._content(child)
+                if has_text(content):
+                    nodes.append(Span(child, content))
+                elif child.tag == SPAN:  # a style on spaces (or on a tab, a frame) only: the paragraph's text
+                    nodes += content
+                else:
+                    nodes.append(Code([child]))
+            else:
+                nodes.append(Code([child]))
+            nodes.append(child.tail or "")
+        return nodes
+
+    def write(self, nodes: list) -> None:
+        cell = self.element.getparent()
+        if cell is not None and cell.tag == f"{{{TABLE}}}table-cell":  # its value would still be the source text
+            cell.attrib.pop(f"{{{OFFICE}}}string-value", None)
+        self.element.text = None
+        for child in list(self.element):
+            self.element.remove(child)
+        self._fill(self.element, nodes)
+
+    def _fill(self, parent: etree._Element, nodes: list) -> None:
+        last = None  # the element whose tail the next text is
+        for node in nodes:
+            if isinstance(node, str):
+                if last is None:
+                    parent.text = (parent.text or "") + node
+                else:
+                    last.tail = (last.tail or "") + node
+                continue
+            if isinstance(node, Code):
+                last = node.place(parent)
+            else:
+                last = etree.SubElement(parent, node.shell.tag, dict(node.shell.attrib))
+                self._fill(last, node.content)
+
+
+def paragraphs(root: etree._Element):
+    """The paragraphs and headings of content.xml, and those in the page headers and footers of styles.xml."""
+    marginal = etree.QName(root).localname == "document-styles"
+    for element in root.iter(*PARAGRAPHS):
+        ancestors = {ancestor.tag for ancestor in element.iterancestors()}
+        if not ancestors & UNTRANSLATED and (not marginal or ancestors & PAGE_MARGINALS):
+            yield element
+
+
+def check(package: zipfile.ZipFile) -> None:
+    """A package that says it is another OpenDocument kind (a spreadsheet, a presentation) is refused."""
+    if "mimetype" in package.namelist():
+        mimetype = read_member(package, "mimetype", "odt").decode("ascii", "replace").strip()
+        if not mimetype.startswith(MIMETYPE):
+            raise FormatError("odt", f"an OpenDocument of type {mimetype!r}, not a text document")
+
+
+FORMAT = Format(name="odt", main="content.xml", parts=re.compile(r"content\.xml|styles\.xml"),
+                paragraphs=paragraphs, paragraph=OdfParagraph, check=check)
+
+
+def translate(data: bytes, translate_texts: TranslateTexts) -> Translated:
+    """An .odt file's text translated in one call to `translate_texts(fragments, "html")`."""
+    return translate_package(data, translate_texts, FORMAT)
+
+
+__all__ = ["FORMAT", "OdfParagraph", "translate"]
