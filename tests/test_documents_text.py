@@ -135,6 +135,13 @@ def test_markdown_escapes_what_the_translation_would_make_markup():
     assert _structure(out) == _structure("Some words.\n")
 
 
+def test_markdown_code_over_a_line_end_and_words_with_underscores():
+    source = "A `code\nspan` over a line end, and snake_case\nwords.\n"
+    out = markdown.translate(source.encode(), Mark()).data.decode()
+    assert out == "«A\n`code span` over a line end, and snake_case\nwords.»\n"  # as many lines, the code on one
+    assert _structure(out) == _structure(source) and _targets(out) == _targets(source)
+
+
 def test_markdown_without_text_sends_nothing():
     mark = Mark()
     source = b"```\ncode\n```\n\n![only an image](a.png)\n"
@@ -311,6 +318,12 @@ def test_yaml_round_trip_keeps_comments_order_quoting_and_layout():
                            "    block text.»"]
     loaded = ruamel_yaml.YAML(typ="safe").load(out)
     assert loaded["en"]["count"] == 3 and loaded["en"]["folded"] == "«Folded text here.»\n"
+
+
+def test_a_yaml_alias_keeps_its_anchor_and_is_translated_once():
+    mark = Mark()
+    out = strings.translate_yaml(b"a: &x Shared text\nb: *x\nc:\n- one\n", mark).data.decode()
+    assert out == "a: &x «Shared text»\nb: *x\nc:\n- «one»\n" and mark.calls == [(["Shared text", "one"], "text")]
 
 
 @pytest.mark.parametrize("translate, data, format", [

@@ -19,7 +19,9 @@ each sentence is translated whole and its formatting is put back around its word
 Soft line breaks: a paragraph (between hard breaks) is translated as one text and written back over the same lines,
 each line taking a share of the translation proportional to its share of the source, cut at spaces (never inside
 code, a link's target or HTML, nor before a word that would start a block: `#`, `>`, `-`, `+`, `*`, `1.`). A line
-the translation leaves no word for is dropped. Translated text is escaped where Markdown would read it as markup.
+the translation leaves no word for is dropped. Where code, HTML or a link's target runs over a line end, that
+source is written on one line and the paragraph's lines are filled as one (a hard break in it then written `<br>`).
+Translated text is escaped where Markdown would read it as markup.
 """
 
 import functools
@@ -38,7 +40,7 @@ WRAPS = {"**": "b", "__": "strong", "*": "i", "_": "em", "~~": "s"}  # a delimit
 DELIMITERS = {tag: delimiter for delimiter, tag in WRAPS.items()}
 RECORDED = {"link": "link_open", "image": "image", "autolink": "link_open", "backticks": "code_inline"}
 BLOCK_START = re.compile(r"[#>=+*|-]|\d+[.)]|`{3}|~{3}")  # what a line must not begin with inside a paragraph
-ESCAPED = re.compile(r"[\\`*_\[\]<>]|&(?=#?\w+;)")
+ESCAPED = re.compile(r"[\\`*\[\]<>]|(?<![^\W_])_|_(?![^\W_])|&(?=#?\w+;)")  # `_` inside a word is no markup
 
 
 def _recording(rule, kind: str):
@@ -69,6 +71,11 @@ def parser() -> MarkdownIt:
     return md
 
 
+def _one_line(source: str) -> str:
+    """Verbatim source that ran over a line end, on one line: the translation decides where lines end."""
+    return re.sub(r"\n[ \t]*", " ", source)
+
+
 class Block:
     """One paragraph, heading or table cell: its `regions` (line, start, end) in the source, the breaks between
     them ("soft", "hard"), its inline content as HTML, and what the HTML stands in for: link tails, verbatim
@@ -95,13 +102,13 @@ class Block:
             elif kind.endswith(("_open", "_close")) and child.markup in WRAPS:
                 yield f"<{'/' if kind.endswith('_close') else ''}{WRAPS[child.markup]}>"
             elif kind == "link_open" and "tail" in child.meta:
-                self.links.append(child.meta["tail"])
+                self.links.append(_one_line(child.meta["tail"]))
                 yield f'<a href="{len(self.links) - 1}">'
             elif kind == "link_close":
                 yield "</a>"
             else:  # inline code, an image, an autolink, inline HTML: kept as written
                 skipping = kind == "link_open"
-                self.atoms.append(child.meta.get("source", child.content))
+                self.atoms.append(_one_line(child.meta.get("source", child.content)))
                 yield f'<code id="{len(self.atoms) - 1}"></code>'
 
     def groups(self) -> list[list[int]]:

@@ -4,8 +4,10 @@ lists walked, other values (numbers, booleans, null) kept.
 - JSON keeps its key order and its layout where it can be read off the input: the indentation of its first
   indented line (spaces or a tab; none: one line, with or without spaces after `:` and `,` as the input has them),
   `\\uXXXX` escapes only where the input used them and wrote no other non-ASCII character, and its final newline.
-- YAML is read and written by ruamel.yaml in round-trip mode: comments, key order, anchors, each string's quoting
-  style (plain, '', "", |, >) and the indentation (as ruamel guesses it) survive; one document a file.
+- YAML is read and written by ruamel.yaml in round-trip mode: comments, key order, each string's quoting style
+  (plain, '', "", |, and > folded over as many lines) and the indentation (read off the file) survive; a string
+  an alias repeats is translated once and stays aliased (an anchor no alias uses is dropped, as ruamel does); one
+  document a file, the top-level keys (Rails' `en:`) kept as they are.
 
 Placeholders (`{name}`, `%s`, `%1$s`, `{{name}}`, `%{name}`) are protected downstream, as spans; here each value's
 translation is checked for them, and one that lost some is kept but named in a warning (key path and what it lost).
@@ -182,18 +184,27 @@ def translate_values(root, translate_texts) -> int:
     """Every string value under `root` replaced by its translation, in one call, a ruamel scalar keeping its type
     (its quoting style); returns how many texts were sent."""
     slots = list(_slots(root))
-    messages = [_parsed(container[key].strip()) for container, key, _ in slots]
+    aliased = {id(slot[0][slot[1]]): slot for slot in reversed(slots)
+               if _anchor(slot[0][slot[1]])}  # a YAML anchor's string, translated once for each of its aliases
+    unique = [slot for slot in slots if aliased.get(id(slot[0][slot[1]]), slot) is slot]
+    messages = [_parsed(container[key].strip()) for container, key, _ in unique]
     texts = [text for parts in messages for text in message_texts(parts)]
-    translations = iter(translate_texts(texts, "text") if texts else [])
-    for (container, key, where), parts in zip(slots, messages):
+    translations, written = iter(translate_texts(texts, "text") if texts else []), {}
+    for (container, key, where), parts in zip(unique, messages):
         value = container[key]
         if not message_texts(parts):
             continue
         translation = rewrap(value, rebuilt(parts, translations))  # a block scalar's final newline is the file's
         if lost := lost_placeholders(value, translation):
             logger.warning(f"{where}: the translation lost {', '.join(lost)}: {translation!r}")
-        container[key] = _styled(value, translation)
+        written[id(value)] = _styled(value, translation)
+    for container, key, _ in slots:
+        container[key] = written.get(id(container[key]), container[key])
     return len(texts)
+
+
+def _anchor(value) -> str | None:
+    return getattr(getattr(value, "anchor", None), "value", None)
 
 
 def _styled(value: str, translation: str) -> str:
@@ -201,7 +212,7 @@ def _styled(value: str, translation: str) -> str:
     folded over as many lines as the source, in proportion to their lengths."""
     if not isinstance(value, ScalarString):
         return translation
-    styled = type(value)(translation)
+    styled = type(value)(translation, anchor=_anchor(value))
     folds = getattr(value, "fold_pos", None)
     if folds:
         bounds = [0, *folds, len(value.rstrip())]
@@ -263,6 +274,8 @@ def translate_yaml(data: bytes, translate_texts) -> Translated:
         raise FormatError("yaml", str(error).strip()) from None
     yaml.indent(**_yaml_indents(text))
     yaml.explicit_start = text.lstrip().startswith("---")
+    if root is None:  # nothing but comments, or nothing
+        return Translated(data, 0)
     sent = translate_values(root, translate_texts)
     out = io.StringIO()
     yaml.dump(root, out)
