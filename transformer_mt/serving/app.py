@@ -1,6 +1,7 @@
 """The server's HTTP API: LibreTranslate's, so that the applications that speak it work unchanged.
 
-Routes: `POST /translate`, `POST /detect`, `GET /languages`, `GET /frontend/settings` (LibreTranslate's shapes),
+Routes: `POST /translate`, `POST /detect`, `GET /languages`, `GET /frontend/settings`, `POST /suggest`
+(`serving.suggestions`) in LibreTranslate's shapes,
 `GET /health` (`{"status": "ok"}`, as LibreTranslate answers), `GET /metrics` (Prometheus' counters:
 `serving.counters`), `GET /spec` (the OpenAPI description), and `GET /`, a page that calls the same API. Fields are
 read from the query string and from a JSON, urlencoded or multipart body alike (`request_fields`), because each
@@ -25,6 +26,7 @@ from .counters import Counters
 from .fields import RequestError, TranslateRequest, request_fields, translate_request
 from .languages import CONFIDENT, detect, language_name
 from .limits import Limits
+from .suggestions import Suggestions, client_of, suggest_fields
 
 
 logger = logging.getLogger(__name__)
@@ -56,8 +58,9 @@ class ServedModel:
 class Service:
     """What the routes do, for `models` (one per language direction) under `limits`."""
 
-    def __init__(self, models: list[ServedModel], limits: Limits):
+    def __init__(self, models: list[ServedModel], limits: Limits, suggestions: Suggestions | None = None):
         self.models, self.limits = models, limits
+        self.suggestions = suggestions  # None: /suggest is off
         self.pairs = {(model.source, model.target): model for model in models}
         if len(self.pairs) < len(models):
             raise ValueError("two models serve the same language pair: "
@@ -137,7 +140,10 @@ class Service:
         `confidence`, per text, its calibrated confidence (its weakest sentence's) when the model has a calibration;
         `flags`, per text, when any text has one (`quality.Flags.as_json`): the placeholders, URLs, numbers, ... put
         back where the model lost them and those still lost, the guards still firing after a re-decode, whether it
-        was decoded again, whether a sentence was left untranslated below the request's `min_confidence`."""
+        was decoded again, whether a sentence was left untranslated below the request's `min_confidence`; a text
+        that matches an accepted suggestion is answered by it (`suggestions.Recall`), the others by the model."""
+        if self.suggestions is not None and (recall := self.suggestions.recall(model, asked)) is not None:
+            return await recall.answer(lambda rest: self.translated(request, rest, model))
         options = model.options(asked)
         segments = segment(asked.texts, options, model.engine.config)
         hypotheses = await until_disconnected(request, self.batcher.translate(((model.source, model.target), options),
@@ -160,6 +166,14 @@ class Service:
         self.counters.count_flags(flags)
         return answer
 
+    async def suggest(self, request, fields: dict) -> dict:
+        """LibreTranslate's /suggest, judged and stored (`serving.suggestions`); 403 in its words when off."""
+        if self.suggestions is None:
+            raise RequestError("Suggestions are disabled on this server.", 403)
+        fields = suggest_fields(fields, self.limits.char_limit)
+        model = self.served(fields["source"], fields["target"])
+        return await asyncio.to_thread(self.suggestions.suggest, model, fields, client_of(request, fields))
+
     def detect(self, fields: dict) -> list[dict]:
         text = fields.get("q")
         if not isinstance(text, str) or not text.strip():
@@ -178,7 +192,7 @@ class Service:
     def frontend_settings(self) -> dict:
         first, keyed = self.models[0], self.limits.api_keys is not None
         return {"apiKeys": keyed, "keyRequired": keyed, "charLimit": self.limits.char_limit, "frontendTimeout": 500,
-                "suggestions": False, "filesTranslation": False, "supportedFilesFormat": [],
+                "suggestions": self.suggestions is not None, "filesTranslation": False, "supportedFilesFormat": [],
                 "language": {"source": {"code": first.source, "name": language_name(first.source)},
                              "target": {"code": first.target, "name": language_name(first.target)}}}
 
@@ -187,15 +201,16 @@ class Service:
         return {"status": "ok"}
 
 
-def create_app(models: list[ServedModel], limits: Limits | None = None):
+def create_app(models: list[ServedModel], limits: Limits | None = None, suggestions: Suggestions | None = None):
     """The FastAPI application serving `models` (one per language direction) under `limits` (batching included):
-    LibreTranslate's routes over a `Service`, its errors as `{"error": ...}`, CORS on every answer."""
+    LibreTranslate's routes over a `Service`, its errors as `{"error": ...}`, CORS on every answer; `suggestions`:
+    /suggest and the translation memory (`serving.suggestions`; None: off)."""
     from fastapi import FastAPI, Request
     from fastapi.middleware.cors import CORSMiddleware
     from fastapi.responses import HTMLResponse, JSONResponse, Response
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
-    service = Service(models, limits or Limits())
+    service = Service(models, limits or Limits(), suggestions)
 
     async def lifespan(app):
         service.batcher.start()
@@ -236,6 +251,12 @@ def create_app(models: list[ServedModel], limits: Limits | None = None):
         fields = await request_fields(request)
         service.check_client(request, fields)
         return JSONResponse(service.detect(fields))
+
+    @app.post("/suggest")
+    async def suggest(request: Request):
+        fields = await request_fields(request)
+        service.check_client(request, fields)
+        return JSONResponse(await service.suggest(request, fields))
 
     app.get("/languages")(service.languages)
     app.get("/frontend/settings")(service.frontend_settings)

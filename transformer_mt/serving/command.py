@@ -7,6 +7,7 @@ from ..engines import DEFAULT_INTRA_THREADS, DEVICES, ENGINES, load_engine
 from ..tags import model_target_languages
 from .languages import warm_up
 from .limits import Limits
+from .suggestions import DEFAULT_DB, MODES, suggestions_of
 
 
 def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
@@ -38,6 +39,13 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("--min_confidence", type=float,
                         help="Answer a sentence whose calibrated confidence is below this with its source, flagged "
                              "(a request's min_confidence field overrides it; the models need a calibration.json).")
+    parser.add_argument("--suggestions", nargs="?", const="review", choices=MODES,
+                        help="Take /suggest (off without it): review (the default when given) keeps each for an admin "
+                             "(transformer-mt-suggestions); accept takes those that pass the filters at once (needs "
+                             "--api_keys). Accepted ones answer /translate as a translation memory.")
+    parser.add_argument("--suggestions_db", default=DEFAULT_DB, metavar="PATH",
+                        help="The SQLite file of suggestions, shared by every process given it (default: "
+                             "%(default)s in the working directory).")
     args = parser.parse_args(argv)
     if args.min_confidence is not None and not 0 <= args.min_confidence <= 1:
         parser.error(f"--min_confidence is a probability in [0, 1], got {args.min_confidence}")
@@ -47,6 +55,9 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     for name in ("req_limit", "max_wait_ms"):
         if getattr(args, name) < 0:
             parser.error(f"--{name} must be >= 0, got {getattr(args, name)}")
+    if args.suggestions == "accept" and not args.api_keys:
+        parser.error("--suggestions accept needs --api_keys: suggestions taken without review must come from known "
+                     "clients (or use --suggestions review)")
     return args
 
 
@@ -93,7 +104,7 @@ def serve(args: argparse.Namespace) -> None:
 
     from .app import create_app
 
-    app = create_app(served_models(args), limits_of(args))
+    app = create_app(served_models(args), limits_of(args), suggestions_of(args))
     warm_up()
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
