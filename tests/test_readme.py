@@ -107,6 +107,7 @@ STRUCTURED = {
              '1.2"><file source-language="en" target-language="de" datatype="plaintext" original="x"><body>'
              '<trans-unit id="1"><source>Click the Save button.</source></trans-unit></body></file></xliff>\n',
     "html": "<p>Click the Save button.</p>\n",
+    "markdown": "# Saving\n\nClick the **Save** button.\n",
 }
 
 
@@ -120,7 +121,7 @@ def test_translate_commands_run_as_written(readme_dir, capsys, monkeypatch):
             text = shlex.split(line)[1] if line.startswith("echo") else "Click the Save button."
             stdin = io.TextIOWrapper(io.BytesIO((text + "\n").encode("utf-8")), encoding="utf-8")
             monkeypatch.setattr("sys.stdin", stdin)
-        if "--input" in arguments and file_format(arguments[arguments.index("--input") + 1]):  # .po, XLIFF, HTML
+        if "--input" in arguments and file_format(arguments[arguments.index("--input") + 1]):  # .po, XLIFF, HTML, .md
             source = readme_dir / arguments[arguments.index("--input") + 1]
             source.write_text(STRUCTURED[file_format(str(source))], encoding="utf-8")
             output = readme_dir / arguments[arguments.index("--output") + 1]
