@@ -14,6 +14,7 @@ from transformers import pipeline
 
 from transformer_mt.engines import cached_export, export_key, load_engine
 from transformer_mt.options import TranslationOptions
+from transformer_mt.scripts.translate import main as translate_main
 from transformer_mt.translation import translate, translate_nbest
 
 from .utils import COPY_CORPUS, SCRIPTS, command_env, require, save_copy_model, train_copy_model
@@ -144,25 +145,38 @@ def run_translate(*args, cache):
                           env=command_env(TRANSFORMER_MT_CACHE=str(cache)), timeout=300)
 
 
-def test_the_command_takes_ctranslate2_by_default_and_says_so(tmp_path, cache):
+def translate_here(*args, capsys) -> subprocess.CompletedProcess:
+    """scripts/translate.py's main run in this process, as run_translate reports a run: exit status and output."""
+    try:
+        translate_main(list(args))
+        returncode = 0
+    except SystemExit as exit_info:
+        returncode = exit_info.code or 0
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), returncode, out, err)
+
+
+def test_the_command_takes_ctranslate2_by_default_and_says_so(tmp_path, cache, capsys):
     model, tokenizer = save_copy_model(tmp_path / "model")
     (tmp_path / "input.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
     common = ["--model", str(tmp_path / "model"), "--input", str(tmp_path / "input.txt"), "--no_progress",
               "--no_guards"]  # a copy model: no guards (see above)
+    # The default as a user runs it, in a process of its own; the other runs call the same main here (a process
+    # start is seconds of imports each).
     fast = run_translate(*common, cache=cache)
-    plain = run_translate(*common, "--engine", "transformers", cache=cache)
+    plain = translate_here(*common, "--engine", "transformers", capsys=capsys)
     assert fast.returncode == plain.returncode == 0, fast.stderr + plain.stderr
     assert "engine: ctranslate2 (auto: CTranslate2 installed and the model exports)" in fast.stderr
     assert "engine: transformers (asked for)" in plain.stderr
     assert fast.stdout == plain.stdout and fast.stdout.count("\n") == len(TEXTS)
-    nbest = [run_translate(*common, "--num_return_sequences", "3", "--engine", engine, cache=cache)
+    nbest = [translate_here(*common, "--num_return_sequences", "3", "--engine", engine, capsys=capsys)
              for engine in ("ctranslate2", "transformers")]
     rows = [[line.split("\t") for line in result.stdout.splitlines()] for result in nbest]
     assert [row[:2] + row[3:] for row in rows[0]] == [row[:2] + row[3:] for row in rows[1]]
     assert [float(row[2]) for row in rows[0]] == pytest.approx([float(row[2]) for row in rows[1]], abs=1e-3)
-    given = run_translate(*common, "--ctranslate2_model", str(tmp_path / "nothing"), cache=cache)
+    given = translate_here(*common, "--ctranslate2_model", str(tmp_path / "nothing"), capsys=capsys)
     assert given.returncode != 0 and "holds no CTranslate2 model" in given.stderr
-    refused = run_translate(*common, "--engine", "transformers", "--quantization", "int8", cache=cache)
+    refused = translate_here(*common, "--engine", "transformers", "--quantization", "int8", capsys=capsys)
     assert refused.returncode == 2 and "--quantization applies to CTranslate2" in refused.stderr
 
 
