@@ -60,7 +60,8 @@ def office_odt(tmp_path) -> bytes:
 SAMPLES = {
     "notes.txt": b"Open the file.\n\nClose it.\n",
     "page.html": b"<p>Open the <b>file</b> now.</p>",
-    "app.po": b'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "Open the file."\nmsgstr ""\n',
+    "app.po": b'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+              b'msgid "Open the file."\nmsgstr ""\n',
     "app.xlf": b'<?xml version="1.0" encoding="UTF-8"?>\n<xliff xmlns="urn:oasis:names:tc:xliff:document:1.2" '
                b'version="1.2"><file source-language="en" target-language="de" datatype="plaintext" original="a">'
                b'<body><trans-unit id="1"><source>Open the <g id="1">file</g>.</source></trans-unit></body></file>'
@@ -78,7 +79,8 @@ def read_back(name: str, data: bytes):
     kind = name.rsplit(".", 1)[1]
     readers = {"docx": lambda: docx.Document(io.BytesIO(data)), "pptx": lambda: pptx.Presentation(io.BytesIO(data)),
                "odt": lambda: odfdo.Document(io.BytesIO(data)), "srt": lambda: list(srt.parse(data.decode())),
-               "vtt": lambda: webvtt.from_buffer(io.StringIO(data.decode())), "po": lambda: polib.pofile(data.decode()),
+               "vtt": lambda: webvtt.from_buffer(io.StringIO(data.decode())),
+               "po": lambda: polib.pofile(data.decode()),
                "json": lambda: json.loads(data), "yaml": lambda: ruamel_yaml.YAML().load(data),
                "md": lambda: markdown_it.MarkdownIt().parse(data.decode())}
     if kind in readers:
