@@ -21,7 +21,8 @@ in modules named after what they do, each on a floor of docs/development.md's ta
 8. `translation` (the batch API and the stream);
 9. `evaluation` (scores of saved models), `calibration` (a model's confidence fitted), `files` (.po, XLIFF,
    HTML), `pipelines` (`pipeline("translation")`), `recipes` (the main job);
-10. `serving` (the server), `translate_command` and `score_command` (the commands' steps).
+10. `serving` (the server), `translate_command` and `score_command` (the commands' steps), `promotion` (a
+    fine-tuned model's promotion test and the switch of what a server serves).
 
 Research lives apart in `experiments` (studies, the recipe search, benchmarks, the GPU check), which the library
 never imports.

@@ -5,6 +5,7 @@ benchmarks, the studies and the main job can all record them.
 """
 
 import platform
+import subprocess
 import time
 
 import torch
@@ -30,4 +31,14 @@ def processor() -> str:
     return platform.processor() or platform.machine()
 
 
-__all__ = ["matmul_gflops", "processor"]
+def git_commit(directory: str | None = None) -> str | None:
+    """The commit the working tree (of `directory`, else the working directory) is at: what a result JSON names
+    beside the machine's figure; None outside git."""
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+                              cwd=directory).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+__all__ = ["git_commit", "matmul_gflops", "processor"]

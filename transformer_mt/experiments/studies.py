@@ -10,7 +10,6 @@ training minutes and the machine they were taken on (`machine.matmul_gflops`, th
 
 import json
 import shutil
-import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from pathlib import Path
 from transformer_mt.checkpoints import has_complete_checkpoint, run_checkpoints
 from transformer_mt.data import load_parallel_data
 from transformer_mt.diagnostics import read_probe
-from transformer_mt.machine import matmul_gflops, processor
+from transformer_mt.machine import git_commit, matmul_gflops, processor
 from transformer_mt.presets import MAIN_JOB, TINY
 from transformer_mt.recipes import recipe_arguments
 from transformer_mt.tokenization import train_tokenizer
@@ -92,14 +91,6 @@ def train_run(data_dir: str, tokenizer_dir: Path, output_dir: Path, overrides: d
     start = time.monotonic()
     trainer = run(*arguments)
     return {"minutes": (time.monotonic() - start) / 60, "steps": trainer.state.global_step}
-
-
-def git_commit() -> str | None:
-    """The commit the working tree is at (what a result JSON names beside the machine's figure); None outside git."""
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 def run_all(runs: Iterable[StudyRun], data_dir: str, output_dir: Path, results_dir: Path, tokenizer_dir: Path,

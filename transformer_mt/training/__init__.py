@@ -14,7 +14,8 @@ beside them.
 One module per question: `arguments` (the command line), `trainer` (the Trainer, its callbacks, collator and
 metrics), `preprocessing` (the data), `augmentation` (a share of the training pairs upper-cased, title-cased or with
 reserved span tokens), `checks` (what a run checks before it writes anything), `run` (the steps of a run), `ema`
-(the moving average of the weights), `outputs` (what a run leaves behind).
+(the moving average of the weights), `outputs` (what a run leaves behind), `suggestion_data` (a fine-tune on
+accepted suggestions: some held out, the rest mixed with replayed original data).
 """
 
 from ..checkpoints import RESUMABLE_FIELDS

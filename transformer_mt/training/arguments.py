@@ -19,6 +19,7 @@ from ..configuration import TransformerMTConfig
 from ..presets import PRESETS
 from ..tokenization import TOKENIZER_TYPES
 from ..tokenization.tokenization_transformer_mt import MIN_VOCAB_SIZE
+from .suggestion_data import DEFAULT_HELD_OUT_SHARE, DEFAULT_REPLAY_RATIO, DEFAULT_SUGGESTION_REPEATS, HELD_OUT_FILE
 
 
 PresetName = typing.Literal[tuple(PRESETS)]
@@ -34,6 +35,34 @@ class DataArguments:
         default=None,
         metadata={"help": "Required: a directory with train/validation/test .tsv/.csv/.jsonl files, or a Hub "
                           "dataset name."},
+    )
+    suggestions: str | None = field(
+        default=None,
+        metadata={"help": "Fine-tune the served model (--model_name_or_path) on these accepted suggestions (a TSV as "
+                          "`transformer-mt-suggestions export` writes it), mixed with a replay sample of its original "
+                          "data (--replay_data, which then stands for --data); a share is held out "
+                          f"(--suggestions_held_out_share) and saved beside the model as {HELD_OUT_FILE} for "
+                          "`transformer-mt-promote` (transformer_mt.training.suggestion_data)."},
+    )
+    replay_data: str | None = field(
+        default=None, metadata={"help": "--suggestions: the served model's original data (a directory with "
+                                        "train.tsv): its train split is replayed, its validation and test splits "
+                                        "evaluate the run."},
+    )
+    replay_ratio: float = field(
+        default=DEFAULT_REPLAY_RATIO,
+        metadata={"help": f"--suggestions: replay pairs per (repeated) suggestion pair in the mix (default "
+                          f"{DEFAULT_REPLAY_RATIO:g}: half the mix is original data); 0 replays none."},
+    )
+    suggestion_repeats: int = field(
+        default=DEFAULT_SUGGESTION_REPEATS,
+        metadata={"help": f"--suggestions: how many times each trained suggestion is in the mix (default "
+                          f"{DEFAULT_SUGGESTION_REPEATS})."},
+    )
+    suggestions_held_out_share: float = field(
+        default=DEFAULT_HELD_OUT_SHARE,
+        metadata={"help": f"--suggestions: the share of suggestions (by source text) never trained on, kept for the "
+                          f"promotion test (default {DEFAULT_HELD_OUT_SHARE:g})."},
     )
     source_lang: str = field(default="en", metadata={"help": "Source language column."})
     target_lang: str = field(default="de", metadata={"help": "Target language column."})
@@ -118,6 +147,7 @@ class DataArguments:
     )
 
     def __post_init__(self):
+        self.check_suggestions()
         for name in ("max_source_length", "max_target_length", "max_train_samples", "max_eval_samples",
                      "max_predict_samples"):
             value = getattr(self, name)
@@ -145,6 +175,25 @@ class DataArguments:
                              f"(--max_source_length {self.max_source_length} + --max_target_length "
                              f"{self.max_target_length}, padded to multiples of {PAD_TO_MULTIPLE_OF}); got "
                              f"{self.max_tokens_per_batch}.")
+
+    def check_suggestions(self) -> None:
+        """--suggestions' flags; with them, --replay_data is the run's --data (its validation and test splits)."""
+        if self.suggestions is None:
+            if self.replay_data is not None:
+                raise ValueError("--replay_data is replayed beside --suggestions: give both.")
+            return
+        if self.replay_data is None:
+            raise ValueError("--suggestions needs --replay_data: the served model's original data (a directory "
+                             "with train.tsv), replayed so that it does not forget it.")
+        if self.data is not None and self.data != self.replay_data:
+            raise ValueError("--suggestions trains on the suggestions and --replay_data: drop --data.")
+        self.data = self.replay_data
+        if self.replay_ratio < 0 or self.suggestion_repeats < 1:
+            raise ValueError(f"--replay_ratio must be >= 0 and --suggestion_repeats >= 1, got {self.replay_ratio} "
+                             f"and {self.suggestion_repeats}.")
+        if not 0 <= self.suggestions_held_out_share < 1:
+            raise ValueError(f"--suggestions_held_out_share must be in [0, 1), got "
+                             f"{self.suggestions_held_out_share}.")
 
 
 @dataclass

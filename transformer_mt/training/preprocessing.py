@@ -11,13 +11,19 @@ from ..tags import language_token
 from ..tokenization import target_side
 from .arguments import DataArguments, SetupArguments
 from .augmentation import augment
+from .suggestion_data import suggestion_splits
 
 
 logger = logging.getLogger(__name__)
 
 
 def load_splits(data_args: DataArguments, training_args, setup: SetupArguments):
-    """The data's splits, each that the run uses present, each cut to its `max_*_samples`."""
+    """The data's splits, each that the run uses present, each cut to its `max_*_samples`; with --suggestions, the
+    suggestions mixed with replayed data (`suggestion_data`)."""
+    if data_args.suggestions:
+        datasets = suggestion_splits(data_args, training_args, setup)
+        check_splits(datasets, data_args, training_args, setup)
+        return limit_samples(datasets, data_args)
     datasets = load_parallel_data(data_args.data, data_args.source_lang, data_args.target_lang,
                                   config_name=data_args.dataset_config_name,
                                   extra_columns=[data_args.target_lang_column] if data_args.target_lang_column else ())
