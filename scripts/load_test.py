@@ -3,11 +3,14 @@ concurrent clients, then overloaded; loopback only, bounded in count and time.
 
     python scripts/load_test.py models/transformer-mt-en-de [--clients 16] [--requests 800] [--repeats 3]
         [--json out.json]
+    python scripts/load_test.py models/transformer-mt-en-de --shared [--clients 8] [--seconds 30]
 
 Reports requests/s, sentences/s, p50/p95 latency and answers by status for each load, and the batching efficiency:
 the server's sentences/s at --clients clients as a share of offline batch translation of the same sentences with
 the same engine, per repeat (offline and loaded runs interleaved), with their min and median
-(`transformer_mt.experiments.benchmarks.serving`). Run it on a quiet machine.
+(`transformer_mt.experiments.benchmarks.serving`). Run it on a quiet machine. --shared instead runs two worker
+processes sharing a redis-server against one process for --seconds each: every answer compared with one process's,
+and the latencies (`transformer_mt.experiments.benchmarks.shared_load`).
 """
 
 import argparse
@@ -16,6 +19,7 @@ from transformer_mt.cli import command
 from transformer_mt.engines import ENGINES
 from transformer_mt.experiments.benchmarks import save_results
 from transformer_mt.experiments.benchmarks.serving import load_report, run_load_test
+from transformer_mt.experiments.benchmarks.shared_load import run_shared_load_test, shared_load_report
 
 
 @command
@@ -32,10 +36,16 @@ def main(argv=None):
     parser.add_argument("--max_wait_ms", type=float, default=2.0)
     parser.add_argument("--repeats", type=int, default=3, help="Offline and loaded runs, interleaved.")
     parser.add_argument("--json", help="Also write the results here.")
+    parser.add_argument("--shared", action="store_true", help="Two workers sharing Redis against one process.")
+    parser.add_argument("--seconds", type=float, default=30, help="With --shared: how long each load lasts.")
     args = parser.parse_args(argv)
     for name in ("clients", "requests", "overload_clients", "queue_limit", "max_batch", "repeats"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if args.shared:
+        results = run_shared_load_test(args.model_dir, args.data, args.engine, args.clients, args.seconds)
+        print(shared_load_report(results))
+        return save_results(results, args.json)
     results = run_load_test(args.model_dir, args.data, args.engine, args.clients, args.requests,
                             args.overload_clients, args.queue_limit, args.max_batch, args.max_wait_ms, args.repeats)
     print(load_report(results))

@@ -47,6 +47,24 @@ def require(module: str, reason: str):
         pytest.skip(message, allow_module_level=True)
 
 
+def require_program(name: str, reason: str) -> str:
+    """The path of a program a test runs (a Debian package's: redis-server, ...), as `require` asks for a module:
+    without it a test skips locally with `reason`, and fails under CI=true, which installs it (.ci/install-debian)."""
+    import os
+    import shutil
+
+    import pytest
+
+    path = shutil.which(name)
+    if path is None:
+        message = f"{name} is not installed: {reason}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{message}; CI=true installs it (.ci/install-debian), so this is a broken install",
+                        pytrace=False)
+        pytest.skip(message)
+    return path
+
+
 def tiny_config(**overrides) -> TransformerMTConfig:
     """presets.TINY's model with a 99-token vocabulary, every dropout on (so that train/eval modes differ), and
     the languages of SENTENCES' source side (translation splits sentences by it)."""

@@ -12,9 +12,7 @@ full; 500 otherwise. Every answer carries CORS headers, and preflights are answe
 """
 
 import asyncio
-import collections
 import logging
-import time
 from importlib import resources
 
 from ..decoding import default_names
@@ -26,6 +24,7 @@ from .counters import Counters
 from .fields import RequestError, TranslateRequest, request_fields, translate_request
 from .languages import CONFIDENT, detect, language_name
 from .limits import Limits
+from .shared import SharedState
 from .suggestions import Suggestions, client_of, suggest_fields
 
 
@@ -35,10 +34,13 @@ logger = logging.getLogger(__name__)
 class ServedModel:
     """One language direction: an engine (`transformer_mt.engines`) with its source and target language (for a
     model of several targets, one ServedModel per target: `options.target_lang` picks its language token), and the
-    server's `min_confidence` for requests that give none (the serve command's --min_confidence)."""
+    server's `min_confidence` for requests that give none (the serve command's --min_confidence); `weights`: what
+    its answers depend on beyond the request (`shared.model_identity`; None: its answers are not cached)."""
 
-    def __init__(self, engine, source: str, target: str, min_confidence: float | None = None):
+    def __init__(self, engine, source: str, target: str, min_confidence: float | None = None,
+                 weights: str | None = None):
         self.engine, self.source, self.target, self.min_confidence = engine, source, target, min_confidence
+        self.weights = weights
 
     def options(self, asked: TranslateRequest) -> TranslationOptions:
         """The options a request translates with: its own (format, hypotheses), this direction's languages, and
@@ -58,7 +60,8 @@ class ServedModel:
 class Service:
     """What the routes do, for `models` (one per language direction) under `limits`."""
 
-    def __init__(self, models: list[ServedModel], limits: Limits, suggestions: Suggestions | None = None):
+    def __init__(self, models: list[ServedModel], limits: Limits, redis: str | None = None,
+                 suggestions: Suggestions | None = None):
         self.models, self.limits = models, limits
         self.suggestions = suggestions  # None: /suggest is off
         self.pairs = {(model.source, model.target): model for model in models}
@@ -70,23 +73,12 @@ class Service:
                                max_batch=limits.batch_size(concurrency), max_wait=limits.max_wait_ms / 1000,
                                max_queued=limits.queue_limit, concurrency=concurrency)
         self.counters = Counters(self.batcher, models)
-        self.recent = collections.defaultdict(collections.deque)  # client -> its request times in the last minute
-        self.pruned = time.monotonic()
+        self.shared = SharedState(limits.req_limit, redis, self.counters.cache)  # limits, cache: --redis shares them
 
     def check_client(self, request, fields: dict) -> None:
         """Every request counts towards its client's limit per minute, a refused one too; then the API key."""
-        if self.limits.req_limit:
-            now = time.monotonic()
-            if now - self.pruned > 60:  # once a minute, not per request: clients quiet for a minute are forgotten
-                self.recent = collections.defaultdict(collections.deque, {
-                    host: times for host, times in self.recent.items() if times and now - times[-1] <= 60})
-                self.pruned = now
-            times = self.recent[request.client.host if request.client else "?"]
-            while times and now - times[0] > 60:
-                times.popleft()
-            if len(times) >= self.limits.req_limit:
-                raise RequestError(f"Slowdown: {self.limits.req_limit} per minute", 429)
-            times.append(now)
+        if self.shared.limit is not None:
+            self.shared.limit.check(request.client.host if request.client else "?")
         key = fields.get("api_key")
         if self.limits.api_keys is not None and (not isinstance(key, str) or key not in self.limits.api_keys):
             raise RequestError("Invalid API key", 403)
@@ -145,6 +137,8 @@ class Service:
         if self.suggestions is not None and (recall := self.suggestions.recall(model, asked)) is not None:
             return await recall.answer(lambda rest: self.translated(request, rest, model))
         options = model.options(asked)
+        if (cached := self.shared.cache.get(model, options, asked)) is not None:  # the same text, model and options
+            return cached
         segments = segment(asked.texts, options, model.engine.config)
         hypotheses = await until_disconnected(request, self.batcher.translate(((model.source, model.target), options),
                                                                               segments.sentences))
@@ -164,12 +158,14 @@ class Service:
             shown = [text.as_json() for text in flags]
             answer["flags"] = shown if asked.is_list else shown[0]
         self.counters.count_flags(flags)
+        self.shared.cache.put(model, options, asked, answer)
         return answer
 
     async def suggest(self, request, fields: dict) -> dict:
         """LibreTranslate's /suggest, judged and stored (`serving.suggestions`); 403 in its words when off."""
         if self.suggestions is None:
             raise RequestError("Suggestions are disabled on this server.", 403)
+        self.shared.store.require_up()  # with --redis, a 503 while Redis is down (serving.shared)
         fields = suggest_fields(fields, self.limits.char_limit)
         model = self.served(fields["source"], fields["target"])
         return await asyncio.to_thread(self.suggestions.suggest, model, fields, client_of(request, fields))
@@ -201,16 +197,18 @@ class Service:
         return {"status": "ok"}
 
 
-def create_app(models: list[ServedModel], limits: Limits | None = None, suggestions: Suggestions | None = None):
+def create_app(models: list[ServedModel], limits: Limits | None = None, redis: str | None = None,
+               suggestions: Suggestions | None = None):
     """The FastAPI application serving `models` (one per language direction) under `limits` (batching included):
-    LibreTranslate's routes over a `Service`, its errors as `{"error": ...}`, CORS on every answer; `suggestions`:
-    /suggest and the translation memory (`serving.suggestions`; None: off)."""
+    LibreTranslate's routes over a `Service`, its errors as `{"error": ...}`, CORS on every answer; `redis`: the URL
+    of the Redis that several processes share limits and cache through (`serving.shared`; None: this process's
+    own); `suggestions`: /suggest and the translation memory (`serving.suggestions`; None: off)."""
     from fastapi import FastAPI, Request
     from fastapi.middleware.cors import CORSMiddleware
     from fastapi.responses import HTMLResponse, JSONResponse, Response
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
-    service = Service(models, limits or Limits(), suggestions)
+    service = Service(models, limits or Limits(), redis, suggestions)
 
     async def lifespan(app):
         service.batcher.start()

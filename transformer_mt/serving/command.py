@@ -2,6 +2,9 @@
 the models it serves, one per language direction (`served_models`), and `serve`, which starts the app."""
 
 import argparse
+import json
+import os
+import sys
 
 from ..engines import DEFAULT_INTRA_THREADS, DEVICES, ENGINES, load_engine
 from ..tags import model_target_languages
@@ -30,6 +33,11 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("--req_limit", type=int, default=Limits.req_limit, help="Requests per minute per client (0: "
                         "no limit).")
     parser.add_argument("--api_keys", help="A file of API keys, one a line: requests must carry one (403 else).")
+    parser.add_argument("--redis", metavar="URL", help="Share the request limits and the translation cache with the "
+                        "other processes given the same Redis, e.g. redis://127.0.0.1:6379/0 (default: this "
+                        "process's own; docs/serving.md, several processes).")
+    parser.add_argument("--workers", type=int, default=1, help="Processes answering on --port, each loading the "
+                        "models (with --redis they share limits and cache).")
     parser.add_argument("--max_batch", type=int, help="Sentences per engine call at most (default: 8 per "
                         "CTranslate2 worker call, 32 for generate(); measured in docs/serving.md).")
     parser.add_argument("--max_wait_ms", type=float, default=Limits.max_wait_ms,
@@ -58,6 +66,8 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     if args.suggestions == "accept" and not args.api_keys:
         parser.error("--suggestions accept needs --api_keys: suggestions taken without review must come from known "
                      "clients (or use --suggestions review)")
+    if args.workers < 1:
+        parser.error(f"--workers must be >= 1, got {args.workers}")
     return args
 
 
@@ -78,11 +88,13 @@ def limits_of(args: argparse.Namespace) -> Limits:
 def served_models(args: argparse.Namespace) -> list:
     """One ServedModel per direction: a model trained on several targets (transformer_mt.tags) serves each."""
     from .app import ServedModel
+    from .shared import model_identity
 
     models = []
     for directory in args.models:
         engine = load_engine(directory, args.engine, quantization=args.quantization,
                              intra_threads=args.intra_threads, inter_threads=args.inter_threads, device=args.device)
+        weights = model_identity(directory, engine, args.quantization)  # the translation cache's key
         source = engine.config.source_lang
         targets = model_target_languages(engine.config, engine.tokenizer) or [engine.config.target_lang]
         if not source or not all(targets):
@@ -94,19 +106,43 @@ def served_models(args: argparse.Namespace) -> list:
                 raise ValueError(f"--min_confidence needs {directory}'s calibrated confidence, and "
                                  f"{engine.calibration_problem or 'it holds no calibration.json'}: fit one with "
                                  f"transformer-mt-score --model {directory} --calibrate DATA")
-            models.append(ServedModel(engine, source, target, args.min_confidence))
+            models.append(ServedModel(engine, source, target, args.min_confidence, weights))
     return models
 
 
-def serve(args: argparse.Namespace) -> None:
-    """Load the models, then answer on --host:--port until stopped."""
-    import uvicorn
+WORKERS_ENV = "TRANSFORMER_MT_SERVE_ARGS"  # the serve command's arguments (JSON), read by each of --workers' processes
+FACTORY = "transformer_mt.serving.factory:create"  # how uvicorn's workers build the app (an import string)
+# uvicorn kills and restarts a worker that does not answer its health check within this (its default, 5 s, is less
+# than importing torch and loading the models takes on a busy machine: the workers were restarted for ever)
+WORKER_HEALTHCHECK_S = 120
 
+
+def app_of(args: argparse.Namespace):
+    """The app the serve command's `args` describe, its models loaded: what `serve` runs, and each worker builds."""
     from .app import create_app
 
-    app = create_app(served_models(args), limits_of(args), suggestions_of(args))
+    app = create_app(served_models(args), limits_of(args), args.redis, suggestions_of(args))
     warm_up()
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return app
 
 
-__all__ = ["limits_of", "parse_args", "read_api_keys", "serve", "served_models"]
+def serve(args: argparse.Namespace) -> None:
+    """Load the models, then answer on --host:--port until stopped. With --workers N, uvicorn starts N processes
+    that build the app from FACTORY, each loading the models (loaded here first: a damaged model stops the command
+    before any worker starts)."""
+    import uvicorn
+
+    if args.workers == 1:
+        uvicorn.run(app_of(args), host=args.host, port=args.port, log_level="warning")
+        return
+    if not args.redis:
+        print(f"warning: --workers {args.workers} without --redis: each process has its own request limits and "
+              "translation cache", file=sys.stderr, flush=True)
+    served_models(args)
+    os.environ[WORKERS_ENV] = json.dumps(vars(args))
+    uvicorn.run(FACTORY, factory=True, workers=args.workers, host=args.host, port=args.port, log_level="warning",
+                timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
+
+
+__all__ = ["FACTORY", "WORKERS_ENV", "WORKER_HEALTHCHECK_S", "app_of", "limits_of", "parse_args", "read_api_keys",
+           "serve", "served_models"]

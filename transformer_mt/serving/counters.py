@@ -23,6 +23,9 @@ class Counters:
         self.flags = Counter("transformer_mt_sentence_flags", "Translated sentences a quality step flagged, by flag "
                              "(loop, copy, length, redecoded, abstained, span_repaired, span_lost, term_missed).",
                              ["flag"], registry=self.registry)
+        self.cache = Counter("transformer_mt_translation_cache", "Translation requests looked up in the cache "
+                             "(serving.shared), by result: hit (answered without the model), miss, or skipped "
+                             "(Redis down).", ["result"], registry=self.registry)
         self.registry.register(_BatcherCollector(batcher))
         served = Gauge("transformer_mt_model_info", "The models served: one series per language pair.",
                        ["source", "target", "engine", "calibrated"], registry=self.registry)

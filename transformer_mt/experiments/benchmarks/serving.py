@@ -82,13 +82,13 @@ async def _clients(url: str, sentences: list[str], clients: int, requests: int, 
 
 @contextlib.contextmanager
 def _server(model_dir: str, engine: str, queue_limit: int, max_batch: int | None, max_wait_ms: float,
-            startup: float = 180):
+            startup: float = 180, extra: tuple[str, ...] = ()):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     process = subprocess.Popen([sys.executable, "-m", "transformer_mt.scripts.serve", model_dir, "--port", str(port),
                                 "--engine", engine, "--queue_limit", str(queue_limit), "--max_wait_ms",
-                                str(max_wait_ms), *(["--max_batch", str(max_batch)] if max_batch else [])],
+                                str(max_wait_ms), *(["--max_batch", str(max_batch)] if max_batch else []), *extra],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + startup
