@@ -1,7 +1,7 @@
 """The server's HTTP API: LibreTranslate's, so that the applications that speak it work unchanged.
 
-Routes: `POST /translate`, `POST /detect`, `GET /languages`, `GET /frontend/settings`, `POST /suggest`
-(`serving.suggestions`) in LibreTranslate's shapes,
+Routes: `POST /translate`, `POST /detect`, `GET /languages`, `GET /frontend/settings`, `POST /translate_file` and
+`GET /download_file/...` (`serving.uploads`), `POST /suggest` (`serving.suggestions`) in LibreTranslate's shapes,
 `GET /health` (`{"status": "ok"}`, as LibreTranslate answers), `GET /metrics` (Prometheus' counters:
 `serving.counters`), `GET /spec` (the OpenAPI description), and `GET /`, a page that calls the same API. Fields are
 read from the query string and from a JSON, urlencoded or multipart body alike (`request_fields`), because each
@@ -26,6 +26,7 @@ from .languages import CONFIDENT, detect, language_name
 from .limits import Limits
 from .shared import SharedState
 from .suggestions import Suggestions, client_of, suggest_fields
+from .uploads import FileStore, add_file_routes, supported_formats
 
 
 logger = logging.getLogger(__name__)
@@ -60,9 +61,9 @@ class ServedModel:
 class Service:
     """What the routes do, for `models` (one per language direction) under `limits`."""
 
-    def __init__(self, models: list[ServedModel], limits: Limits, redis: str | None = None,
-                 suggestions: Suggestions | None = None):
-        self.models, self.limits = models, limits
+    def __init__(self, models: list[ServedModel], limits: Limits, files: FileStore | None = None,
+                 redis: str | None = None, suggestions: Suggestions | None = None):
+        self.models, self.limits, self.files = models, limits, files
         self.suggestions = suggestions  # None: /suggest is off
         self.pairs = {(model.source, model.target): model for model in models}
         if len(self.pairs) < len(models):
@@ -136,6 +137,7 @@ class Service:
         that matches an accepted suggestion is answered by it (`suggestions.Recall`), the others by the model."""
         if self.suggestions is not None and (recall := self.suggestions.recall(model, asked)) is not None:
             return await recall.answer(lambda rest: self.translated(request, rest, model))
+        weights = model.weights  # read before the engine is: a swap (serving.reload) changes the engine, then this
         options = model.options(asked)
         if (cached := self.shared.cache.get(model, options, asked)) is not None:  # the same text, model and options
             return cached
@@ -158,7 +160,8 @@ class Service:
             shown = [text.as_json() for text in flags]
             answer["flags"] = shown if asked.is_list else shown[0]
         self.counters.count_flags(flags)
-        self.shared.cache.put(model, options, asked, answer)
+        if model.weights == weights:  # no swap while it was made: cached under the weights that made it
+            self.shared.cache.put(model, options, asked, answer)
         return answer
 
     async def suggest(self, request, fields: dict) -> dict:
@@ -188,7 +191,8 @@ class Service:
     def frontend_settings(self) -> dict:
         first, keyed = self.models[0], self.limits.api_keys is not None
         return {"apiKeys": keyed, "keyRequired": keyed, "charLimit": self.limits.char_limit, "frontendTimeout": 500,
-                "suggestions": self.suggestions is not None, "filesTranslation": False, "supportedFilesFormat": [],
+                "suggestions": self.suggestions is not None, "filesTranslation": self.files is not None,
+                "supportedFilesFormat": supported_formats() if self.files is not None else [],
                 "language": {"source": {"code": first.source, "name": language_name(first.source)},
                              "target": {"code": first.target, "name": language_name(first.target)}}}
 
@@ -197,18 +201,19 @@ class Service:
         return {"status": "ok"}
 
 
-def create_app(models: list[ServedModel], limits: Limits | None = None, redis: str | None = None,
-               suggestions: Suggestions | None = None):
+def create_app(models: list[ServedModel], limits: Limits | None = None, files: FileStore | None = None,
+               redis: str | None = None, suggestions: Suggestions | None = None):
     """The FastAPI application serving `models` (one per language direction) under `limits` (batching included):
-    LibreTranslate's routes over a `Service`, its errors as `{"error": ...}`, CORS on every answer; `redis`: the URL
-    of the Redis that several processes share limits and cache through (`serving.shared`; None: this process's
-    own); `suggestions`: /suggest and the translation memory (`serving.suggestions`; None: off)."""
+    LibreTranslate's routes over a `Service`, its errors as `{"error": ...}`, CORS on every answer; `files` keeps
+    translated files for their download (None: /translate_file is off); `redis`: the URL of the Redis that several
+    processes share limits and cache through (`serving.shared`; None: this process's own); `suggestions`: /suggest
+    and the translation memory (`serving.suggestions`; None: off)."""
     from fastapi import FastAPI, Request
     from fastapi.middleware.cors import CORSMiddleware
     from fastapi.responses import HTMLResponse, JSONResponse, Response
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
-    service = Service(models, limits or Limits(), redis, suggestions)
+    service = Service(models, limits or Limits(), files, redis, suggestions)
 
     async def lifespan(app):
         service.batcher.start()
@@ -256,6 +261,7 @@ def create_app(models: list[ServedModel], limits: Limits | None = None, redis: s
         service.check_client(request, fields)
         return JSONResponse(await service.suggest(request, fields))
 
+    add_file_routes(app, service)
     app.get("/languages")(service.languages)
     app.get("/frontend/settings")(service.frontend_settings)
     app.get("/health")(service.health)

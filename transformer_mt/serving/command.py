@@ -10,7 +10,9 @@ from ..engines import DEFAULT_INTRA_THREADS, DEVICES, ENGINES, load_engine
 from ..tags import model_target_languages
 from .languages import warm_up
 from .limits import Limits
+from .reload import POLL_SECONDS, watch
 from .suggestions import DEFAULT_DB, MODES, suggestions_of
+from .uploads import DEFAULT_DIRECTORY, DEFAULT_EXPIRY_MINUTES, FileStore
 
 
 def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
@@ -47,6 +49,17 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("--min_confidence", type=float,
                         help="Answer a sentence whose calibrated confidence is below this with its source, flagged "
                              "(a request's min_confidence field overrides it; the models need a calibration.json).")
+    parser.add_argument("--file_size_limit", type=int, default=Limits.file_size_limit,
+                        help="Bytes per /translate_file upload.")
+    parser.add_argument("--file_char_limit", type=int, default=Limits.file_char_limit,
+                        help="Characters of text per uploaded file.")
+    parser.add_argument("--files_dir", default=DEFAULT_DIRECTORY,
+                        help="Where translated files wait for their download; processes serving one folder answer "
+                             "each other's downloads (default: %(default)s).")
+    parser.add_argument("--files_expiry_minutes", type=float, default=DEFAULT_EXPIRY_MINUTES,
+                        help="A translated file never downloaded is deleted after this (a download deletes it).")
+    parser.add_argument("--disable_files_translation", action="store_true",
+                        help="Answer /translate_file with 403 (LibreTranslate's flag).")
     parser.add_argument("--suggestions", nargs="?", const="review", choices=MODES,
                         help="Take /suggest (off without it): review (the default when given) keeps each for an admin "
                              "(transformer-mt-suggestions); accept takes those that pass the filters at once (needs "
@@ -54,20 +67,29 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("--suggestions_db", default=DEFAULT_DB, metavar="PATH",
                         help="The SQLite file of suggestions, shared by every process given it (default: "
                              "%(default)s in the working directory).")
+    parser.add_argument("--watch_seconds", type=float, default=POLL_SECONDS,
+                        help="Every this many seconds each process looks whether a MODEL directory (a symlink "
+                             "transformer-mt-promote switches) holds other weights, and swaps them in without "
+                             "dropping a request (serving.reload; default %(default)s; 0: never).")
     args = parser.parse_args(argv)
     if args.min_confidence is not None and not 0 <= args.min_confidence <= 1:
         parser.error(f"--min_confidence is a probability in [0, 1], got {args.min_confidence}")
-    for name in ("port", "char_limit", "batch_limit", "max_batch", "queue_limit", "intra_threads"):
+    for name in ("port", "char_limit", "batch_limit", "max_batch", "queue_limit", "intra_threads", "file_size_limit",
+                 "file_char_limit"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     for name in ("req_limit", "max_wait_ms"):
         if getattr(args, name) < 0:
             parser.error(f"--{name} must be >= 0, got {getattr(args, name)}")
+    if args.files_expiry_minutes <= 0:
+        parser.error(f"--files_expiry_minutes must be > 0, got {args.files_expiry_minutes}")
+    if args.watch_seconds < 0:
+        parser.error(f"--watch_seconds must be >= 0 (0: never), got {args.watch_seconds}")
+    if args.workers < 1:
+        parser.error(f"--workers must be >= 1, got {args.workers}")
     if args.suggestions == "accept" and not args.api_keys:
         parser.error("--suggestions accept needs --api_keys: suggestions taken without review must come from known "
                      "clients (or use --suggestions review)")
-    if args.workers < 1:
-        parser.error(f"--workers must be >= 1, got {args.workers}")
     return args
 
 
@@ -82,19 +104,22 @@ def read_api_keys(path: str) -> frozenset[str]:
 def limits_of(args: argparse.Namespace) -> Limits:
     return Limits(char_limit=args.char_limit, batch_limit=args.batch_limit, req_limit=args.req_limit,
                   api_keys=read_api_keys(args.api_keys) if args.api_keys else None, max_batch=args.max_batch,
-                  max_wait_ms=args.max_wait_ms, queue_limit=args.queue_limit)
+                  max_wait_ms=args.max_wait_ms, queue_limit=args.queue_limit, file_size_limit=args.file_size_limit,
+                  file_char_limit=args.file_char_limit)
+
+
+def file_store(args: argparse.Namespace) -> FileStore | None:
+    """Where translated files wait, or None with --disable_files_translation."""
+    return None if args.disable_files_translation else FileStore(args.files_dir, args.files_expiry_minutes)
 
 
 def served_models(args: argparse.Namespace) -> list:
     """One ServedModel per direction: a model trained on several targets (transformer_mt.tags) serves each."""
     from .app import ServedModel
-    from .shared import model_identity
 
     models = []
     for directory in args.models:
-        engine = load_engine(directory, args.engine, quantization=args.quantization,
-                             intra_threads=args.intra_threads, inter_threads=args.inter_threads, device=args.device)
-        weights = model_identity(directory, engine, args.quantization)  # the translation cache's key
+        engine, weights = load_served(directory, args)
         source = engine.config.source_lang
         targets = model_target_languages(engine.config, engine.tokenizer) or [engine.config.target_lang]
         if not source or not all(targets):
@@ -110,6 +135,16 @@ def served_models(args: argparse.Namespace) -> list:
     return models
 
 
+def load_served(directory: str, args: argparse.Namespace) -> tuple:
+    """`directory`'s engine as the flags ask, and its weights' identity (the translation cache's key): what the
+    server starts with, and what `serving.reload` swaps in."""
+    from .shared import model_identity
+
+    engine = load_engine(directory, args.engine, quantization=args.quantization, intra_threads=args.intra_threads,
+                         inter_threads=args.inter_threads, device=args.device)
+    return engine, model_identity(directory, engine, args.quantization)
+
+
 WORKERS_ENV = "TRANSFORMER_MT_SERVE_ARGS"  # the serve command's arguments (JSON), read by each of --workers' processes
 FACTORY = "transformer_mt.serving.factory:create"  # how uvicorn's workers build the app (an import string)
 # uvicorn kills and restarts a worker that does not answer its health check within this (its default, 5 s, is less
@@ -121,8 +156,10 @@ def app_of(args: argparse.Namespace):
     """The app the serve command's `args` describe, its models loaded: what `serve` runs, and each worker builds."""
     from .app import create_app
 
-    app = create_app(served_models(args), limits_of(args), args.redis, suggestions_of(args))
+    app = create_app(served_models(args), limits_of(args), file_store(args), args.redis, suggestions_of(args))
     warm_up()
+    if args.watch_seconds:  # each process polls its models: a promotion reaches every one
+        app.state.watcher = watch(app, args.models, lambda directory: load_served(directory, args), args.watch_seconds)
     return app
 
 
@@ -144,5 +181,5 @@ def serve(args: argparse.Namespace) -> None:
                 timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
 
 
-__all__ = ["FACTORY", "WORKERS_ENV", "WORKER_HEALTHCHECK_S", "app_of", "limits_of", "parse_args", "read_api_keys",
-           "serve", "served_models"]
+__all__ = ["FACTORY", "WORKERS_ENV", "WORKER_HEALTHCHECK_S", "app_of", "file_store", "limits_of", "load_served",
+           "parse_args", "read_api_keys", "serve", "served_models"]
