@@ -31,10 +31,10 @@ def assert_same_weights(a, b):
         assert torch.equal(first[key], second[key]), key
 
 
-# Kill and resume: a run of STEPS steps is killed once it has saved checkpoint-KILLED_AT (past three epochs), with
-# STEPS - KILLED_AT steps still to go; resumed, it ends where an unbroken run ends. LAST_CHECKPOINT: the last one
-# saved before the end (STEPS is no multiple of SAVE_STEPS).
-STEPS, SAVE_STEPS, KILLED_AT, LAST_CHECKPOINT = 150, 40, 80, "checkpoint-120"
+# Kill and resume: a run of STEPS steps is killed once it has saved checkpoint-KILLED_AT (past two epochs, mid-epoch in
+# every case), with STEPS - KILLED_AT steps still to go, across another epoch's start; resumed, it ends where an
+# unbroken run ends. LAST_CHECKPOINT: the last one saved before the end (STEPS is no multiple of SAVE_STEPS).
+STEPS, SAVE_STEPS, KILLED_AT, LAST_CHECKPOINT = 70, 15, 45, "checkpoint-60"
 
 
 @pytest.mark.slow  # kill and resume: three training subprocesses a case
@@ -42,7 +42,7 @@ STEPS, SAVE_STEPS, KILLED_AT, LAST_CHECKPOINT = 150, 40, 80, "checkpoint-120"
                                      ["--ema_decay", "0.99"]],
                          ids=["pairs", "token-batches", "joined-pairs", "ema"])
 def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path, batches):
-    # 25 (pairs) or ~20 (token batches) steps an epoch: resumes mid-epoch
+    # 10 (pairs), 12 (joined pairs) or 19 (token batches) steps an epoch: KILLED_AT is mid-epoch in each
     steps = ["--do_train", "--max_steps", str(STEPS), "--save_steps", str(SAVE_STEPS), *RECIPE, *batches]
     # Every run in a subprocess of one thread: the same kernels in the same order, or floats would differ anyway.
     subprocess.run(train_command(tmp_path / "reference", *steps), env=command_env(), check=True,
