@@ -35,7 +35,7 @@ def test_sentence_counts_of_the_joined_variant_take_the_exact_table_beside_it(tm
 @pytest.mark.slow
 def test_the_quick_study_writes_finite_numbers_and_a_figure(tmp_path):
     # Two types keep it quick; every type runs through the quick command below and the model tests.
-    results = position_study.run_study(str(DATA), str(tmp_path / "study"), seeds=(0, 1), steps=8, quick=True,
+    results = position_study.run_study(str(DATA), str(tmp_path / "study"), seeds=(0, 1), steps=2, quick=True,
                                        position_types=("sinusoidal", "learned"))
     assert (tmp_path / "study" / "position_study.png").stat().st_size > 10_000
     saved = json.loads((tmp_path / "study" / "position_study.json").read_text())
