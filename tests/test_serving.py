@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .utils import REPO, SCRIPTS, command_env, require, save_copy_model
+from .utils import REPO, SCRIPTS, command_env, require, save_copy_model, wait_until_listening
 
 
 require("fastapi", "the server needs the [serve] extra: pip install -e '.[serve]'")
@@ -330,12 +330,7 @@ def server_process(*args, env=None):
     process = subprocess.Popen([sys.executable, str(SCRIPTS / "serve.py"), *args, "--port", str(port)],
                                env=env or command_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and process.poll() is None:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-            time.sleep(0.2)
-        assert process.poll() is None, process.communicate()[0]
+        wait_until_listening(process, port)
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()

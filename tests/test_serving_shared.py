@@ -15,7 +15,7 @@ import types
 
 import pytest
 
-from .utils import REPO, SCRIPTS, command_env, require, require_program
+from .utils import REPO, SCRIPTS, command_env, require, require_program, wait_until_listening
 
 
 require("redis", "--redis needs the [serve] extra: pip install -e '.[serve]'")
@@ -243,12 +243,7 @@ def test_two_workers_start_and_share_limit_and_cache_through_redis(short_transla
             return error.code, json.loads(error.read())
 
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and process.poll() is None:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-            time.sleep(0.2)
-        assert process.poll() is None, process.communicate()[0]
+        wait_until_listening(process, port)
         answers = [post(FIELDS) for _ in range(7)]  # the connections are closed: the workers take them in turn
         assert [status for status, _ in answers] == [200] * 6 + [429]
         assert len({json.dumps(body) for _, body in answers[:6]}) == 1

@@ -4,18 +4,16 @@ through a kill -9."""
 
 import contextlib
 import json
-import socket
 import sqlite3
 import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
 
 from transformer_mt.pair_scoring import PairScore
 
-from .utils import SCRIPTS, command_env, require
+from .utils import SCRIPTS, command_env, require, wait_until_listening
 
 
 require("fastapi", "the server needs the [serve] extra: pip install -e '.[serve]'")
@@ -224,12 +222,7 @@ def server(*args):
     process = subprocess.Popen([sys.executable, str(SCRIPTS / "serve.py"), *args, "--port", str(port)],
                                env=command_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and process.poll() is None:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-            time.sleep(0.2)
-        assert process.poll() is None, process.communicate()[0]
+        wait_until_listening(process, port)
         yield process, f"http://127.0.0.1:{port}"
     finally:
         if process.poll() is None:

@@ -47,6 +47,22 @@ def require(module: str, reason: str):
         pytest.skip(message, allow_module_level=True)
 
 
+def wait_until_listening(process, port: int, seconds: float = 120) -> None:
+    """Return once `process` (a server started by a test) accepts connections on loopback `port`; fail with its
+    output if it exits first or `seconds` pass."""
+    import contextlib
+    import socket
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"the server did not listen on port {port} within {seconds} s: "
+                         f"{process.communicate(timeout=30)[0] if process.poll() is not None else 'still running'}")
+
+
 def require_program(name: str, reason: str) -> str:
     """The path of a program a test runs (a Debian package's: redis-server, ...), as `require` asks for a module:
     without it a test skips locally with `reason`, and fails under CI=true, which installs it (.ci/install-debian)."""
