@@ -36,7 +36,8 @@ def test_a_line_of_three_sentences_gives_three_translated_sentences(capsys):
     assert capsys.readouterr().out == ("Öffnen Sie das Menü Extras. Wählen Sie Optionen. Klicken Sie auf OK, um den "
                                        "Dialog zu schließen.\n")
     translate_script.main(["--model", str(SHIPPED), "--no_progress", "--no_split_sentences", THREE])
-    assert capsys.readouterr().out == "Öffnen Sie das Menü Extras – Optionen….\n"
+    assert capsys.readouterr().out == ("Öffnen Sie das Menü Extras. Wählen Sie Extras – Optionen…, um den Dialog zu "
+                                       "schließen.\n")
     translate_script.main(["--model", str(SHIPPED), "--no_progress", "--num_beams", "2", "--scores",
                             "Choose Options. Click OK to close the dialog."])
     number, rank, score, text = capsys.readouterr().out.rstrip("\n").split("\t")
