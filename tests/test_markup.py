@@ -103,6 +103,19 @@ def test_a_label_the_sentence_left_untranslated_takes_its_own_translation_and_ru
                 {"partitions are": "Partitionen sind"}) == '<p>Alle <a href="x">Teile sind</a> belegt.</p>'
 
 
+def test_a_name_or_number_the_model_keeps_alone_is_written_back_where_the_sentence_rewrote_it():
+    name = '<p>Restart <span class="app">dbus-daemon</span> now.</p>'
+    assert fill(name, "Starten Sie Dbus-daemon jetzt neu.", [(0, 0), (1, 2), (2, 3)],
+                {"dbus-daemon": "dbus-daemon"}) == '<p>Starten Sie <span class="app">dbus-daemon</span> jetzt neu.</p>'
+    number = "<p>Choose option <b>2</b> now.</p>"
+    assert fill(number, "Wählen Sie Option 3 jetzt.", [(0, 0), (1, 2), (2, 3), (3, 4)], {"2": "2"}) == (
+        "<p>Wählen Sie Option <b>2</b> jetzt.</p>")
+    # running text whose own translation differs keeps the sentence's words
+    running = '<p>All <a href="x">partitions</a> are used.</p>'
+    assert fill(running, "Alle Teile sind belegt.", [(0, 0), (1, 1), (2, 2), (3, 3)], {"partitions": "Partitionen"}) \
+        == '<p>Alle <a href="x">Teile</a> sind belegt.</p>'
+
+
 def test_blocks_and_line_breaks_separate_runs_and_whitespace_and_void_elements_stay():
     html = '<div>\n  <p>One <img src="a.png"> two</p>\n  <p>Three<br>four</p><pre>keep  this</pre></div>'
     documents = HtmlDocuments([html])

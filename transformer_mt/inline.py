@@ -116,8 +116,8 @@ def place(source: str, elements: list[Inline], translation: str, alignment: list
         spans.append((point, point))
         fallback.append(element.kind != POINT)
     swaps = {k: hints[k] for k in _outermost_of_same_text(elements, source)
-             if hints[k] and spans[k] is not None and k not in settled and _label(source[elements[k].start :
-                                                                                          elements[k].end])}
+             if hints[k] and spans[k] is not None and k not in settled
+             and _label_or_name(source[elements[k].start : elements[k].end], hints[k])}
     swaps.update({k: element.token for k, element in enumerate(elements)  # a lost token: written back, counted
                   if element.kind == VERBATIM and fallback[k]})
     translation, spans = _swap_in(translation, spans, swaps, elements)
@@ -155,6 +155,13 @@ def _label(text: str) -> bool:
     a capital and holds a word of two letters or more. Running text under a link ("partitions are") is none."""
     text = text.strip(EDGE_PUNCTUATION + " ")
     return text[:1].isupper() and re.search(r"[^\W\d_]{2}", text) is not None
+
+
+def _label_or_name(text: str, hint: str) -> bool:
+    """Whether an element's words may take its own translation, `hint`: a UI label (`_label`), or a text the model
+    writes as it is when it translates it alone (a name, a number, a symbol: "dbus-daemon", "2", ";"), which a
+    sentence may have rewritten ("Dbus-daemon", a formula's digits garbled)."""
+    return _label(text) or hint.strip() == text.strip()
 
 
 def _outermost_of_same_text(elements: list[Inline], source: str) -> list[int]:
