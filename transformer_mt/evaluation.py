@@ -67,17 +67,18 @@ def score(hypotheses: list[str], references: list[str], metrics=METRICS, bootstr
     return results
 
 
-def translator(model_path: str, num_beams: int | None = None,
-               batch_size: int = 16) -> Callable[[list[str]], list[str]]:
+def translator(model_path: str, num_beams: int | None = None, batch_size: int = 16,
+               max_new_tokens: int | None = None) -> Callable[[list[str]], list[str]]:
     """A function that translates a list of sources with a saved model directory (generate()) or a CTranslate2 export
     (a directory with model.bin), loaded once through `engines.load_for_scoring`: beam `num_beams` (default: the
-    generation config's, which an export carries), the engines' length bound, each source whole, as one sequence.
+    generation config's, which an export carries), the engines' length bound (or at most `max_new_tokens` tokens),
+    each source whole, as one sequence.
     A test set's sources are segments aligned with their references, so they are never split into sentences, nor
     folded to sentence case, nor their lost spans put back: the studies measure what the model itself does with a
     long input, capitals or placeholders, not the sentence splitter, `casing` or `spans`."""
     engine = load_for_scoring(model_path)
-    options = TranslationOptions(num_beams=num_beams, batch_size=batch_size, split_sentences=False, fold_case=False,
-                                 repair_spans=False)
+    options = TranslationOptions(num_beams=num_beams, batch_size=batch_size, max_new_tokens=max_new_tokens,
+                                 split_sentences=False, fold_case=False, repair_spans=False)
     return lambda sources: [hypotheses[0][0] if hypotheses else ""
                             for hypotheses in translate_texts(engine, sources, options)]
 
@@ -96,10 +97,11 @@ def score_saved(model_path: str, sources: list[str], targets: list[str], batch_s
 
 
 def score_sets(model_path: str, sets: dict[str, tuple[list[str], list[str]]], num_beams: int | None = 1,
-               batch_size: int = 16) -> dict[str, dict]:
+               batch_size: int = 16, max_new_tokens: int | None = None) -> dict[str, dict]:
     """name -> BLEU, chrF and length ratio (`metrics.translation_scores`, unrounded) of the model's translations of
-    every set of (sources, references); greedy unless `num_beams`, each input whole. What the studies score by."""
-    translate = translator(model_path, num_beams, batch_size)
+    every set of (sources, references); greedy unless `num_beams`, each input whole, within the engines' length
+    bound unless `max_new_tokens`. What the studies score by."""
+    translate = translator(model_path, num_beams, batch_size, max_new_tokens)
     scores = {}
     for name, (sources, references) in sets.items():
         result = translation_scores(translate(sources), references)

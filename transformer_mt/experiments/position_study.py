@@ -37,6 +37,10 @@ JOINED_SHARE = 0.25  # the "+ joined pairs" variant: --joined_pairs_share (2-3 c
 # The paper's comparison: learned positions with a table exactly as long as the training inputs, where sinusoids
 # need none. Past its table such a model cannot place a token: translation cuts the input there, with a warning.
 EXACT_TABLE = "+ joined pairs, learned table of the training length"
+# --quick: translations stop at the quick models' training target length (presets.TINY's, the start token included).
+# Models of a few steps rarely write an end token, so each would otherwise run to the engines' bound (twice its input
+# plus 10 tokens), and decoding would take most of the quick study's time; the full study keeps that bound.
+QUICK_NEW_TOKENS = QUICK["max_target_length"] - 1
 
 
 def table_limited(position_type: str, rows: int) -> bool:
@@ -81,11 +85,12 @@ SENTENCE_END = re.compile(r"[.!?:](?:\s|$)")  # a sentence- or clause-final mark
 
 def count_sentences(output_dir: str, data_dir: str, seeds=(0,), position_types=POSITION_EMBEDDING_TYPES,
                     joined=(2, 4, 8), pairs: int = 40, batch_size: int = 20, source_lang: str = "en",
-                    target_lang: str = "de", run_suffix: str = "") -> dict:
+                    target_lang: str = "de", run_suffix: str = "", max_new_tokens: int | None = None) -> dict:
     """How many sentences the study's models write for joined inputs: (position type, k) -> mean sentence ends per
     reference and per greedy output, over the first `pairs` inputs of k joined test pairs. Reads the models a study
     left in output_dir/runs (`run_suffix` "-joined": the "+ joined pairs" variant's, and the exact-table runs of
-    learned positions beside them, as "learned, N-row table")."""
+    learned positions beside them, as "learned, N-row table"). Outputs within the engines' length bound, or of at most
+    `max_new_tokens` tokens."""
     test = load_parallel_data(data_dir, source_lang, target_lang)["test"]
     runs = Path(output_dir) / "runs"
     counts = {}
@@ -97,7 +102,8 @@ def count_sentences(output_dir: str, data_dir: str, seeds=(0,), position_types=P
                 models.update((f"{position_type}, {path.name.rsplit('-table', 1)[1]}-row table", path)
                               for path in sorted(runs.glob(f"{name}-table*")))
             for label, model_dir in models.items():
-                translate = translator(str(model_dir), num_beams=1, batch_size=batch_size)
+                translate = translator(str(model_dir), num_beams=1, batch_size=batch_size,
+                                       max_new_tokens=max_new_tokens)
                 for k in joined:
                     sources, references = join_consecutive(list(test[source_lang]), list(test[target_lang]), k)
                     outputs = translate(sources[:pairs])
@@ -112,12 +118,14 @@ def write_sentence_counts(output_dir: str, data_dir: str, seeds=(0,), position_t
                           quick: bool = False, of_joined_variant: bool = False, source_lang: str = "en",
                           target_lang: str = "de") -> dict:
     """`count_sentences` of the models a study left in `output_dir` at 2, 4 and 8 joined test pairs (the "+ joined
-    pairs" variant's with `of_joined_variant`: 2, 4, 8 and 16; `quick`: 2, on 8 inputs), written to
-    output_dir/sentence_counts.json (sentence_counts_joined.json); returns the counts."""
+    pairs" variant's with `of_joined_variant`: 2, 4, 8 and 16; `quick`: 2, on 8 inputs, outputs of at most
+    QUICK_NEW_TOKENS tokens), written to output_dir/sentence_counts.json (sentence_counts_joined.json); returns the
+    counts."""
     joined = (2,) if quick else (2, 4, 8, 16) if of_joined_variant else (2, 4, 8)
     counts = count_sentences(output_dir, data_dir, seeds, position_types, joined=joined, pairs=8 if quick else 40,
                              source_lang=source_lang, target_lang=target_lang,
-                             run_suffix="-joined" if of_joined_variant else "")
+                             run_suffix="-joined" if of_joined_variant else "",
+                             max_new_tokens=QUICK_NEW_TOKENS if quick else None)
     name = "sentence_counts_joined.json" if of_joined_variant else "sentence_counts.json"
     Path(output_dir, name).write_text(json.dumps(counts, indent=1), encoding="utf-8")
     return counts
@@ -151,7 +159,9 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
               quick: bool = False, batch_size: int = 32, position_types=POSITION_EMBEDDING_TYPES,
               results_dir: str | None = None, source_lang: str = "en", target_lang: str = "de") -> dict:
     """Train and evaluate every (variant, seed, position type) not already in `results_dir` (one JSON per run,
-    written as soon as it is scored); write position_study.json and .png of every run there; return them."""
+    written as soon as it is scored); write position_study.json and .png of every run there; return them. `quick`:
+    QUICK's tiny model on its 400 training pairs, scored on QUICK_PAIRS test pairs with translations of at most
+    QUICK_NEW_TOKENS tokens."""
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
     results_path = Path(results_dir) if results_dir else output / "results"
@@ -188,7 +198,8 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
 
     def score(study_run: StudyRun, model_dir: Path) -> dict:
         model = AutoModelForSeq2SeqLM.from_pretrained(model_dir)
-        result = {"scores": score_sets(str(model_dir), scored_sets, batch_size=batch_size),
+        result = {"scores": score_sets(str(model_dir), scored_sets, batch_size=batch_size,
+                                       max_new_tokens=QUICK_NEW_TOKENS if quick else None),
                   "untrained_rows": untrained_rows(model, train_lengths[-1])}
         if study_run.overrides.get("max_position_embeddings", TABLE_SIZE) < TABLE_SIZE:  # what it does past its table
             rows = model.config.max_position_embeddings
@@ -216,6 +227,7 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
                         if key not in ("sources", "references", "lengths")} for name, described in sets.items()},
         "runs": runs,
         "summary": seed_spread(runs),
+        **({"max_new_tokens": QUICK_NEW_TOKENS} if quick else {}),  # the full study decodes within the engines' bound
     }
     (output / "position_study.json").write_text(json.dumps(results, indent=2), encoding="utf-8")
     plot_study(results, str(output / "position_study.png"))
