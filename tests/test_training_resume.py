@@ -1,10 +1,9 @@
 """Resuming is exact and keeps the run's own tokenizer; damaged checkpoints and bad flags are named, not crashed on."""
 
 import json
+import multiprocessing
 import os
 import shutil
-import signal
-import subprocess
 import time
 
 import pytest
@@ -31,37 +30,66 @@ def assert_same_weights(a, b):
         assert torch.equal(first[key], second[key]), key
 
 
+def _train(argv: list[str], log: str) -> None:
+    """scripts/train.py's main(argv) in a process of its own (`start_training`): one thread, its output to `log`."""
+    with open(log, "w") as f:
+        os.dup2(f.fileno(), 1)
+        os.dup2(f.fileno(), 2)
+    os.environ.update(command_env())  # the fork server's environment is that of the call that started it
+    torch.set_num_threads(1)
+    train_main(argv)
+
+
+def start_training(output_dir, *flags) -> tuple[multiprocessing.Process, str]:
+    """(process, log) of a training run as `train_command` gives it, in a process forked from multiprocessing's fork
+    server: a process of its own like a subprocess (killed, it is killed alone), without importing torch and the
+    package again (seconds each), as the benchmark harness starts its workers."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])  # read when the server starts (by the first call in this worker)
+    log = f"{output_dir}.log"
+    process = context.Process(target=_train, args=(train_command(output_dir, *flags)[2:], log))
+    process.start()
+    return process, log
+
+
+def finish_training(output_dir, *flags) -> None:
+    """Run a training run to its end (`start_training`); it must succeed."""
+    process, log = start_training(output_dir, *flags)
+    process.join(timeout=600)
+    if process.exitcode is None:
+        process.kill()
+        process.join()
+    assert process.exitcode == 0, open(log).read()[-3000:]
+
+
 # Kill and resume: a run of STEPS steps is killed once it has saved checkpoint-KILLED_AT (past two epochs, mid-epoch in
 # every case), with STEPS - KILLED_AT steps still to go, across another epoch's start; resumed, it ends where an
 # unbroken run ends. LAST_CHECKPOINT: the last one saved before the end (STEPS is no multiple of SAVE_STEPS).
 STEPS, SAVE_STEPS, KILLED_AT, LAST_CHECKPOINT = 70, 15, 45, "checkpoint-60"
 
 
-@pytest.mark.slow  # kill and resume: three training subprocesses a case
+@pytest.mark.slow  # kill and resume: three training processes a case
 @pytest.mark.parametrize("batches", [[], ["--max_tokens_per_batch", "192"], ["--joined_pairs_share", "0.25"],
                                      ["--ema_decay", "0.99"]],
                          ids=["pairs", "token-batches", "joined-pairs", "ema"])
 def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path, batches):
     # 10 (pairs), 12 (joined pairs) or 19 (token batches) steps an epoch: KILLED_AT is mid-epoch in each
     steps = ["--do_train", "--max_steps", str(STEPS), "--save_steps", str(SAVE_STEPS), *RECIPE, *batches]
-    # Every run in a subprocess of one thread: the same kernels in the same order, or floats would differ anyway.
-    subprocess.run(train_command(tmp_path / "reference", *steps), env=command_env(), check=True,
-                   capture_output=True, timeout=600)
+    # Every run in a process of its own with one thread: the same kernels in the same order, or floats would differ
+    # anyway.
+    finish_training(tmp_path / "reference", *steps)
 
     killed = tmp_path / "killed"
-    process = subprocess.Popen(train_command(killed, *steps), env=command_env(), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
+    process, _ = start_training(killed, *steps)
     deadline = time.monotonic() + 300
     while not (killed / f"checkpoint-{KILLED_AT}" / "trainer_state.json").exists():
-        assert process.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"
+        assert process.is_alive() and time.monotonic() < deadline, "the run ended before it could be killed"
         time.sleep(0.02)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
+    process.kill()  # SIGKILL
+    process.join()
     assert not (killed / "model.safetensors").exists()  # it did not finish
 
-    result = subprocess.run(train_command(killed, *steps, "--resume_from_checkpoint", "last"), env=command_env(),
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
+    finish_training(killed, *steps, "--resume_from_checkpoint", "last")
     assert json.loads((killed / "trainer_state.json").read_text())["global_step"] == STEPS
     assert_same_weights(killed, tmp_path / "reference")
     if "--ema_decay" in batches:  # the average is the saved model; the trained weights resumed exactly too
