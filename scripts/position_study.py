@@ -38,8 +38,7 @@ def main(argv=None):
                              "and 16 joined pairs.")
     parser.add_argument("--quick", action="store_true",
                         help="A tiny model on 400 pairs, 20 steps, one seed, scored on 48 test pairs with "
-                             "translations of at most 31 tokens (its training target length): checks the pipeline "
-                             "in under a minute.")
+                             "translations of at most 31 tokens: checks the pipeline in under a minute.")
     args = parser.parse_args(argv)
     steps = args.steps or (20 if args.quick else 2000)
     if steps < 1:
