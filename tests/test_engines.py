@@ -156,6 +156,7 @@ def translate_here(*args, capsys) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(list(args), returncode, out, err)
 
 
+@pytest.mark.slow  # the command as a process of its own
 def test_the_command_takes_ctranslate2_by_default_and_says_so(tmp_path, cache, capsys):
     model, tokenizer = save_copy_model(tmp_path / "model")
     (tmp_path / "input.txt").write_text("\n".join(TEXTS) + "\n", encoding="utf-8")

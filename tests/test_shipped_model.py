@@ -45,6 +45,7 @@ def test_the_readme_examples_are_its_translations():
     assert rows == [f"| {source} | {translation} |" for source, translation in zip(sources, translations)]
 
 
+@pytest.mark.slow  # beam search over the 602 test pairs
 @SHIPPED
 def test_it_scores_what_it_says_on_the_test_split(model_dir):
     recorded = json.loads((model_dir / "scores.json").read_text())

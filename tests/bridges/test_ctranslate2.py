@@ -175,6 +175,7 @@ def test_unsupported_config_is_named(overrides, message, tokenizer, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # the export command as a process of its own
 def test_non_empty_output_is_kept_unless_forced(tokenizer, tmp_path):
     model_dir = save(tiny_model(vocab_size=len(tokenizer)), tokenizer, tmp_path / "model")
     (tmp_path / "out").mkdir()
