@@ -67,6 +67,19 @@ def test_the_seed_reaches_the_engine_on_every_input_path(learned, tmp_path, caps
     assert outputs[0] == outputs[1]
 
 
+def test_a_seed_repeats_sampling_on_a_loaded_ctranslate2_engine_with_two_workers(learned):
+    """CTranslate2 draws from one generator per worker thread, seeded when the thread first samples: call after call
+    on one engine, batches spread over two workers, the same seed gives the same texts and another seed others."""
+    engine = load_engine(str(learned), "ctranslate2", inter_threads=2)
+    sentences = ["Open the file.", "Close the dialog window now.", "Click the Save button to keep the changes.",
+                 "Print it.", "Select the text you want to copy and paste it here."]
+    options = TranslationOptions(do_sample=True, seed=7, temperature=4.0, batch_size=1)
+    runs = [translate_texts(engine, sentences, options) for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2]
+    assert translate_texts(engine, sentences, options.replace(seed=8)) != runs[0]
+    assert translate_texts(engine, sentences, options) == runs[0]
+
+
 @pytest.mark.parametrize("engine", ["transformers", "ctranslate2"])
 def test_a_length_past_a_learned_table_is_refused_in_one_line(learned, capsys, engine):
     long_line = "Click the Save button and close the dialog window " * 30

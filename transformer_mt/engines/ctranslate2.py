@@ -34,6 +34,10 @@ class CTranslate2Engine(Engine):
 
     `intra_threads` per translation and `inter_threads` translations at once (the length batches of one call are
     decoded concurrently); `compute_type` as CTranslate2 takes it ("default": as the export stores the weights).
+
+    Seeded sampling decodes on a translator of its own with one worker, made afresh at each `seed()`: CTranslate2
+    draws from a generator per worker thread, seeded once when the thread first samples, so the shared workers
+    would go on from where their last call left off and take the batches in whichever order they come free.
     """
 
     name = "ctranslate2"
@@ -44,8 +48,10 @@ class CTranslate2Engine(Engine):
         self.export_dir, self.tokenizer, self.reason, self.device = export_dir, tokenizer, reason, device
         self.config, self.generation_config = config, generation_config
         inter_threads = inter_threads or max(1, (os.cpu_count() or 1) // intra_threads)
+        self.compute_type = compute_type
         self.translator = ctranslate2.Translator(export_dir, device=device, compute_type=compute_type,
                                                  intra_threads=intra_threads, inter_threads=inter_threads)
+        self.seeded = None  # the one-worker translator of the last seed() (class docstring)
         self.threads = {"intra_threads": intra_threads, "inter_threads": inter_threads}
         self.workers = inter_threads  # batches decoded at once
         self.max_positions = exported_max_positions(config)
@@ -53,6 +59,9 @@ class CTranslate2Engine(Engine):
     def seed(self, seed: int) -> None:
         set_seed(seed)
         ctranslate2.set_random_seed(seed)
+        self.seeded = None  # its worker's generator is spent: the next one starts from `seed`
+        self.seeded = ctranslate2.Translator(self.export_dir, device=self.device, compute_type=self.compute_type,
+                                             intra_threads=self.threads["intra_threads"], inter_threads=1)
 
     def translate_sentences(self, sentences: list[str], options: TranslationOptions, names: list[str] | None = None,
                             target_prefix: list[str | None] | None = None) -> list[Hypotheses]:
@@ -72,13 +81,15 @@ class CTranslate2Engine(Engine):
         if language_id is not None:  # the target-language token first (tags.target_language_id)
             language = target.convert_ids_to_tokens(language_id)
             prefixes = [[language, *(prefix or [])] for prefix in (prefixes or [None] * len(sentences))]
+        seeded = options.do_sample and options.seed is not None and self.seeded is not None
+        translator = self.seeded if seeded else self.translator
         pending = []
         for indices in length_batches([len(row) for row in ids], options.batch_size):
             budget = options.max_new_tokens or length_bound(max(len(ids[i]) for i in indices),
                                                             self.generation_config.max_length, self.max_positions)
             batch = [tokenizer.convert_ids_to_tokens(ids[i]) for i in indices]
             batch_prefixes = [prefixes[i] for i in indices] if prefixes else None
-            pending.append((indices, budget, self.translator.translate_batch(
+            pending.append((indices, budget, translator.translate_batch(
                 batch, batch_prefixes, max_decoding_length=budget, max_batch_size=len(batch), max_input_length=0,
                 asynchronous=True, **settings)))
         translations = [None] * len(sentences)
