@@ -89,6 +89,17 @@ def test_a_tag_without_aligned_words_is_a_counted_fallback_holding_its_own_trans
         '<p>Zum Speichern drücken.<span class="gui">Add</span></p>')
 
 
+def test_a_fallback_never_lands_inside_a_word_or_a_sibling_that_an_alignment_run_took():
+    html = '<p>Press <span class="gui">Edit</span>, then <span class="gui">Add</span> now.</p>'
+    # "Edit" aligned to "Vorlagen" and "Datei" takes the run between; "Add" has no word and "then" lies in that run
+    translation, alignment = "Drücken Sie die Vorlagen dann Datei jetzt.", [(0, 0), (1, 3), (1, 5), (2, 4), (4, 6)]
+    assert fill(html, translation, alignment) == (
+        '<p>Drücken Sie die <span class="gui">Vorlagen dann Datei</span><span class="gui">Add</span> jetzt.</p>')
+    # the label's run replaced by its own, shorter translation: the fallback follows it, whole
+    assert fill(html, translation, alignment, {"Edit": "Bearbeiten", "Add": "Hinzufügen"}) == (
+        '<p>Drücken Sie die <span class="gui">Bearbeiten</span> <span class="gui">Hinzufügen</span> jetzt.</p>')
+
+
 def test_a_label_the_sentence_left_untranslated_takes_its_own_translation_and_running_text_does_not():
     html = '<p>Open the <span class="gui">Activities</span> overview.</p>'
     alignment = [(0, 0), (1, 2), (2, 3), (3, 4)]

@@ -113,6 +113,7 @@ def place(source: str, elements: list[Inline], translation: str, alignment: list
             fallback.append(False)
             continue
         point = _point(source, element.start, source_words, targets_of, target_words, bounds, translation)
+        point = next((end for start, end in siblings if start < point < end), point)  # not inside a sibling
         spans.append((point, point))
         fallback.append(element.kind != POINT)
     swaps = {k: hints[k] for k in _outermost_of_same_text(elements, source)
@@ -193,26 +194,35 @@ def _outermost_of_same_text(elements: list[Inline], source: str) -> list[int]:
 def _swap_in(translation: str, spans: list, hints: dict[int, str], elements: list[Inline]) -> tuple[str, list]:
     """`translation` with each of `hints`' elements' span (its words, or a fallback's point) holding that
     element's own translation instead, the elements inside it over the same text, and every span moved with the
-    text."""
+    text. A point inside words that an earlier element's own translation replaced goes after that translation
+    (never into the middle of a word the replacement moved there); a span that overlaps one keeps its words."""
     edits = sorted((spans[k][0], spans[k][1], k) for k in hints)
-    pieces, moved, position, shift = [], {}, 0, []
+    pieces, moved, position = [], {}, 0
+    replaced: list[tuple[int, int, int, int]] = []  # (start, end) in the translation -> (start, end) in the result
     for start, end, k in edits:
         if start < position:
-            continue
+            if start != end:
+                continue
+            start = end = position  # a point the previous replacement swallowed: after it
         text = hints[k]
         if start == end:  # a fallback's point: the text gets a space where it meets a word
-            text = (" " if start and not translation[start - 1].isspace() else "") + text + (
+            before = pieces[-1][-1:] if start == position and pieces else translation[start - 1 : start]
+            text = (" " if before and not before.isspace() else "") + text + (
                 " " if start < len(translation) and not translation[start].isspace() else "")
         pieces += [translation[position:start], text]
         new_start = sum(map(len, pieces)) - len(text)
         inner = text.strip()
         moved[k] = (new_start + text.index(inner), new_start + text.index(inner) + len(inner))
-        shift.append((end, len(text) - (end - start)))
+        replaced.append((start, end, new_start, new_start + len(text)))
         position = end
     pieces.append(translation[position:])
 
     def move(at: int) -> int:
-        return at + sum(delta for end, delta in shift if end <= at)
+        for start, end, new_start, new_end in replaced:
+            if start < at < end:  # inside replaced words: after their replacement
+                return new_end
+        return at + sum(new_end - new_start - (end - start) for start, end, new_start, new_end in replaced
+                        if end <= at)
 
     def swapped(k: int) -> int | None:
         while k is not None and k not in moved:
