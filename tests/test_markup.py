@@ -44,6 +44,11 @@ def test_tags_inside_one_word_take_the_same_parts_of_its_translation():
         "<p>Drücken Sie <kbd>Strg</kbd>+<kbd>C</kbd>.</p>")
     assert fill("<p>Water is H<sub>2</sub>O.</p>", "Wasser ist H2O.", [(0, 0), (1, 1), (2, 2)]) == (
         "<p>Wasser ist H<sub>2</sub>O.</p>")
+    # part of a run of letters: the same characters of the word kept as it was, never a whole rewritten word
+    assert fill("<p>where [x<sub>i</sub>] is</p>", "wobei [xi] ist", [(0, 0), (1, 1), (2, 2)]) == (
+        "<p>wobei [x<sub>i</sub>] ist</p>")
+    assert fill("<p>where x<sub>i</sub> is</p>", "wobei speihen ist", [(0, 0), (1, 1), (2, 2)], {"i": "i"}) == (
+        "<p>wobei <sub>i</sub> ist</p>")
 
 
 def test_a_tag_around_one_tag_takes_the_same_words_and_siblings_never_cross():

@@ -297,7 +297,8 @@ def _within_word(source: str, word: tuple[int, int], element: Inline, translatio
                  aligned: list[tuple[int, int]], bounds, taken: list[tuple[int, int]]) -> tuple[int, int] | None:
     """For an element that holds part of one source word ("<kbd>Ctrl</kbd>+<kbd>C</kbd>", "x<sub>2</sub>"), the
     same part of a translation word cut alike: the same word kept as it was first, else an aligned word cut by the
-    same punctuation ("Strg+C"); None when no such word is free."""
+    same punctuation ("Strg+C"); for part of one run of letters ("x<sub>i</sub>"), the same characters of the same
+    word kept as it was, and no other. None when no such word is free."""
     trimmed = _trim(source, *word, "")
     if element.start <= trimmed[0] and element.end >= trimmed[1]:  # the whole word but its punctuation
         return None
@@ -308,6 +309,14 @@ def _within_word(source: str, word: tuple[int, int], element: Inline, translatio
     pieces = [match.span() for match in re.finditer(PIECE, source[word[0] : word[1]])]
     held = [k for k, (start, end) in enumerate(pieces)
             if word[0] + start < element.end and word[0] + end > element.start]
+    if any(word[0] + pieces[k][0] < element.start or word[0] + pieces[k][1] > element.end for k in held):
+        # part of one run of letters ("x<sub>i</sub>"): the same characters of the same word kept as it was
+        for target_start, target_end in same:
+            start = _trim(translation, target_start, target_end, "")[0] + element.start - word[0]
+            span = (start, start + element.end - element.start)
+            if not any(first < span[1] and last > span[0] for first, last in taken):
+                return span
+        return None
     for target_start, target_end in aligned:
         target_start, target_end = _trim(translation, target_start, target_end, "")
         target_pieces = [match.span() for match in re.finditer(PIECE, translation[target_start:target_end])]
