@@ -3,7 +3,18 @@ their translations are given back, on strings of the UI corpus (data/en-de-ui's 
 
 import pytest
 
-from transformer_mt.casing import case_of, fold, fold_sentences, restore, restore_hypotheses, title_case, upper_case
+from transformer_mt.casing import (
+    case_of,
+    fold,
+    fold_label,
+    fold_sentences,
+    restore,
+    restore_hypotheses,
+    title_case,
+    upper_case,
+)
+
+from .utils import require
 
 
 @pytest.mark.parametrize("text, case", [
@@ -82,3 +93,25 @@ def test_upper_and_title_case_keep_placeholders_and_urls():
 def test_html_leaves_title_case_as_it_is():
     assert fold_sentences(["Restore Last Query", "SAVE CHANGES"], titles=False) == (
         ["Restore Last Query", "Save changes"], ["normal", "upper"])
+
+
+def test_an_elements_own_title_case_label_is_folded_but_menu_paths_keys_and_pairs_are_not():
+    assert [fold_label(text) for text in ("Screen Lock", "Image Viewer", "Tools - Options", "Edit – Paste Special",
+                                          "Shift+Enter", "Load/Save", "BSSID", "Save", "partitions are")] == [
+        "Screen lock", "Image viewer", "Tools - Options", "Edit – Paste Special", "Shift+Enter", "Load/Save",
+        "BSSID", "Save", "partitions are"]
+
+
+def test_an_html_elements_own_text_reaches_the_engine_folded_and_the_sentence_as_it_is():
+    require("bs4", "HTML needs BeautifulSoup: pip install -e '.[serve]'")
+    from transformer_mt.options import TranslationOptions
+    from transformer_mt.translation import segment
+
+    class Config:
+        source_lang = "en"
+
+    html = ['<p>Open <span class="gui">Screen Lock</span> in <span class="app">Image Viewer</span>.</p>']
+    sentences = segment(html, TranslationOptions(format="html"), Config()).sentences
+    assert sentences == ["Open Screen Lock in Image Viewer.", "Image viewer", "Screen lock"]
+    sentences = segment(html, TranslationOptions(format="html", fold_case=False), Config()).sentences
+    assert sentences == ["Open Screen Lock in Image Viewer.", "Image Viewer", "Screen Lock"]

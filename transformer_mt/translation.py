@@ -21,6 +21,7 @@ import torch
 
 from . import sentences
 from .alignment import join_alignments
+from .casing import fold_label
 from .checkpoints import check_tokenizer_matches
 from .constraints import first_sentence_prefixes
 from .decoding import Hypotheses, Layout, join_hypotheses, length_batches, split_texts
@@ -59,7 +60,8 @@ def segment(texts: list[str], options: TranslationOptions, config, numbers: Iter
         from .markup import HtmlDocuments  # BeautifulSoup: the [serve] or [files] extra
 
         documents = HtmlDocuments(texts)
-        units, numbers = documents.texts + documents.own_texts, None  # the elements' own texts too, for `assemble`
+        own = list(map(fold_label, documents.own_texts)) if options.fold_case else documents.own_texts
+        units, numbers = documents.texts + own, None  # the elements' own texts too, for `assemble`
     language = sentences.segmenter_language(config, options.source_lang) if options.split_sentences else None
     flat, names, layout = split_texts(units, language, numbers or range(1, len(units) + 1))
     prefixes = first_sentence_prefixes(layout, target_prefix, len(flat)) if target_prefix is not None else None
