@@ -12,6 +12,7 @@ from transformer_mt.glossary import (
     annotate_pair,
     check_glossary,
     mine_terms,
+    place_term,
     read_glossary,
     strip_annotations,
     term_index,
@@ -124,9 +125,66 @@ def test_a_trained_model_is_shown_its_terms_and_a_missed_term_is_flagged(caplog)
     untrained = TermEngine(trained=False)
     with caplog.at_level(logging.WARNING):
         [text] = translate_texts(untrained, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"}))
-    assert untrained.shown == ["Click Save now."] and text.flags.terms_missed == ("Sichern",)
     assert "not trained to follow term annotations" in caplog.text
-    assert text.flags.as_json() == {"terms_missed": ["Sichern"]}
+    # not shown the annotation, it kept its own word ("Save", the term translated alone): the term takes its place
+    assert untrained.shown == ["Click Save now.", "Save"] and text == [("Click Sichern now.", None)]
+    assert text.flags.terms_placed == ("Sichern",) and text.flags.terms_missed == ()
+    assert text.flags.as_json() == {"terms_placed": ["Sichern"]} and "term_placed" in text.flags.names()
+    [text] = translate_texts(untrained, ["Click Save As now."], TranslationOptions(glossary={"Save": "Sichern"}))
+    assert text[0][0] == "Click Sichern As now."  # the word, not a longer run of words alike it
+
+
+class DroppingEngine(TermEngine):
+    """A model that leaves out the term's words and, with 8 beams, writes the term in its third hypothesis."""
+
+    def __init__(self):
+        super().__init__(trained=True)
+        self.generation_config = types.SimpleNamespace(num_beams=4, early_stopping=True)
+
+    def translate_sentences(self, sentences, options, names=None, target_prefix=None):
+        self.shown += sentences
+        nbest = ["Klicken Sie jetzt.", "Klicken Sie nun.", "Klicken Sie jetzt auf Sichern.", "Sichern Sichern."]
+        return [[(nbest[k % 4] if "⟦" in sentence else sentence, -0.1 * k)
+                 for k in range(options.num_return_sequences)] for sentence in sentences]
+
+
+def test_a_term_the_best_hypothesis_misses_is_taken_from_more_beams_and_one_never_written_stays_flagged():
+    engine = DroppingEngine()
+    [text] = translate_texts(engine, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"}))
+    # the first hypothesis of 8 that uses the term, and sets off no guard (the fourth loops)
+    assert text == [("Klicken Sie jetzt auf Sichern.", None)] and text.flags.terms_redecoded
+    assert text.flags.terms_missed == () and text.flags.as_json() == {"terms_redecoded": True}
+    [text] = translate_texts(engine, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"},
+                                                                            guards=False))
+    assert text == [("Klicken Sie jetzt.", None)] and text.flags.terms_missed == ("Sichern",)  # guards off: checked
+
+
+def test_a_term_inside_a_protected_span_is_neither_annotated_nor_asked_for():
+    engine = TermEngine()
+    source = "Open http://example.com/table.html and the table."
+    [text] = translate_texts(engine, [source], TranslationOptions(glossary={"table": "Tabelle"}))
+    assert engine.shown == ["Open http://example.com/table.html and the table ⟦Tabelle⟧."]
+    assert text[0][0] == "Open http://example.com/table.html and the Tabelle." and text.flags.terms_missed == ()
+
+
+def test_a_term_takes_the_place_of_the_models_own_word_for_it_or_of_the_words_aligned_to_it():
+    # its own word (the term translated alone), inflected, wherever the alignment points
+    assert place_term("Click Save to keep it.", "Klicken Sie Speichern, um es zu behalten.", [(1, 4)], "Save",
+                      "Speichern", "Sichern") == "Klicken Sie Sichern, um es zu behalten."
+    assert place_term("Open the folders.", "Öffnen Sie die Ordnern.", [], "folders", "Ordner",
+                      "Verzeichnisse") == "Öffnen Sie die Verzeichnisse."
+    source = "Type your last name and save it."
+    # no word of its own: the aligned words, as many as the term has and a noun for a noun
+    assert place_term(source, "Geben Sie Ihren Familiennamen ein.", [(2, 3), (3, 3)], "last name", "Nachname",
+                      "Nachname") == "Geben Sie Ihren Nachname ein."
+    assert place_term(source, "Geben Sie ein und sichern Sie ihn.", [(5, 4)], "save", "Speichern",
+                      "Sichern") == "Geben Sie ein und sichern Sie ihn."  # a verb, lower case: not replaced
+    # two words aligned to a one-word term: too far from the term to replace
+    assert place_term(source, "Geben Sie letzten Namen ein.", [(2, 2), (3, 3)], "last name", "Nachname",
+                      "Nachname") == "Geben Sie letzten Namen ein."
+    # the term as it occurs outside a protected span is the one whose words are aligned
+    assert place_term("See /table and the table.", "Siehe /table und die Tafel.", [(4, 4)], "table", "Tisch",
+                      "Tabelle", [(4, 10)]) == "Siehe /table und die Tabelle."
 
 
 def test_the_server_takes_a_glossary_as_json_or_form_text():

@@ -144,6 +144,53 @@ def annotate_pair(source: str, target: str, index: dict[str, list[tuple[str, str
     return annotated, target, len(used)
 
 
+EDGES = ".,;:!?\"'()[]«»„“”‚‘’…"  # punctuation at a replaced run's edges, kept outside the term
+
+
+def _alike(word: str, part: str) -> bool:
+    """Whether a translation word is `part` or an inflected form of it (`term_used`'s rule; a part of four letters
+    or fewer only as it is: "wo" is not "wobei")."""
+    word, part = word.strip(EDGES).casefold(), part.strip(EDGES).casefold()
+    if len(part) <= 4:
+        return word == part
+    return word.startswith(_stem(part)) and len(word) <= len(part) + 3
+
+
+def place_term(source: str, translation: str, alignment: list[tuple[int, int]], found: str, own: str,
+               target: str, protected: Iterable[tuple[int, int]] = ()) -> str:
+    """`translation` with the model's own word for a term replaced by the term's required `target`: `own` is the
+    term (`found`, as it occurs in `source` outside the `protected` character ranges) translated alone, and the
+    run of translation words alike it (`_alike`, word by word) is replaced, edge punctuation kept: the run the
+    alignment (Pharaoh pairs of whitespace words) gives the term's words where there is one, else the first.
+    Unchanged where the translation holds no such run: a word the alignment alone points at is too often another
+    (a verb for a noun), so it is never replaced."""
+    parts = own.split()
+    words = [match.span() for match in re.finditer(r"\S+", translation)]
+    runs = [k for k in range(len(words) - len(parts) + 1)
+            if parts and all(_alike(translation[slice(*words[k + n])], part) for n, part in enumerate(parts))]
+    protected = list(protected)
+    match = next((match for match in re.finditer(rf"(?<!\w){re.escape(found)}(?!\w)", source)
+                  if not any(start < match.end() and match.start() < end for start, end in protected)), None)
+    source_words = [word.span() for word in re.finditer(r"\S+", source)]
+    held = {i for i, (start, end) in enumerate(source_words)
+            if match is not None and start < match.end() and end > match.start()}
+    aligned = {j for i, j in alignment if i in held and j < len(words)}
+    if runs:
+        k = next((k for k in runs if aligned & set(range(k, k + len(parts)))), runs[0])
+        start, end = words[k][0], words[k + len(parts) - 1][1]
+    elif aligned and max(aligned) - min(aligned) + 1 == len(target.split()) and (
+            translation[words[min(aligned)][0]:words[min(aligned)][0] + 1].isupper() == target[:1].isupper()):
+        start, end = words[min(aligned)][0], words[max(aligned)][1]
+    else:
+        return translation
+    while start < end and translation[start] in EDGES:
+        start += 1
+    while end > start and translation[end - 1] in EDGES:
+        end -= 1
+    term = target[:1].upper() + target[1:] if start == 0 and translation[:1].isupper() else target
+    return translation[:start] + term + translation[end:]
+
+
 def term_index(glossary: Glossary) -> dict[str, list[tuple[str, str]]]:
     """The glossary's terms with a target, by the case-folded first word of their source."""
     index = collections.defaultdict(list)
@@ -154,5 +201,5 @@ def term_index(glossary: Glossary) -> dict[str, list[tuple[str, str]]]:
     return dict(index)
 
 
-__all__ = ["CLOSE", "Glossary", "OPEN", "annotate", "annotate_pair", "check_glossary", "mine_terms",
-           "read_glossary", "strip_annotations", "term_index", "term_used"]
+__all__ = ["CLOSE", "Glossary", "OPEN", "annotate", "annotate_pair", "check_glossary",
+           "mine_terms", "place_term", "read_glossary", "strip_annotations", "term_index", "term_used"]

@@ -181,12 +181,15 @@ class Flags:
     redecoded: bool = False
     abstained: bool = False
     terms_missed: tuple[str, ...] = ()  # glossary target terms the translation does not use (`glossary.term_used`)
+    terms_redecoded: bool = False  # decoded again with more beams for a missed term, another hypothesis taken
+    terms_placed: tuple[str, ...] = ()  # glossary target terms put where the alignment had the source term's words
 
     def names(self) -> list[str]:
         """The flags set, as the server's counters name them."""
         return [*self.guards, *(["redecoded"] if self.redecoded else []),
                 *(["abstained"] if self.abstained else []), *(["span_repaired"] * len(self.spans.repaired)),
-                *(["span_lost"] * len(self.spans.lost)), *(["term_missed"] * len(self.terms_missed))]
+                *(["span_lost"] * len(self.spans.lost)), *(["term_missed"] * len(self.terms_missed)),
+                *(["term_redecoded"] if self.terms_redecoded else []), *(["term_placed"] * len(self.terms_placed))]
 
     @property
     def notable(self) -> bool:
@@ -204,6 +207,10 @@ class Flags:
             shown["abstained"] = True
         if self.terms_missed:
             shown["terms_missed"] = list(self.terms_missed)
+        if self.terms_redecoded:
+            shown["terms_redecoded"] = True
+        if self.terms_placed:
+            shown["terms_placed"] = list(self.terms_placed)
         return shown
 
     def comment(self) -> str:
@@ -219,6 +226,8 @@ class Flags:
             parts.append(f"lost: {' '.join(span.text for span in self.spans.lost)}")
         if self.terms_missed:
             parts.append(f"glossary terms not used: {', '.join(self.terms_missed)}")
+        if self.terms_placed:
+            parts.append(f"glossary terms put in the model's own word's place: {', '.join(self.terms_placed)}")
         return "; ".join(parts)
 
 
@@ -249,6 +258,8 @@ def together(flags: list[Flags]) -> Flags:
         joined.redecoded |= sentence.redecoded
         joined.abstained |= sentence.abstained
         joined.terms_missed += sentence.terms_missed
+        joined.terms_redecoded |= sentence.terms_redecoded
+        joined.terms_placed += sentence.terms_placed
     known = [sentence.confidence for sentence in flags if sentence.confidence is not None]
     joined.confidence = min(known) if known else None
     return joined

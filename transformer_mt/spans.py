@@ -85,6 +85,11 @@ def protected_spans(text: str) -> list[Span]:
     return [span for span, _ in _found(text)]
 
 
+def protected_ranges(text: str) -> list[tuple[int, int]]:
+    """Where the protected spans of `text` are: their (start, end) characters, in order."""
+    return [(start, start + len(span.text)) for span, start in _found(text)]
+
+
 def _masked(texts: list[str], found: list[list[tuple[Span, int]]]) -> list[str]:
     """Each text with its found spans (with where each begins) replaced by reserved tokens: the i-th span of every
     list by one `{k}`, k counting from 0 and skipping the numbers a text holds as `{n}` outside those spans."""

@@ -15,10 +15,10 @@ from .alignment import check_tokenizer
 from .casing import fold_sentences, restore_hypotheses
 from .decoding import Hypotheses, tagged
 from .engines import Engine
-from .glossary import annotate, strip_annotations, term_used
+from .glossary import annotate, place_term, strip_annotations, term_used
 from .options import OptionError, TranslationOptions
 from .quality import Calibration, Flags, features, is_copy, is_loop
-from .spans import TOKEN, SpanReport, lost_spans, mask, protected_spans, repair_counted, unmask
+from .spans import TOKEN, SpanReport, lost_spans, mask, protected_ranges, protected_spans, repair_counted, unmask
 from .tokenization import target_side
 
 
@@ -134,9 +134,10 @@ def translate_masked(engine: Engine, sentences: list[str], options: TranslationO
         logger.warning("this model was not trained with span tokens: placeholders, URLs, paths and numbers are "
                        "left to it, then checked and put back where it lost them (each one named)")
     if options.glossary:
-        if getattr(engine.config, "term_annotations", False):
-            sentences = [annotate(sentence, options.glossary, options.glossary_ignore_case)[0]
-                         for sentence in sentences]
+        if getattr(engine.config, "term_annotations", False):  # never inside a protected span (masked, or kept)
+            masked = getattr(engine.config, "span_tokens", False)
+            sentences = [annotate(sentence, options.glossary, options.glossary_ignore_case)[0] if masked
+                         else _annotated(sentence, options)[0] for sentence in sentences]
         elif engine not in _WARNED_TERMS:
             _WARNED_TERMS.add(engine)
             logger.warning("this model was not trained to follow term annotations (--term_annotation_share): the "
@@ -173,6 +174,7 @@ FALLBACK_REPETITION_PENALTY = 1.2  # and makes every token already written less 
 # validation splits, the shipped models' loops re-decoded so gained 50 (help-text) and 58 (broader) sentence chrF
 # points in all, leaving 2 of 11 and 10 of 24 loops; demanding the same confidence (share 1) left 10 and 21.
 FALLBACK_CONFIDENCE_KEPT = 0.5
+TERM_BEAMS = 8  # the beams (and hypotheses) a sentence that missed a glossary term is decoded again with
 
 
 def calibration_of(engine, options: TranslationOptions) -> Calibration | None:
@@ -237,17 +239,95 @@ def judge(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: lis
                            f"were decoded again; {sum(bool(flags[i].guards) for i in fired)} still did (flagged): "
                            + ", ".join(f"{names[i]} ({'/'.join(fired[i])})" for i in again))
     if options.glossary:
+        wanted = [tuple(dict.fromkeys(target for _, target in _annotated(sentence, options)[1]))
+                  for sentence in sentences]
         for i, sentence in enumerate(hypotheses):
-            _, found = annotate(sentences[i], options.glossary, options.glossary_ignore_case)
-            wanted = [target for _, target in found]
-            flags[i].terms_missed = tuple(target for target in dict.fromkeys(wanted)
-                                          if sentence and not term_used(sentence[0][0], target))
+            flags[i].terms_missed = _missed(sentence[0][0], wanted[i]) if sentence else ()
+        if options.guards and not options.do_sample:
+            _follow_terms(engine, sentences, hypotheses, flags, wanted, options, calibration, redecode)
+            _place_terms(engine, sentences, hypotheses, flags, options, names)
     if options.min_confidence is not None:
         for i, sentence in enumerate(hypotheses):
             if sentence and flags[i].confidence is not None and flags[i].confidence < options.min_confidence:
                 hypotheses[i] = [(sentences[i], score) for _, score in sentence]
                 flags[i].abstained = True
     return hypotheses
+
+
+def _missed(translation: str, wanted: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(target for target in wanted if not term_used(translation, target))
+
+
+def _follow_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
+                  wanted: list[tuple[str, ...]], options: TranslationOptions, calibration: Calibration | None,
+                  redecode: Callable) -> None:
+    """The sentences whose best translation misses a glossary term decoded again with TERM_BEAMS beams, and the
+    first of those hypotheses that uses more of the terms (all, if one does) and sets off no guard taken in its
+    place, in `hypotheses` and `flags` (its confidence computed again); `flags[i].terms_redecoded` says which. The
+    model follows the annotation in most sentences; where it keeps its own word in the best hypothesis, the term
+    is often in another one."""
+    missed = [i for i in range(len(sentences)) if flags[i].terms_missed]
+    if not missed or getattr(engine.generation_config, "early_stopping", None) is not True:
+        return  # n-best needs beam search, which CTranslate2 decodes only as generate(early_stopping=True) does
+    beams = max(TERM_BEAMS, options.beams(engine.generation_config))
+    nbest = redecode(missed, options.replace(num_beams=beams, num_return_sequences=beams, guards=False,
+                                             min_confidence=None, alignments=False, scores=True))
+    for i, sentence in zip(missed, nbest, strict=True):
+        counts = [len(_missed(text, wanted[i])) for text, _ in sentence]
+        ranks = [k for k in sorted(range(len(sentence)), key=lambda k: (counts[k], k))
+                 if counts[k] < len(flags[i].terms_missed)
+                 and not _fired(sentences[i], [sentence[k]], Flags(confidence=1.0), calibration)]
+        if not ranks:
+            continue
+        k = ranks[0]
+        order = [k] + [rank for rank in range(len(sentence)) if rank != k]
+        chosen = [sentence[rank] for rank in order][: options.num_return_sequences]
+        alignments = [sentence.alignments[rank] for rank in order][: len(chosen)] if sentence.alignments else None
+        flags[i].terms_missed, flags[i].terms_redecoded = _missed(chosen[0][0], wanted[i]), True
+        if calibration is not None and chosen[0][1] is not None:
+            features_of = sentence_features(engine, [sentences[i]], [chosen[0][0]], [chosen[0][1]])[0]
+            flags[i].confidence = calibration.confidence(features_of)
+        hypotheses[i] = Decoded(chosen, alignments, flags[i])
+
+
+def _place_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
+                 options: TranslationOptions, names: list[str]) -> None:
+    """In the best translation of each sentence that still misses a glossary term, the model's own word for the
+    term (the term translated alone) replaced by the required target term (`glossary.place_term`), as a lost span
+    is put back; each term placed so is named in `flags[i].terms_placed`, one that cannot be placed stays in
+    `terms_missed`."""
+    missed = [i for i in range(len(sentences)) if flags[i].terms_missed and hypotheses[i] and hypotheses[i][0][0]]
+    if not missed or not _has_offsets(engine.tokenizer):
+        return
+    terms = {i: [(found, target) for found, target in _annotated(sentences[i], options)[1]
+                 if target in flags[i].terms_missed] for i in missed}
+    alone = sorted({found for found_terms in terms.values() for found, _ in found_terms})
+    plain = options.replace(glossary=(), guards=False, min_confidence=None, num_return_sequences=1, scores=False,
+                            format="text", alignments=False)
+    own = {found: sentence[0][0] if sentence else "" for found, sentence in zip(alone, decode(
+        engine, alone, plain, [f"glossary term {found!r}" for found in alone]))}
+    alignments = engine.align_pairs([sentences[i] for i in missed], [hypotheses[i][0][0] for i in missed], options)
+    for i, alignment in zip(missed, alignments, strict=True):
+        text, protected = hypotheses[i][0][0], protected_ranges(sentences[i])
+        for found, target in terms[i]:
+            placed = place_term(sentences[i], text, alignment, found, own[found], target, protected)
+            if placed != text and term_used(placed, target):
+                text = placed
+                flags[i].terms_placed += (target,)
+        if text == hypotheses[i][0][0]:
+            continue
+        flags[i].terms_missed = _missed(text, flags[i].terms_missed)
+        aligned = getattr(hypotheses[i], "alignments", None)
+        realigned = engine.align_pairs([sentences[i]], [text], options) + aligned[1:] if aligned else None
+        hypotheses[i] = Decoded([(text, hypotheses[i][0][1]), *hypotheses[i][1:]], realigned, flags[i])
+
+
+def _annotated(sentence: str, options: TranslationOptions) -> tuple[str, list[tuple[str, str]]]:
+    """`sentence` with each glossary term outside its protected spans (a URL's "table.html") annotated
+    (`glossary.annotate`), and the (as found, target) terms."""
+    masked, spans = mask(sentence)
+    annotated, found = annotate(masked, options.glossary, options.glossary_ignore_case)
+    return (unmask(annotated, spans)[0] if spans else annotated), found
 
 
 def _fired(source: str, sentence: Hypotheses, flags: Flags, calibration: Calibration | None) -> tuple[str, ...]:

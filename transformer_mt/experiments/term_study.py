@@ -25,6 +25,7 @@ from transformer_mt.experiments.studies import git_commit
 from transformer_mt.glossary import read_glossary, term_index, term_used
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
+from transformer_mt.spans import mask
 from transformer_mt.translation import translate_texts
 
 
@@ -32,7 +33,9 @@ SPLITS = {"en-de": "data/en-de", "en-de-ui": "../shared/data/en-de-ui"}
 
 
 def required_terms(source: str, reference: str, output: str, index: dict) -> tuple[tuple[str, str], ...]:
-    """The terms of `index` the pair requires and the model's plain translation does not use."""
+    """The terms of `index` the pair requires and the model's plain translation does not use, outside protected
+    spans (a URL's "table.html" asks for no term)."""
+    source, reference, output = (mask(text)[0] for text in (source, reference, output))
     words = {word.casefold() for word in re.findall(r"\w+", source)}
     found = {(term, target) for word in words for term, target in index.get(word, ())
              if re.search(rf"(?<!\w){re.escape(term)}(?!\w)", source, re.IGNORECASE)
