@@ -8,13 +8,13 @@ import os
 import pytest
 from lxml import etree
 
-from transformer_mt.inline import POINT, VERBATIM, WRAP, Inline, nest, place
+from transformer_mt.inline import POINT, VERBATIM, WRAP, Inline, place
 
 from .utils import REPO, require
 
 
 bs4 = require("bs4", "HTML needs BeautifulSoup: pip install -e '.[serve]'")
-from transformer_mt.markup import HtmlDocuments  # noqa: E402
+from transformer_mt.markup import HtmlDocuments, nest  # noqa: E402
 
 
 def fill(html: str, translation: str, alignment: list[tuple[int, int]], own: dict | None = None) -> str:
@@ -103,6 +103,19 @@ def test_a_fallback_never_lands_inside_a_word_or_a_sibling_that_an_alignment_run
     # the label's run replaced by its own, shorter translation: the fallback follows it, whole
     assert fill(html, translation, alignment, {"Edit": "Bearbeiten", "Add": "Hinzufügen"}) == (
         '<p>Drücken Sie die <span class="gui">Bearbeiten</span> <span class="gui">Hinzufügen</span> jetzt.</p>')
+
+
+def test_a_fallback_never_goes_past_a_sibling_that_follows_it_and_never_into_one_where_it_begins():
+    html = '<p>Click <span class="gui">Pair</span> or <span class="gui">Confirm</span> now.</p>'
+    # "Pair" has no word; the word before it, "Click", went last: the guess would put it after "Confirm"
+    translation, alignment = "Bestätigen oder jetzt klicken.", [(0, 3), (2, 1), (3, 0), (4, 2)]
+    assert fill(html, translation, alignment, {"Pair": "Koppeln", "Confirm": "Bestätigen"}) == (
+        '<p><span class="gui">Koppeln</span> <span class="gui">Bestätigen</span> oder jetzt klicken.</p>')
+    assert fill(html, translation, alignment) == (
+        '<p><span class="gui">Pair</span><span class="gui">Bestätigen</span> oder jetzt klicken.</p>')
+    # a void element at the start of the element it lies in stays in it
+    assert fill('<p>Go <b><img src="a">now</b></p>', "Geh jetzt", [(0, 0), (1, 1)]) == (
+        '<p>Geh <b><img src="a"/>jetzt</b></p>')
 
 
 def test_a_label_the_sentence_left_untranslated_takes_its_own_translation_and_running_text_does_not():

@@ -5,8 +5,8 @@ through Firefox Translations).
 The caller (`transformer_mt.markup` for HTML, and through it `transformer_mt.files` for XLIFF and .po) hands over
 the text the engine translated, its inline elements as `Inline` spans over it, the translation, the alignment
 (Pharaoh pairs of whitespace words) and, where it has them, each element's own text translated on its own
-(`hints`); `place` answers where each element goes in the translation and `nest` turns that into a tree. Element by
-element in document order, so that a parent is placed before what it holds:
+(`hints`); `place` answers where each element goes in the translation (`markup.nest` turns that into a tree).
+Element by element in document order, so that a parent is placed before what it holds:
 
 - `wrap` (`<a>`, `<b>`, `<kbd>`, XLIFF `<g>`), within its parent's placement and outside what its earlier
   siblings took, the first of: its text as it was, where the translation kept it (a path, a name; reserved for it
@@ -21,7 +21,8 @@ element in document order, so that a parent is placed before what it holds:
 - `point` (a void element, `<img>`, a comment): after the translation of the source word before it.
 
 An element with no aligned word left to it (or a verbatim one whose token the translation lost) is a fallback: it
-goes where a point would go, holding its own translation where one is given (else its source content as it was;
+goes where a point would go (but never past a sibling placed after it in the source, nor before one placed before
+it), holding its own translation where one is given (else its source content as it was;
 a lost token is written back), and it is counted, so that a reader of the output can find it. Siblings never cross
 and children stay inside their parent, so the tree is always well-formed.
 """
@@ -116,6 +117,7 @@ def place(source: str, elements: list[Inline], translation: str, alignment: list
         point = next((end for start, end in siblings if start < point < end), point)  # not inside a sibling
         spans.append((point, point))
         fallback.append(element.kind != POINT)
+    _keep_source_order(elements, spans, fallback)
     swaps = {k: hints[k] for k in _outermost_of_same_text(elements, source)
              if hints[k] and spans[k] is not None and k not in settled
              and _label_or_name(source[elements[k].start : elements[k].end], hints[k])}
@@ -123,6 +125,27 @@ def place(source: str, elements: list[Inline], translation: str, alignment: list
                   if element.kind == VERBATIM and fallback[k]})
     translation, spans = _swap_in(translation, spans, swaps, elements)
     return Placement(spans, fallback, translation)
+
+
+def _keep_source_order(elements: list[Inline], spans: list, fallback: list[bool]) -> None:
+    """Each fallback's point (a guess: after the translation of the word before it) moved, where the guess put it
+    past a sibling that follows it in the source or before one that precedes it, to that sibling's edge: a guess
+    never reorders elements that the alignment placed."""
+    for k, element in enumerate(elements):
+        if not fallback[k]:
+            continue
+        placed = [j for j, other in enumerate(elements) if other.parent == element.parent and j != k
+                  and spans[j] is not None and not fallback[j] and spans[j][1] > spans[j][0]]
+        before = max((spans[j][1] for j in placed if j < k), default=None)
+        after = min((spans[j][0] for j in placed if j > k), default=None)
+        if before is not None and after is not None and before > after:
+            continue  # the placed siblings cross already: the guess stands
+        point = spans[k][0]
+        if after is not None and point > after:
+            point = after
+        if before is not None and point < before:
+            point = before
+        spans[k] = (point, point)
 
 
 def _wrap(source, element: Inline, translation: str, source_words, aligned: list[tuple[int, int]], target_words,
@@ -358,58 +381,4 @@ def _point(source: str, position: int, source_words, targets_of, target_words, b
     return bounds[0]
 
 
-@dataclasses.dataclass
-class Node:
-    """One element of the translation's tree: its index in the elements and what it holds (text and nodes)."""
-
-    index: int
-    children: list = dataclasses.field(default_factory=list)
-
-
-def nest(translation: str, elements: list[Inline], placement: Placement) -> list:
-    """The translation as a tree: a list of strings and `Node`s, each placed element holding the text of its span
-    (a verbatim element's token and a zero-width element hold no text)."""
-    order = sorted((span[0], -span[1], k) for k, span in enumerate(placement.spans) if span is not None)
-    root: list = []
-    stack: list[tuple[int, int, list]] = [(-1, len(translation), root)]  # (element, end, children)
-    position = 0
-
-    def text_until(until: int) -> None:
-        nonlocal position
-        if until > position:
-            stack[-1][2].append(translation[position:until])
-            position = until
-
-    for start, negative_end, k in order:
-        end = -negative_end
-        while len(stack) > 1 and not _inside(k, start, end, stack[-1], elements):
-            text_until(stack[-1][1])
-            stack.pop()
-        text_until(start)
-        node = Node(k)
-        stack[-1][2].append(node)
-        if elements[k].kind == VERBATIM and end > start:
-            position = max(position, end)  # the token is the element itself
-        elif end > start:
-            stack.append((k, end, node.children))
-    while len(stack) > 1:
-        text_until(stack[-1][1])
-        stack.pop()
-    text_until(len(translation))
-    return root
-
-
-def _inside(k: int, start: int, end: int, top: tuple[int, int, list], elements: list[Inline]) -> bool:
-    """Whether the element placed at `start:end` goes inside the open element `top` (which ends at `top[1]`)."""
-    if start < top[1] and end <= top[1]:
-        return True
-    if start == end == top[1]:  # a zero-width element at the open one's end: inside only if it lies in it
-        parent = elements[k].parent
-        while parent is not None:
-            if parent == top[0]:
-                return True
-            parent = elements[parent].parent
-    return False
-
-
-__all__ = ["EDGE_PUNCTUATION", "Inline", "Node", "POINT", "Placement", "VERBATIM", "WRAP", "nest", "place", "words"]
+__all__ = ["EDGE_PUNCTUATION", "Inline", "POINT", "Placement", "VERBATIM", "WRAP", "place", "words"]

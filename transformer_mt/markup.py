@@ -14,11 +14,12 @@ attributes and entities stay as they were and translated text is escaped: a tran
 """
 
 import copy
+import dataclasses
 import re
 
 from bs4 import BeautifulSoup, NavigableString, Tag
 
-from .inline import POINT, VERBATIM, WRAP, Inline, Placement, nest, place
+from .inline import POINT, VERBATIM, WRAP, Inline, Placement, place
 from .spans import TOKEN
 
 
@@ -217,5 +218,69 @@ def html_text(document: str) -> str:
     return BeautifulSoup(document, "html.parser").get_text(" ", strip=True)
 
 
-__all__ = ["BLOCK_ELEMENTS", "HtmlDocuments", "Run", "UNTRANSLATED_ELEMENTS", "html_text", "runs",
+@dataclasses.dataclass
+class Node:
+    """One element of the translation's tree: its index in the elements and what it holds (text and nodes)."""
+
+    index: int
+    children: list = dataclasses.field(default_factory=list)
+
+
+def nest(translation: str, elements: list[Inline], placement: Placement) -> list:
+    """The translation as a tree: a list of strings and `Node`s, each placed element holding the text of its span
+    (a verbatim element's token and a zero-width element hold no text)."""
+    def ancestors(k: int):
+        while (k := elements[k].parent) is not None:
+            yield k
+
+    def key(k: int) -> tuple:
+        """Document order; a zero-width element where another begins goes before it unless it lies in it."""
+        start, end = placement.spans[k]
+        lies_in = any(placement.spans[a] is not None and placement.spans[a][0] == start for a in ancestors(k))
+        return (start, 0, 0, k) if start == end and not lies_in else (start, 1, -end, k)
+
+    order = [(placement.spans[k][0], placement.spans[k][1], k)
+             for k in sorted((k for k, span in enumerate(placement.spans) if span is not None), key=key)]
+    root: list = []
+    stack: list[tuple[int, int, list]] = [(-1, len(translation), root)]  # (element, end, children)
+    position = 0
+
+    def text_until(until: int) -> None:
+        nonlocal position
+        if until > position:
+            stack[-1][2].append(translation[position:until])
+            position = until
+
+    for start, end, k in order:
+        while len(stack) > 1 and not _inside(k, start, end, stack[-1], elements):
+            text_until(stack[-1][1])
+            stack.pop()
+        text_until(start)
+        node = Node(k)
+        stack[-1][2].append(node)
+        if elements[k].kind == VERBATIM and end > start:
+            position = max(position, end)  # the token is the element itself
+        elif end > start:
+            stack.append((k, end, node.children))
+    while len(stack) > 1:
+        text_until(stack[-1][1])
+        stack.pop()
+    text_until(len(translation))
+    return root
+
+
+def _inside(k: int, start: int, end: int, top: tuple[int, int, list], elements: list[Inline]) -> bool:
+    """Whether the element placed at `start:end` goes inside the open element `top` (which ends at `top[1]`)."""
+    if start < top[1] and end <= top[1]:
+        return True
+    if start == end == top[1]:  # a zero-width element at the open one's end: inside only if it lies in it
+        parent = elements[k].parent
+        while parent is not None:
+            if parent == top[0]:
+                return True
+            parent = elements[parent].parent
+    return False
+
+
+__all__ = ["BLOCK_ELEMENTS", "HtmlDocuments", "Node", "Run", "UNTRANSLATED_ELEMENTS", "html_text", "nest", "runs",
            "verbatim"]
