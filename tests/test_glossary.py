@@ -143,7 +143,7 @@ class DroppingEngine(TermEngine):
 
     def translate_sentences(self, sentences, options, names=None, target_prefix=None):
         self.shown += sentences
-        nbest = ["Klicken Sie jetzt.", "Klicken Sie nun.", "Klicken Sie jetzt auf Sichern.", "Sichern Sichern."]
+        nbest = ["Klicken Sie jetzt.", "Sichern Sichern.", "Klicken Sie jetzt auf Sichern.", "Klicken Sie nun."]
         return [[(nbest[k % 4] if "⟦" in sentence else sentence, -0.1 * k)
                  for k in range(options.num_return_sequences)] for sentence in sentences]
 
@@ -151,7 +151,7 @@ class DroppingEngine(TermEngine):
 def test_a_term_the_best_hypothesis_misses_is_taken_from_more_beams_and_one_never_written_stays_flagged():
     engine = DroppingEngine()
     [text] = translate_texts(engine, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"}))
-    # the first hypothesis of 8 that uses the term, and sets off no guard (the fourth loops)
+    # the first hypothesis of 8 that uses the term and sets off no guard (the second uses it, and loops)
     assert text == [("Klicken Sie jetzt auf Sichern.", None)] and text.flags.terms_redecoded
     assert text.flags.terms_missed == () and text.flags.as_json() == {"terms_redecoded": True}
     [text] = translate_texts(engine, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"},

@@ -84,10 +84,15 @@ def _stem(word: str) -> str:
     return word[: max(4, len(word) - 2)] if len(word) > 4 else word
 
 
+def _inflects(word: str, part: str) -> bool:
+    """Whether a case-folded `word` is the case-folded `part` or an inflected form of it (the module's rule)."""
+    return word.startswith(_stem(part)) and len(word) <= len(part) + 3
+
+
 def term_used(translation: str, term: str) -> bool:
     """Whether `translation` uses `term` or an inflected form of it (the rule in the module's docstring)."""
     words = [word.casefold() for word in _WORD.findall(translation)]
-    return all(any(word.startswith(_stem(part)) and len(word) <= len(part) + 3 for word in words)
+    return all(any(_inflects(word, part) for word in words)
                for part in (piece.casefold() for piece in _WORD.findall(term)))
 
 
@@ -151,9 +156,7 @@ def _alike(word: str, part: str) -> bool:
     """Whether a translation word is `part` or an inflected form of it (`term_used`'s rule; a part of four letters
     or fewer only as it is: "wo" is not "wobei")."""
     word, part = word.strip(EDGES).casefold(), part.strip(EDGES).casefold()
-    if len(part) <= 4:
-        return word == part
-    return word.startswith(_stem(part)) and len(word) <= len(part) + 3
+    return word == part if len(part) <= 4 else _inflects(word, part)
 
 
 def place_term(source: str, translation: str, alignment: list[tuple[int, int]], found: str, own: str,

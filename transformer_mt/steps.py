@@ -134,10 +134,8 @@ def translate_masked(engine: Engine, sentences: list[str], options: TranslationO
         logger.warning("this model was not trained with span tokens: placeholders, URLs, paths and numbers are "
                        "left to it, then checked and put back where it lost them (each one named)")
     if options.glossary:
-        if getattr(engine.config, "term_annotations", False):  # never inside a protected span (masked, or kept)
-            masked = getattr(engine.config, "span_tokens", False)
-            sentences = [annotate(sentence, options.glossary, options.glossary_ignore_case)[0] if masked
-                         else _annotated(sentence, options)[0] for sentence in sentences]
+        if getattr(engine.config, "term_annotations", False):  # never inside a protected span
+            sentences = [_annotated(sentence, options)[0] for sentence in sentences]
         elif engine not in _WARNED_TERMS:
             _WARNED_TERMS.add(engine)
             logger.warning("this model was not trained to follow term annotations (--term_annotation_share): the "
@@ -239,13 +237,13 @@ def judge(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: lis
                            f"were decoded again; {sum(bool(flags[i].guards) for i in fired)} still did (flagged): "
                            + ", ".join(f"{names[i]} ({'/'.join(fired[i])})" for i in again))
     if options.glossary:
-        wanted = [tuple(dict.fromkeys(target for _, target in _annotated(sentence, options)[1]))
-                  for sentence in sentences]
+        found = [_annotated(sentence, options)[1] for sentence in sentences]
+        wanted = [tuple(dict.fromkeys(target for _, target in terms)) for terms in found]
         for i, sentence in enumerate(hypotheses):
             flags[i].terms_missed = _missed(sentence[0][0], wanted[i]) if sentence else ()
         if options.guards and not options.do_sample:
             _follow_terms(engine, sentences, hypotheses, flags, wanted, options, calibration, redecode)
-            _place_terms(engine, sentences, hypotheses, flags, options, names)
+            _place_terms(engine, sentences, hypotheses, flags, found, options, names)
     if options.min_confidence is not None:
         for i, sentence in enumerate(hypotheses):
             if sentence and flags[i].confidence is not None and flags[i].confidence < options.min_confidence:
@@ -291,26 +289,25 @@ def _follow_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fl
 
 
 def _place_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
-                 options: TranslationOptions, names: list[str]) -> None:
-    """In the best translation of each sentence that still misses a glossary term, the model's own word for the
-    term (the term translated alone) replaced by the required target term (`glossary.place_term`), as a lost span
-    is put back; each term placed so is named in `flags[i].terms_placed`, one that cannot be placed stays in
-    `terms_missed`."""
+                 found: list[list[tuple[str, str]]], options: TranslationOptions, names: list[str]) -> None:
+    """In the best translation of each sentence that still misses a glossary term (`found`: each sentence's terms
+    as found and their targets), the model's own word for the term (the term translated alone) replaced by the
+    required target term (`glossary.place_term`), as a lost span is put back; each term placed so is named in
+    `flags[i].terms_placed`, one that cannot be placed stays in `terms_missed`."""
     missed = [i for i in range(len(sentences)) if flags[i].terms_missed and hypotheses[i] and hypotheses[i][0][0]]
     if not missed or not _has_offsets(engine.tokenizer):
         return
-    terms = {i: [(found, target) for found, target in _annotated(sentences[i], options)[1]
-                 if target in flags[i].terms_missed] for i in missed}
-    alone = sorted({found for found_terms in terms.values() for found, _ in found_terms})
+    terms = {i: [(term, target) for term, target in found[i] if target in flags[i].terms_missed] for i in missed}
+    alone = sorted({term for sentence_terms in terms.values() for term, _ in sentence_terms})
     plain = options.replace(glossary=(), guards=False, min_confidence=None, num_return_sequences=1, scores=False,
                             format="text", alignments=False)
-    own = {found: sentence[0][0] if sentence else "" for found, sentence in zip(alone, decode(
-        engine, alone, plain, [f"glossary term {found!r}" for found in alone]))}
+    own = {term: sentence[0][0] if sentence else "" for term, sentence in zip(alone, decode(
+        engine, alone, plain, [f"glossary term {term!r}" for term in alone]))}
     alignments = engine.align_pairs([sentences[i] for i in missed], [hypotheses[i][0][0] for i in missed], options)
     for i, alignment in zip(missed, alignments, strict=True):
         text, protected = hypotheses[i][0][0], protected_ranges(sentences[i])
-        for found, target in terms[i]:
-            placed = place_term(sentences[i], text, alignment, found, own[found], target, protected)
+        for term, target in terms[i]:
+            placed = place_term(sentences[i], text, alignment, term, own[term], target, protected)
             if placed != text and term_used(placed, target):
                 text = placed
                 flags[i].terms_placed += (target,)

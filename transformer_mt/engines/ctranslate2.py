@@ -59,7 +59,6 @@ class CTranslate2Engine(Engine):
     def seed(self, seed: int) -> None:
         set_seed(seed)
         ctranslate2.set_random_seed(seed)
-        self.seeded = None  # its worker's generator is spent: the next one starts from `seed`
         self.seeded = ctranslate2.Translator(self.export_dir, device=self.device, compute_type=self.compute_type,
                                              intra_threads=self.threads["intra_threads"], inter_threads=1)
 
