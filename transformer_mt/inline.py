@@ -114,7 +114,6 @@ def place(source: str, elements: list[Inline], translation: str, alignment: list
             fallback.append(False)
             continue
         point = _point(source, element.start, source_words, targets_of, target_words, bounds, translation)
-        point = next((end for start, end in siblings if start < point < end), point)  # not inside a sibling
         spans.append((point, point))
         fallback.append(element.kind != POINT)
     _keep_source_order(elements, spans, fallback)
@@ -129,8 +128,8 @@ def place(source: str, elements: list[Inline], translation: str, alignment: list
 
 def _keep_source_order(elements: list[Inline], spans: list, fallback: list[bool]) -> None:
     """Each fallback's point (a guess: after the translation of the word before it) moved, where the guess put it
-    past a sibling that follows it in the source or before one that precedes it, to that sibling's edge: a guess
-    never reorders elements that the alignment placed."""
+    past a sibling that follows it in the source or before one that precedes it, to that sibling's edge (a guess
+    never reorders elements that the alignment placed), and never left inside a sibling's words."""
     for k, element in enumerate(elements):
         if not fallback[k]:
             continue
@@ -138,13 +137,11 @@ def _keep_source_order(elements: list[Inline], spans: list, fallback: list[bool]
                   and spans[j] is not None and not fallback[j] and spans[j][1] > spans[j][0]]
         before = max((spans[j][1] for j in placed if j < k), default=None)
         after = min((spans[j][0] for j in placed if j > k), default=None)
-        if before is not None and after is not None and before > after:
-            continue  # the placed siblings cross already: the guess stands
         point = spans[k][0]
-        if after is not None and point > after:
-            point = after
-        if before is not None and point < before:
-            point = before
+        if before is None or after is None or before <= after:  # else the placed siblings cross: no order to keep
+            point = min(point, after) if after is not None else point
+            point = max(point, before) if before is not None else point
+        point = next((spans[j][1] for j in placed if spans[j][0] < point < spans[j][1]), point)
         spans[k] = (point, point)
 
 
