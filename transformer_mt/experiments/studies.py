@@ -26,12 +26,13 @@ from transformer_mt.training import run
 
 
 # The main job's recipe, trained for a fixed number of steps instead of a time budget, evaluated separately, on
-# single pairs (a study's variant or candidate adds joined pairs by name).
+# single pairs without span tokens (a study's variant or candidate adds joined pairs and span tokens by name).
 RECIPE = {key: value for key, value in MAIN_JOB.items()
           if key not in ("max_train_minutes", "eval_strategy", "eval_steps", "save_strategy", "save_steps",
                          "save_total_limit", "do_eval", "do_predict", "predict_with_generate", "report_to",
                          "tokenizer_vocab_size", "max_eval_samples", "generation_num_beams", "num_beams",
-                         "early_stopping_patience", "average_last", "max_tokens_per_batch", "joined_pairs_share")}
+                         "early_stopping_patience", "average_last", "max_tokens_per_batch", "joined_pairs_share",
+                         "span_token_share")}
 RECIPE.update(do_train=True, save_strategy="no", report_to="none", data_seed=0, disable_tqdm=True)
 PROBE_STEPS = 100  # the alignment probe every this many steps
 # --quick: presets.TINY's model on 400 training pairs (with a 400-token tokenizer of its own), scored on 48 pairs, to
