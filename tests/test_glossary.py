@@ -159,6 +159,54 @@ def test_a_term_the_best_hypothesis_misses_is_taken_from_more_beams_and_one_neve
     assert text == [("Klicken Sie jetzt.", None)] and text.flags.terms_missed == ("Sichern",)  # guards off: checked
 
 
+class ForcingEngine(TermEngine):
+    """A model that leaves the term out of every hypothesis ("Jetzt hier klicken.") but goes on from a forced
+    beginning: the beginning, then its own words after as many words as the beginning has. Given "Jetzt hier
+    Sichern", it loops, and the model scores that best."""
+
+    OWN = "Jetzt hier klicken."
+
+    def __init__(self):
+        super().__init__(trained=True)
+        self.generation_config = types.SimpleNamespace(num_beams=4, early_stopping=True)
+        self.forced = []
+
+    def translate_sentences(self, sentences, options, names=None, target_prefix=None):
+        outputs = []
+        for sentence, prefix in zip(sentences, target_prefix or [None] * len(sentences)):
+            if prefix:
+                self.forced.append(prefix)
+                rest = self.OWN.split()[len(prefix.split()):]
+                outputs.append(f"{prefix} Sichern Sichern." if prefix == "Jetzt hier Sichern"
+                               else " ".join([prefix, *rest]) if rest else prefix + ".")
+            else:
+                outputs.append(self.OWN if "⟦" in sentence else sentence)
+        return [[(output, -0.1)] * options.num_return_sequences for output in outputs]
+
+    def score_pairs(self, sources, targets, batch_size=16, length_penalty=None):
+        from transformer_mt.pair_scoring import pair_score
+
+        best = {"Jetzt hier Sichern Sichern Sichern.": -0.1, "Jetzt Sichern klicken.": -0.5}
+        return [pair_score(best.get(target, -1.0), 1, 1.0) for target in targets]
+
+
+def test_a_term_no_hypothesis_holds_is_forced_in_where_the_model_scores_it_best_without_a_new_guard():
+    engine = ForcingEngine()
+    [text] = translate_texts(engine, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"}))
+    # the places nearest to where the term stands in the source, each a forced beginning ending in the term; the
+    # best scored continuation loops, so the next best is taken (no place after the full stop)
+    assert engine.forced == ["Jetzt Sichern", "Sichern", "Jetzt hier Sichern"]
+    assert text == [("Jetzt Sichern klicken.", None)] and text.flags.terms_forced == ("Sichern",)
+    assert text.flags.terms_missed == () and text.flags.as_json() == {"terms_forced": ["Sichern"]}
+    assert "term_forced" in text.flags.names() and "forced into the translation: Sichern" in text.flags.comment()
+    # a sentence given a forced beginning of its own keeps it: the term stays missed, and flagged
+    engine = ForcingEngine()
+    [text] = translate_texts(engine, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"}),
+                             target_prefix=["Jetzt"])
+    assert set(engine.forced) == {"Jetzt"}  # the first decode and the one with more beams, each with it
+    assert text.flags.terms_missed == ("Sichern",) and not text.flags.terms_forced
+
+
 def test_a_term_inside_a_protected_span_is_neither_annotated_nor_asked_for():
     engine = TermEngine()
     source = "Open http://example.com/table.html and the table."
@@ -227,3 +275,8 @@ def test_the_shipped_model_trained_on_annotations_writes_an_unseen_term(engine):
     [termed] = translate_texts(model, [source], TranslationOptions(glossary={"frobnicator": "Frobnikator"}))
     assert not term_used(plain[0][0], "Frobnikator")  # a word it has never seen as a translation
     assert term_used(termed[0][0], "Frobnikator") and termed.flags.terms_missed == ()
+    # a term it leaves out of every hypothesis and has no word of its own for is forced in, the placeholders kept
+    [forced] = translate_texts(model, ['Failed loading theme "%s"! Trying "%s"'], TranslationOptions(
+        glossary={"theme": "Thema"}))
+    assert forced == [("Thema »%s« konnte nicht geladen werden! „%s“", None)]
+    assert forced.flags.terms_forced == ("Thema",) and forced.flags.terms_missed == ()

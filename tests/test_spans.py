@@ -9,6 +9,7 @@ from transformer_mt.spans import (
     lost_placeholders,
     lost_spans,
     mask,
+    mask_as,
     mask_shared,
     placeholders,
     protected_spans,
@@ -138,6 +139,13 @@ def test_unmask_reports_the_spans_whose_token_the_translation_lost():
     assert unmask("{2}: {0} öffnen", spans) == ("10:30: %s öffnen", [Span("placeholder", "{name}")])
     assert unmask("{0} und {0} {7}", spans)[0] == "%s und %s {7}"  # a token written twice; one past the spans stays
     assert unmask("nichts", spans)[1] == spans
+
+
+def test_a_forced_beginning_shows_its_sentences_spans_as_their_tokens():
+    _, spans = mask("Copy %s to %d, then %s.")  # {0} {1} {2}
+    assert mask_as("Kopiere %d", spans) == "Kopiere {1}"
+    assert mask_as("%s und %s und %s", spans) == "{0} und {2} und %s"  # each span once, in order
+    assert mask_as("Kopiere /tmp", spans) == "Kopiere /tmp"  # not one of the sentence's spans: kept
 
 
 def test_mask_shared_masks_the_spans_both_sides_hold_with_one_numbering():

@@ -182,14 +182,16 @@ class Flags:
     abstained: bool = False
     terms_missed: tuple[str, ...] = ()  # glossary target terms the translation does not use (`glossary.term_used`)
     terms_redecoded: bool = False  # decoded again with more beams for a missed term, another hypothesis taken
-    terms_placed: tuple[str, ...] = ()  # glossary target terms put where the alignment had the source term's words
+    terms_placed: tuple[str, ...] = ()  # glossary target terms put in the place of the model's own word for them
+    terms_forced: tuple[str, ...] = ()  # glossary target terms forced into a new decode as its beginning's last words
 
     def names(self) -> list[str]:
         """The flags set, as the server's counters name them."""
         return [*self.guards, *(["redecoded"] if self.redecoded else []),
                 *(["abstained"] if self.abstained else []), *(["span_repaired"] * len(self.spans.repaired)),
                 *(["span_lost"] * len(self.spans.lost)), *(["term_missed"] * len(self.terms_missed)),
-                *(["term_redecoded"] if self.terms_redecoded else []), *(["term_placed"] * len(self.terms_placed))]
+                *(["term_redecoded"] if self.terms_redecoded else []), *(["term_placed"] * len(self.terms_placed)),
+                *(["term_forced"] * len(self.terms_forced))]
 
     @property
     def notable(self) -> bool:
@@ -211,6 +213,8 @@ class Flags:
             shown["terms_redecoded"] = True
         if self.terms_placed:
             shown["terms_placed"] = list(self.terms_placed)
+        if self.terms_forced:
+            shown["terms_forced"] = list(self.terms_forced)
         return shown
 
     def comment(self) -> str:
@@ -228,6 +232,8 @@ class Flags:
             parts.append(f"glossary terms not used: {', '.join(self.terms_missed)}")
         if self.terms_placed:
             parts.append(f"glossary terms put in the model's own word's place: {', '.join(self.terms_placed)}")
+        if self.terms_forced:
+            parts.append(f"glossary terms forced into the translation: {', '.join(self.terms_forced)}")
         return "; ".join(parts)
 
 
@@ -260,6 +266,7 @@ def together(flags: list[Flags]) -> Flags:
         joined.terms_missed += sentence.terms_missed
         joined.terms_redecoded |= sentence.terms_redecoded
         joined.terms_placed += sentence.terms_placed
+        joined.terms_forced += sentence.terms_forced
     known = [sentence.confidence for sentence in flags if sentence.confidence is not None]
     joined.confidence = min(known) if known else None
     return joined

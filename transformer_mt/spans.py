@@ -116,6 +116,19 @@ def mask(text: str) -> tuple[str, list[Span]]:
     return _masked([text], [found])[0], [span for span, _ in found]
 
 
+def mask_as(text: str, spans: list[Span]) -> str:
+    """`text` (a forced beginning of a translation) with each protected span it holds that is one of a masked
+    sentence's `spans` (`mask`) replaced by that span's token, each span once, in order; the rest kept."""
+    free = list(enumerate(spans))
+    found, tokens = [], []
+    for span, start in _found(text):
+        k = next((n for n, (k, known) in enumerate(free) if known.text == span.text), None)
+        if k is not None:
+            found.append((span, start))
+            tokens.append(f"{{{free.pop(k)[0]}}}")
+    return _replaced(text, found, tokens)
+
+
 def unmask(translation: str, spans: list[Span]) -> tuple[str, list[Span]]:
     """`translation` with each reserved token `{i}` replaced by the text of `mask`'s i-th span, and the spans whose
     token it does not hold (lost). A token it writes twice gives its span twice; `{n}` past the spans stays."""
@@ -269,4 +282,5 @@ def repair(sources: list[str], hypotheses: list[list[tuple[str, float | None]]],
 
 
 __all__ = ["KINDS", "PLACEHOLDER", "TOKEN", "Span", "SpanReport", "lost_placeholders", "lost_spans", "mask",
-           "mask_shared", "placeholders", "protected_spans", "put_back", "repair", "repair_counted", "unmask"]
+           "mask_as", "mask_shared", "placeholders", "protected_spans", "put_back", "repair", "repair_counted",
+           "unmask"]

@@ -8,17 +8,28 @@ confidence 0 when it still fires, and left untranslated when its confidence is b
 """
 
 import logging
+import re
 import weakref
 from collections.abc import Callable
 
 from .alignment import check_tokenizer
-from .casing import fold_sentences, restore_hypotheses
+from .casing import case_of, fold, fold_sentences, restore, restore_hypotheses
 from .decoding import Hypotheses, tagged
 from .engines import Engine
 from .glossary import annotate, place_term, strip_annotations, term_used
 from .options import OptionError, TranslationOptions
 from .quality import Calibration, Flags, features, is_copy, is_loop
-from .spans import TOKEN, SpanReport, lost_spans, mask, protected_ranges, protected_spans, repair_counted, unmask
+from .spans import (
+    TOKEN,
+    SpanReport,
+    lost_spans,
+    mask,
+    mask_as,
+    protected_ranges,
+    protected_spans,
+    repair_counted,
+    unmask,
+)
 from .tokenization import target_side
 
 
@@ -65,7 +76,7 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
     flags = [Flags(report) for report in reports]
     hypotheses = judge(engine, sentences, hypotheses, flags, scored, names, lambda again, fallback: decode(
         engine, [sentences[i] for i in again], fallback, [names[i] for i in again],
-        [prefixes[i] for i in again] if prefixes else None))
+        [prefixes[i] for i in again] if prefixes else None), prefixes)
     decoded = []
     for i, sentence in enumerate(hypotheses):
         aligned = alignments[i] if alignments else None
@@ -129,6 +140,8 @@ def translate_masked(engine: Engine, sentences: list[str], options: TranslationO
     spans = [[] for _ in sentences]
     if getattr(engine.config, "span_tokens", False):
         sentences, spans = map(list, zip(*(mask(sentence) for sentence in sentences))) if sentences else ([], [])
+        if prefixes:  # a forced beginning shows the model its sentence's spans as their tokens too
+            prefixes = [mask_as(prefix, found) if prefix else prefix for prefix, found in zip(prefixes, spans)]
     elif engine not in _WARNED and any(map(protected_spans, sentences)):
         _WARNED.add(engine)
         logger.warning("this model was not trained with span tokens: placeholders, URLs, paths and numbers are "
@@ -173,6 +186,7 @@ FALLBACK_REPETITION_PENALTY = 1.2  # and makes every token already written less 
 # points in all, leaving 2 of 11 and 10 of 24 loops; demanding the same confidence (share 1) left 10 and 21.
 FALLBACK_CONFIDENCE_KEPT = 0.5
 TERM_BEAMS = 8  # the beams (and hypotheses) a sentence that missed a glossary term is decoded again with
+TERM_PLACES = 12  # the places a term still missed is forced at, each one decode
 
 
 def calibration_of(engine, options: TranslationOptions) -> Calibration | None:
@@ -197,7 +211,8 @@ def sentence_features(engine, sources: list[str], outputs: list[str], scores: li
 
 
 def judge(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
-          options: TranslationOptions, names: list[str], redecode: Callable) -> list[Hypotheses]:
+          options: TranslationOptions, names: list[str], redecode: Callable,
+          prefixes: list[str | None] | None = None) -> list[Hypotheses]:
     """`hypotheses` (with scores when a calibration is used) after the trust step: `flags` filled in place (the
     confidence, the guards still firing, a re-decode, an abstention); `redecode(indices, options)` decodes those
     sentences again as `decode` did, with other options. A re-decoded translation replaces the first when no guard
@@ -244,6 +259,7 @@ def judge(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: lis
         if options.guards and not options.do_sample:
             _follow_terms(engine, sentences, hypotheses, flags, wanted, options, calibration, redecode)
             _place_terms(engine, sentences, hypotheses, flags, found, options, names)
+            _force_terms(engine, sentences, hypotheses, flags, found, options, calibration, prefixes)
     if options.min_confidence is not None:
         for i, sentence in enumerate(hypotheses):
             if sentence and flags[i].confidence is not None and flags[i].confidence < options.min_confidence:
@@ -317,6 +333,74 @@ def _place_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fla
         aligned = getattr(hypotheses[i], "alignments", None)
         realigned = engine.align_pairs([sentences[i]], [text], options) + aligned[1:] if aligned else None
         hypotheses[i] = Decoded([(text, hypotheses[i][0][1]), *hypotheses[i][1:]], realigned, flags[i])
+
+
+def _force_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
+                 found: list[list[tuple[str, str]]], options: TranslationOptions, calibration: Calibration | None,
+                 prefixes: list[str | None] | None) -> None:
+    """Each glossary term the best translation of a sentence still misses forced in, one term a round, each term
+    tried once: the translation's words up to a place, then the term, given to the engine as the forced beginning
+    of a new translation (the model writes the rest, inflecting around the term), at each of the TERM_PLACES places
+    nearest to where the term stands in the source (by its share of the words), and of those translations that miss
+    fewer of the terms and set off no guard the translation did not, the one the model scores best (`score_pairs`)
+    taken; the terms it brings in are named in `flags[i].terms_forced`. Constrained beam search is in neither
+    engine, a forced beginning in both. A sentence given a forced beginning of its own is left as it is."""
+    tried = {i: set() for i in range(len(sentences)) if flags[i].terms_missed and hypotheses[i]
+             and hypotheses[i][0][0] and not (prefixes and prefixes[i])}
+    while todo := [i for i in tried if set(flags[i].terms_missed) - tried[i]]:
+        candidates = []  # (sentence, source as the engine sees it, its case, the forced beginning)
+        for i in todo:
+            target = next(target for target in flags[i].terms_missed if target not in tried[i])
+            tried[i].add(target)
+            text = hypotheses[i][0][0]
+            case = case_of(sentences[i]) if options.fold_case else "normal"
+            case = "normal" if case == "title" and options.format == "html" else case  # as _decode_steps folds
+            source = fold(sentences[i], case) if case != "normal" else sentences[i]
+            shown = fold(text, case) if case != "normal" else text
+            term = next(term for term, wanted in found[i] if wanted == target)
+            for start in _places(sentences[i], shown, term):
+                head = shown[:start].rstrip()
+                candidates.append((i, source, case, f"{head} {target}" if head else target[:1].upper() + target[1:]))
+        plain = options.replace(fold_case=False, guards=False, min_confidence=None, num_return_sequences=1,
+                                scores=False, alignments=False)
+        outputs = decode(engine, [source for _, source, _, _ in candidates], plain,
+                         [f"sentence {i + 1} with a glossary term forced" for i, *_ in candidates],
+                         [prefix for *_, prefix in candidates])
+        outputs = [sentence[0][0] if sentence else "" for sentence in outputs]
+        scores = engine.score_pairs([source for _, source, _, _ in candidates], [text or "." for text in outputs])
+        def guards(i: int, sentence: Hypotheses) -> set[str]:
+            return set(_fired(sentences[i], sentence, Flags(confidence=1.0), calibration))
+
+        best, fired = {}, {i: guards(i, hypotheses[i]) for i in todo}
+        for (i, source, case, _), output, score in zip(candidates, outputs, scores, strict=True):
+            text = restore(output, case) if case != "normal" else output
+            missed = _missed(text, tuple(dict.fromkeys(target for _, target in found[i])))
+            if text and len(missed) < len(flags[i].terms_missed) and guards(i, [(text, None)]) <= fired[i] \
+                    and (i not in best or score.score > best[i][1].score):
+                best[i] = (text, score, missed)
+        for i, (text, score, missed) in best.items():
+            flags[i].terms_forced += tuple(target for target in flags[i].terms_missed if target not in missed)
+            flags[i].terms_placed = tuple(target for target in flags[i].terms_placed if target not in missed)
+            flags[i].terms_missed = missed
+            kept = hypotheses[i][0][1] is not None
+            if calibration is not None and kept:
+                flags[i].confidence = calibration.confidence(
+                    sentence_features(engine, [sentences[i]], [text], [score.score])[0])
+            aligned = getattr(hypotheses[i], "alignments", None)
+            realigned = engine.align_pairs([sentences[i]], [text], options) + aligned[1:] if aligned else None
+            hypotheses[i] = Decoded([(text, score.score if kept else None), *hypotheses[i][1:]], realigned,
+                                    flags[i])
+
+
+def _places(source: str, translation: str, term: str) -> list[int]:
+    """Where in `translation` a term may be forced (the characters its words begin at, and its end unless a full
+    stop, question or exclamation mark ends it): the TERM_PLACES places nearest to the share of `source`'s words
+    that come before `term` (as found in it)."""
+    starts = [match.start() for match in re.finditer(r"\S+", translation)]
+    starts += [] if translation.rstrip()[-1:] in (".", "!", "?") else [len(translation)]
+    at = source.find(term)
+    centre = (len(source[:at].split()) / max(1, len(source.split())) if at >= 0 else 0.5) * (len(starts) - 1)
+    return [starts[k] for k in sorted(range(len(starts)), key=lambda k: abs(k - centre))[:TERM_PLACES]]
 
 
 def _annotated(sentence: str, options: TranslationOptions) -> tuple[str, list[tuple[str, str]]]:

@@ -1,17 +1,21 @@
 """The term study (issue 41): does a model trained on term annotations write the terms a glossary asks for?
 
-The term test is built from a test split and the terms the model was trained with (its terms.tsv, mined from its
-own training data): a test pair enters it for each term whose source occurs in the pair's source (on word
-boundaries, any case) and whose target the reference uses (`glossary.term_used`), and which the model's
-translation without a glossary does not use: a required translation that differs from what the model writes. Each
-such pair is translated again with its own terms as the glossary (case-insensitive). Reported: the use rate of the
-required terms without and with the glossary, and BLEU/chrF of those pairs without and with it (sacreBLEU's paired
-bootstrap).
+The term test is built from a test split and the terms the model was trained with (its terms.tsv, mined from its own
+training data): a test pair enters it for each term whose source occurs in the pair's source (on word boundaries,
+any case, the longest of overlapping terms as the glossary takes it) and whose target the reference uses
+(`glossary.term_used`), and which the model's translation without a glossary does not use: a required translation
+that differs from what the model writes. Each such pair is translated again with its own terms as the glossary
+(case-insensitive). Reported: the use rate of the required terms without and with the glossary, and BLEU/chrF of
+those pairs without and with it (sacreBLEU's paired bootstrap); every pair whose translation with the glossary still
+misses a term is listed, and each used term by the step that brought it in (`quality.Flags`): the
+annotation (the first decode), another beam (a sentence decoded again with more beams), placed (in the model's own
+word's place), forced (a decode with the term at the end of its forced beginning).
 
     python -m transformer_mt.experiments.term_study --model models/transformer-mt-en-de-broad
 """
 
 import argparse
+import collections
 import json
 import re
 import sys
@@ -22,7 +26,7 @@ from transformer_mt.calibration import pairs_of
 from transformer_mt.engines import load_engine
 from transformer_mt.evaluation import compare_systems
 from transformer_mt.experiments.studies import git_commit
-from transformer_mt.glossary import read_glossary, term_index, term_used
+from transformer_mt.glossary import annotate, read_glossary, term_index, term_used
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
 from transformer_mt.spans import mask
@@ -37,10 +41,12 @@ def required_terms(source: str, reference: str, output: str, index: dict) -> tup
     spans (a URL's "table.html" asks for no term)."""
     source, reference, output = (mask(text)[0] for text in (source, reference, output))
     words = {word.casefold() for word in re.findall(r"\w+", source)}
-    found = {(term, target) for word in words for term, target in index.get(word, ())
-             if re.search(rf"(?<!\w){re.escape(term)}(?!\w)", source, re.IGNORECASE)
-             and term_used(reference, target) and not term_used(output, target)}
-    return tuple(sorted(found))
+    candidates = {(term, target) for word in words for term, target in index.get(word, ())}
+    _, found = annotate(source, tuple(sorted(candidates)), ignore_case=True)  # the longest of overlapping terms
+    found = {(term, target) for term, target in candidates if (term.casefold(), target) in
+             {(shown.casefold(), wanted) for shown, wanted in found}}
+    return tuple(sorted((term, target) for term, target in found
+                        if term_used(reference, target) and not term_used(output, target)))
 
 
 def study(model: str, data: str) -> dict:
@@ -51,17 +57,26 @@ def study(model: str, data: str) -> dict:
              translate_texts(engine, sources, TranslationOptions(split_sentences=False))]
     tests = [(i, required_terms(sources[i], references[i], plain[i], index)) for i in range(len(sources))]
     tests = [(i, terms) for i, terms in tests if terms]
-    with_glossary = [translate_texts(engine, [sources[i]], TranslationOptions(
-        split_sentences=False, glossary=terms, glossary_ignore_case=True))[0][0][0] for i, terms in tests]
+    decoded = [translate_texts(engine, [sources[i]], TranslationOptions(
+        split_sentences=False, glossary=terms, glossary_ignore_case=True))[0] for i, terms in tests]
+    with_glossary = [text[0][0] for text in decoded]
     required = sum(len(terms) for _, terms in tests)
     used = sum(term_used(output, target) for (_, terms), output in zip(tests, with_glossary) for _, target in terms)
+    steps = collections.Counter(
+        "forced" if target in text.flags.terms_forced else "placed" if target in text.flags.terms_placed
+        else "another beam" if text.flags.terms_redecoded else "annotation"
+        for (_, terms), text in zip(tests, decoded) for _, target in terms if term_used(text[0][0], target))
     compared = compare_systems({"without glossary": [plain[i] for i, _ in tests], "with glossary": with_glossary},
                                [references[i] for i, _ in tests], ("bleu", "chrf"), "bs", 1000) if tests else {}
     return {"engine": engine.name, "pairs": len(sources), "term_pairs": len(tests), "terms_required": required,
             "used_without": 0, "used_with": used, "use_rate_with": round(used / required, 4) if required else None,
+            "used_by_step": {step: steps[step] for step in ("annotation", "another beam", "placed", "forced")},
             "paired": compared,
             "examples": [{"source": sources[i], "terms": terms, "without": plain[i], "with": output}
-                         for (i, terms), output in list(zip(tests, with_glossary))[:10]]}
+                         for (i, terms), output in list(zip(tests, with_glossary))[:10]],
+            "missed": [{"source": sources[i], "reference": references[i], "terms": terms, "with": output}
+                       for (i, terms), output in zip(tests, with_glossary)
+                       if not all(term_used(output, target) for _, target in terms)]}
 
 
 def main(argv=None) -> None:
