@@ -267,21 +267,22 @@ def test_the_trust_table_is_its_json():
 
 
 def test_the_term_test_table_is_its_json():
-    """docs/translation.md's term test: each shipped model's use rate with annotation only and followed, and the
-    followed glossary's paired BLEU and chrF, as their JSONs hold them."""
+    """docs/translation.md's term test: each shipped model's terms used by each step and in all, and the glossary's
+    paired BLEU and chrF, as their JSONs hold them."""
     import json
 
     page = PAGES["docs/translation.md"]
     for model, folder in (("broader", "broad_ui"), ("help-text", "help_ui")):
-        before, after = (json.loads((REPO / "docs" / "results" / folder / f"terms_{name}.json").read_text(
-            encoding="utf-8")) for name in ("annotation_only", "followed"))
+        results = json.loads((REPO / "docs" / "results" / folder / "terms_forced.json").read_text(encoding="utf-8"))
         for split, label in (("en-de", "en-de (`data/en-de`)"), ("en-de-ui", "en-de-ui")):
-            found = after["splits"][split]
+            found = results["splits"][split]
             systems = {metric: found["paired"]["metrics"][metric]["systems"] for metric in ("bleu", "chrf")}
             cells = [f"{systems[metric]['without glossary']['score']:.2f} -> "
                      f"{systems[metric]['with glossary']['score']:.2f} "
                      f"({systems[metric]['with glossary']['p_value']:.2g})" for metric in ("bleu", "chrf")]
-            row = (f"| {model} | {label} | {found['term_pairs']} | {found['terms_required']} | "
-                   f"{before['splits'][split]['use_rate_with']:.1%} | {found['use_rate_with']:.1%} | "
-                   f"{' | '.join(cells)} |")
+            steps = " | ".join(str(found["used_by_step"][step])
+                               for step in ("annotation", "another beam", "placed", "forced"))
+            assert sum(found["used_by_step"].values()) == found["used_with"]
+            row = (f"| {model} | {label} | {found['term_pairs']} | {found['terms_required']} | {steps} | "
+                   f"{found['use_rate_with']:.1%} | {' | '.join(cells)} |")
             assert row in page, row
