@@ -185,16 +185,31 @@ def test_the_main_job_table_is_the_shipped_runs():
     from transformer_mt.recipes import results_table
 
     # release 0.2.0's recipe, 0.3.0's, joined pairs (scored on 2 joined test pairs too), then issue 26's before and
-    # after on one machine, and its data hygiene alone before and after
+    # after on one machine, its data hygiene alone before and after, and span tokens before and after
     seeds_shown = {"main_job": 3, "main_job_0.3": 1, "main_job_0.4": 3, "main_job_46e8375": 3, "main_job_a24ab84": 3,
                    "main_job_a24ab84_rerun": 1, "main_job_a419c0e": 3, "main_job_c862457": 1,
-                   "main_job_c862457_fixed": 3}
+                   "main_job_c862457_fixed": 3, "main_job_7020b8b": 3, "main_job_ff61d0e": 3,
+                   "main_job_ff61d0e_rerun": 1}
     folders = sorted(path for path in (REPO / "docs" / "results").glob("main_job*") if path.is_dir())
     assert [folder.name for folder in folders] == sorted(seeds_shown)
     for folder in folders:
         summaries = [json.loads(path.read_text(encoding="utf-8")) for path in folder.glob("*.json")]
         assert len(summaries) >= seeds_shown[folder.name]
         assert results_table(summaries) in PAGES["docs/results.md"]
+
+
+def test_the_span_tokens_same_step_table_is_its_json():
+    """docs/results.md's span-token comparison at the same step: each seed's paired BLEU and chrF as scored."""
+    import json
+
+    for seed, step in ((0, "2,500"), (1, "2,000 / 1,998"), (2, "2,500")):
+        paired = json.loads((REPO / "docs" / "results" / "span_tokens_same_step" / f"seed{seed}.json").read_text(
+            encoding="utf-8"))["metrics"]
+        cells = []
+        for metric in ("bleu", "chrf"):
+            before, after = paired[metric]["systems"].values()
+            cells.append(f"{before['score']:.2f} -> {after['score']:.2f} ({after['p_value']:.2g})")
+        assert f"| {seed} | {step} | {' | '.join(cells)} |" in PAGES["docs/results.md"], seed
 
 
 def test_the_real_text_tables_are_the_studies_json():

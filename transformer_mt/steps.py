@@ -345,6 +345,10 @@ def _force_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fla
     fewer of the terms and set off no guard the translation did not, the one the model scores best (`score_pairs`)
     taken; the terms it brings in are named in `flags[i].terms_forced`. Constrained beam search is in neither
     engine, a forced beginning in both. A sentence given a forced beginning of its own is left as it is."""
+    def guards(i: int, sentence: Hypotheses) -> set[str]:
+        return set(_fired(sentences[i], sentence, Flags(confidence=1.0), calibration))
+
+    wanted = [tuple(dict.fromkeys(target for _, target in terms)) for terms in found]
     tried = {i: set() for i in range(len(sentences)) if flags[i].terms_missed and hypotheses[i]
              and hypotheses[i][0][0] and not (prefixes and prefixes[i])}
     while todo := [i for i in tried if set(flags[i].terms_missed) - tried[i]]:
@@ -352,12 +356,11 @@ def _force_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fla
         for i in todo:
             target = next(target for target in flags[i].terms_missed if target not in tried[i])
             tried[i].add(target)
-            text = hypotheses[i][0][0]
             case = case_of(sentences[i]) if options.fold_case else "normal"
             case = "normal" if case == "title" and options.format == "html" else case  # as _decode_steps folds
-            source = fold(sentences[i], case) if case != "normal" else sentences[i]
-            shown = fold(text, case) if case != "normal" else text
-            term = next(term for term, wanted in found[i] if wanted == target)
+            source, shown = (fold(text, case) if case != "normal" else text for text in (sentences[i],
+                                                                                         hypotheses[i][0][0]))
+            term = next(term for term, required in found[i] if required == target)
             for start in _places(sentences[i], shown, term):
                 head = shown[:start].rstrip()
                 candidates.append((i, source, case, f"{head} {target}" if head else target[:1].upper() + target[1:]))
@@ -366,29 +369,28 @@ def _force_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fla
         outputs = decode(engine, [source for _, source, _, _ in candidates], plain,
                          [f"sentence {i + 1} with a glossary term forced" for i, *_ in candidates],
                          [prefix for *_, prefix in candidates])
-        outputs = [sentence[0][0] if sentence else "" for sentence in outputs]
-        scores = engine.score_pairs([source for _, source, _, _ in candidates], [text or "." for text in outputs])
-        def guards(i: int, sentence: Hypotheses) -> set[str]:
-            return set(_fired(sentences[i], sentence, Flags(confidence=1.0), calibration))
-
+        written = [(candidate, sentence[0][0]) for candidate, sentence in zip(candidates, outputs) if sentence
+                   and sentence[0][0]]
+        scores = engine.score_pairs([source for (_, source, _, _), _ in written],
+                                    [output for _, output in written]) if written else []
         best, fired = {}, {i: guards(i, hypotheses[i]) for i in todo}
-        for (i, source, case, _), output, score in zip(candidates, outputs, scores, strict=True):
+        for ((i, _, case, _), output), score in zip(written, scores, strict=True):
             text = restore(output, case) if case != "normal" else output
-            missed = _missed(text, tuple(dict.fromkeys(target for _, target in found[i])))
-            if text and len(missed) < len(flags[i].terms_missed) and guards(i, [(text, None)]) <= fired[i] \
+            missed = _missed(text, wanted[i])
+            if len(missed) < len(flags[i].terms_missed) and guards(i, [(text, None)]) <= fired[i] \
                     and (i not in best or score.score > best[i][1].score):
                 best[i] = (text, score, missed)
         for i, (text, score, missed) in best.items():
             flags[i].terms_forced += tuple(target for target in flags[i].terms_missed if target not in missed)
             flags[i].terms_placed = tuple(target for target in flags[i].terms_placed if target not in missed)
             flags[i].terms_missed = missed
-            kept = hypotheses[i][0][1] is not None
-            if calibration is not None and kept:
+            scored = hypotheses[i][0][1] is not None
+            if calibration is not None and scored:
                 flags[i].confidence = calibration.confidence(
                     sentence_features(engine, [sentences[i]], [text], [score.score])[0])
             aligned = getattr(hypotheses[i], "alignments", None)
             realigned = engine.align_pairs([sentences[i]], [text], options) + aligned[1:] if aligned else None
-            hypotheses[i] = Decoded([(text, score.score if kept else None), *hypotheses[i][1:]], realigned,
+            hypotheses[i] = Decoded([(text, score.score if scored else None), *hypotheses[i][1:]], realigned,
                                     flags[i])
 
 
