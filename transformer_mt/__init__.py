@@ -16,8 +16,9 @@ in modules named after what they do, each on a floor of docs/development.md's ta
    `options` (`TranslationOptions`, how to translate), `documents` (Markdown, subtitles, string files and office
    documents translated in place);
 3. `bridges` (Marian, BERT, CTranslate2); 4. `training` (the Seq2SeqTrainer entry point);
-5. `decoding` (what every engine shares); 6. `engines` (the `Engine` protocol, generate() and CTranslate2, the loader);
-7. `steps` (the steps around the engine: case, spans, markup alignments, the trust step);
+5. `decoding` (what every engine shares); 6. `engines` (the `Engine` protocol, generate() and CTranslate2, the loader),
+   `trust` (the trust step: confidence, guards, abstaining, a glossary's terms followed);
+7. `steps` (the steps around the engine: case, spans, markup alignments, then the trust step);
 8. `translation` (the batch API and the stream);
 9. `evaluation` (scores of saved models), `calibration` (a model's confidence fitted), `files` (.po, XLIFF,
    HTML), `pipelines` (`pipeline("translation")`), `recipes` (the main job);

@@ -16,8 +16,8 @@ from .data import load_parallel_data
 from .engines import load_engine
 from .options import TranslationOptions
 from .quality import FEATURES, LENGTH_MIN_CHARS, Calibration, weights_sha256
-from .steps import sentence_features
 from .translation import translate_texts
+from .trust import sentence_features
 
 
 DEFAULT_CHRF_THRESHOLD = 50.0
