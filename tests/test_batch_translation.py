@@ -22,13 +22,14 @@ def many_lines(count: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    """A tiny model taught to copy its input, so that every line gets its own output (a random model says the
-    same thing to every input, and a line put in the wrong place would go unseen)."""
+    """A tiny model taught to copy its input, so that lines that begin differently get different outputs (a random
+    model says the same thing to every input, and a line put in the wrong place would go unseen). Copying the first
+    6 tokens needs no more than a loss of 0.1: at 0.01 it took twice as long and gave the same outputs."""
     path = tmp_path_factory.mktemp("model")
     model, tokenizer = save_tiny(path)
     batch = tokenizer([line for line in many_lines(64) if line], return_tensors="pt", padding=True)
     labels = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
-    overfit(model, batch, labels, loss_below=0.01)
+    overfit(model, batch, labels, loss_below=0.1)
     model.save_pretrained(path)
     model.generation_config.num_beams = 1
     model.generation_config.save_pretrained(path)
