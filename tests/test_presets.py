@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import datasets
+import huggingface_hub.constants
 import pytest
 
 from transformer_mt import presets, training
@@ -62,6 +63,9 @@ def test_the_papers_setup_is_one_command_on_a_dataset_in_the_hubs_layout(tmp_pat
         return datasets.DatasetDict({split: datasets.Dataset.from_list(rows) for split in ("train", "validation")})
 
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    # and the dataset card the model card would cite is not asked of the Hub: offline, hf_hub_download says so at
+    # once (without it, a machine with no network waited 23 s of retries here, and one with a network downloaded it)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     args = training.parse_args(["--data", "wmt14", "--dataset_config_name", "de-en", "--preset", "transformer-base",
                                 "--output_dir", str(tmp_path / "run"), "--do_eval", "false", "--do_predict", "false",
                                 "--eval_strategy", "no", "--save_strategy", "no", "--max_steps", "1",
