@@ -122,10 +122,10 @@ def mask_as(text: str, spans: list[Span]) -> str:
     free = list(enumerate(spans))
     found, tokens = [], []
     for span, start in _found(text):
-        k = next((n for n, (k, known) in enumerate(free) if known.text == span.text), None)
-        if k is not None:
+        n = next((n for n, (_, known) in enumerate(free) if known.text == span.text), None)
+        if n is not None:
             found.append((span, start))
-            tokens.append(f"{{{free.pop(k)[0]}}}")
+            tokens.append(f"{{{free.pop(n)[0]}}}")
     return _replaced(text, found, tokens)
 
 

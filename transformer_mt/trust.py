@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 
 from .alignment import check_tokenizer
-from .casing import case_of, fold, restore
+from .casing import fold, fold_sentences, restore
 from .decoding import Hypotheses
 from .glossary import annotate, place_term, term_used
 from .options import OptionError, TranslationOptions
@@ -127,7 +127,7 @@ def judge(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: lis
         if options.guards and not options.do_sample:
             _follow_terms(engine, sentences, hypotheses, flags, wanted, options, calibration, redecode)
             _place_terms(engine, sentences, hypotheses, flags, found, options, decode)
-            _force_terms(engine, sentences, hypotheses, flags, found, options, calibration, decode, prefixes)
+            _force_terms(engine, sentences, hypotheses, flags, found, wanted, options, calibration, decode, prefixes)
     if options.min_confidence is not None:
         for i, sentence in enumerate(hypotheses):
             if sentence and flags[i].confidence is not None and flags[i].confidence < options.min_confidence:
@@ -204,8 +204,8 @@ def _place_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fla
 
 
 def _force_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
-                 found: list[list[tuple[str, str]]], options: TranslationOptions, calibration: Calibration | None,
-                 decode: Callable, prefixes: list[str | None] | None) -> None:
+                 found: list[list[tuple[str, str]]], wanted: list[tuple[str, ...]], options: TranslationOptions,
+                 calibration: Calibration | None, decode: Callable, prefixes: list[str | None] | None) -> None:
     """Each glossary term the best translation of a sentence still misses forced in, one term a round, each term
     tried once: the translation's words up to a place, then the term, given to the engine as the forced beginning
     of a new translation (the model writes the rest, inflecting around the term), at each of the TERM_PLACES places
@@ -216,22 +216,22 @@ def _force_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fla
     def guards(i: int, sentence: Hypotheses) -> set[str]:
         return set(_fired(sentences[i], sentence, Flags(confidence=1.0), calibration))
 
-    wanted = [tuple(dict.fromkeys(target for _, target in terms)) for terms in found]
     tried = {i: set() for i in range(len(sentences)) if flags[i].terms_missed and hypotheses[i]
              and hypotheses[i][0][0] and not (prefixes and prefixes[i])}
+    # each sentence as the first decode showed it to the engine, and its case (`fold` and `restore` leave "normal")
+    shown, cases = fold_sentences(sentences, titles=options.format != "html") if options.fold_case else (
+        sentences, ["normal"] * len(sentences))
     while todo := [i for i in tried if set(flags[i].terms_missed) - tried[i]]:
         candidates = []  # (sentence, source as the engine sees it, its case, the forced beginning)
         for i in todo:
             target = next(target for target in flags[i].terms_missed if target not in tried[i])
             tried[i].add(target)
-            case = case_of(sentences[i]) if options.fold_case else "normal"
-            case = "normal" if case == "title" and options.format == "html" else case  # as _decode_steps folds
-            source, shown = (fold(text, case) if case != "normal" else text for text in (sentences[i],
-                                                                                         hypotheses[i][0][0]))
+            translation = fold(hypotheses[i][0][0], cases[i])
             term = next(term for term, required in found[i] if required == target)
-            for start in _places(sentences[i], shown, term):
-                head = shown[:start].rstrip()
-                candidates.append((i, source, case, f"{head} {target}" if head else target[:1].upper() + target[1:]))
+            for start in _places(sentences[i], translation, term):
+                head = translation[:start].rstrip()
+                candidates.append((i, shown[i], cases[i],
+                                   f"{head} {target}" if head else target[:1].upper() + target[1:]))
         plain = options.replace(fold_case=False, guards=False, min_confidence=None, num_return_sequences=1,
                                 scores=False, alignments=False)
         outputs = decode([source for _, source, _, _ in candidates], plain,
@@ -243,7 +243,7 @@ def _force_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fla
                                     [output for _, output in written]) if written else []
         best, fired = {}, {i: guards(i, hypotheses[i]) for i in todo}
         for ((i, _, case, _), output), score in zip(written, scores, strict=True):
-            text = restore(output, case) if case != "normal" else output
+            text = restore(output, case)
             missed = _missed(text, wanted[i])
             if len(missed) < len(flags[i].terms_missed) and guards(i, [(text, None)]) <= fired[i] \
                     and (i not in best or score.score > best[i][1].score):

@@ -42,11 +42,10 @@ def required_terms(source: str, reference: str, output: str, index: dict) -> tup
     source, reference, output = (mask(text)[0] for text in (source, reference, output))
     words = {word.casefold() for word in re.findall(r"\w+", source)}
     candidates = {(term, target) for word in words for term, target in index.get(word, ())}
-    _, found = annotate(source, tuple(sorted(candidates)), ignore_case=True)  # the longest of overlapping terms
-    found = {(term, target) for term, target in candidates if (term.casefold(), target) in
-             {(shown.casefold(), wanted) for shown, wanted in found}}
-    return tuple(sorted((term, target) for term, target in found
-                        if term_used(reference, target) and not term_used(output, target)))
+    # the longest of overlapping terms, as the glossary takes them (`annotate` gives each as found in the source)
+    taken = {(found.casefold(), target) for found, target in annotate(source, tuple(sorted(candidates)), True)[1]}
+    return tuple(sorted((term, target) for term, target in candidates if (term.casefold(), target) in taken
+                        and term_used(reference, target) and not term_used(output, target)))
 
 
 def study(model: str, data: str) -> dict:
