@@ -1,0 +1,82 @@
+"""The training data of a language pair's shipped model: help text and UI messages in one corpus (issue 52).
+
+A pair's corpus joins ../shared/data's two corpora of its language (`en-X`: LibreOffice and GNOME help, Debian's
+package descriptions; `en-X-ui`: the UI messages of Debian packages' gettext catalogues), for either direction
+(columns are named by language, so `--source_lang X --target_lang en` reads the same files the other way):
+
+- train: both train splits, the help text first, each in its own order (joined pairs join neighbours), without the
+  dictionary entries (`ding`, en-de only: one-word glosses that cost steps and score 7 BLEU at best);
+- validation: the two validation splits interleaved row by row, so that the run's first N validation pairs
+  (`--max_eval_samples`) are half UI messages, half help text;
+- test: the UI test split, then the help text's, each row keeping its `origin` (`score.py --by_column origin`).
+
+A `context` column (the message's msgctxt; empty for help text and for en-de-ui, which has none) is kept where the UI
+corpus has one.
+
+    python -m transformer_mt.experiments.language_data --language de --output runs/data/en-de
+"""
+
+import argparse
+import csv
+import itertools
+from pathlib import Path
+
+
+SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+LEFT_OUT_ORIGINS = frozenset({"ding"})
+SPLITS = ("train", "validation", "test")
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of a corpus TSV (header line, tab-separated, no quoting)."""
+    with path.open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def interleave(*splits: list[dict]) -> list[dict]:
+    """The rows of `splits` taken one from each in turn, then the rest of the longer ones."""
+    rows = itertools.chain.from_iterable(itertools.zip_longest(*splits))
+    return [row for row in rows if row is not None]
+
+
+def pair_corpus(language: str, shared_data: Path = SHARED_DATA) -> dict[str, list[dict[str, str]]]:
+    """The en-`language` corpus's three splits (see the module docstring), rows keyed `en`, `language`, `origin`
+    and `context`."""
+    columns = ("en", language, "origin", "context")
+    corpora = {}
+    for name in ("help", "ui"):
+        folder = shared_data / (f"en-{language}" if name == "help" else f"en-{language}-ui")
+        if not folder.is_dir():
+            raise FileNotFoundError(f"language {language!r}: no corpus folder {folder}")
+        corpora[name] = {split: [{column: row.get(column) or "" for column in columns}
+                                 for row in read_rows(folder / f"{split}.tsv")
+                                 if row["origin"] not in LEFT_OUT_ORIGINS]
+                         for split in SPLITS}
+    help_text, ui = corpora["help"], corpora["ui"]
+    return {"train": help_text["train"] + ui["train"],
+            "validation": interleave(ui["validation"], help_text["validation"]),
+            "test": ui["test"] + help_text["test"]}
+
+
+def write_corpus(language: str, output: Path, shared_data: Path = SHARED_DATA) -> dict[str, int]:
+    """Write the pair corpus's splits to `output`/{train,validation,test}.tsv; returns each split's size."""
+    output.mkdir(parents=True, exist_ok=True)
+    sizes = {}
+    for split, rows in pair_corpus(language, shared_data).items():
+        with (output / f"{split}.tsv").open("w", encoding="utf-8", newline="") as f:
+            f.writelines("\t".join(row) + "\n" for row in [list(rows[0]), *(row.values() for row in rows)])
+        sizes[split] = len(rows)
+    return sizes
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--language", required=True, help="the language paired with English: de, fr or es")
+    parser.add_argument("--output", type=Path, required=True, help="the folder to write the three TSVs to")
+    parser.add_argument("--shared_data", type=Path, default=SHARED_DATA, help="where the en-X corpora lie")
+    args = parser.parse_args(argv)
+    print(write_corpus(args.language, args.output, args.shared_data))
+
+
+if __name__ == "__main__":
+    main()
