@@ -147,6 +147,12 @@ class TransformerMTConfig(PreTrainedConfig):
     # Trained with term annotations (training's --term_annotation_share): translation follows each glossary term
     # found in a sentence with its target term in annotation marks (transformer_mt.glossary.annotate).
     term_annotations: bool = False
+    # Trained with a message's context as the source's second segment (training's --context_share): translation
+    # passes a context, when given, as `source </s> context </s>` with token_type_ids 1 on the context.
+    source_context: bool = False
+    # Trained with register tags (training's --formality_share): a translation asked to be formal or informal begins
+    # its source with `<formal>` or `<informal>` (transformer_mt.text.formality).
+    formality_tags: bool = False
 
     def __post_init__(self, **kwargs):
         if self.decoder_vocab_size is None:

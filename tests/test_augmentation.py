@@ -6,10 +6,10 @@ import dataclasses
 import json
 
 import pytest
-from transformers import AutoConfig
+from transformers import AutoConfig, AutoTokenizer
 
 from transformer_mt import train_tokenizer, training
-from transformer_mt.training.augmentation import augment, augment_pair, augmentation_plan
+from transformer_mt.training.augmentation import augment, augment_pair, augmentation_plan, side_constraints
 
 from .utils import TINY, train
 
@@ -101,3 +101,71 @@ def test_a_run_with_span_tokens_records_them_in_its_config_and_a_fine_tuned_mode
     train(second, "--do_train", "--max_steps", 1, "--save_strategy", "no", "--model_name_or_path", first)
     assert AutoConfig.from_pretrained(second).span_tokens is True
     assert json.loads((second / "training_info.json").read_text())["augmentation"]["span_token_share"] == 0.0
+
+
+def side_constraint_pairs():
+    from datasets import Dataset
+
+    return Dataset.from_dict({
+        "en": ["Do you want to quit?", "Your file is saved.", "Open the file.", "Can you see it?"] * 25,
+        "fr": ["Voulez-vous quitter ?", "Ton fichier est enregistré.", "Ouvrir le fichier.", "Tu le vois ?"] * 25,
+        "context": ["menu", "", "verb", ""] * 25,
+    })
+
+
+def test_side_constraints_tag_a_share_of_each_register_and_keep_a_share_of_contexts():
+    pairs = side_constraint_pairs()
+    tagged, counts = side_constraints(pairs, "en", "fr", 0.5, "context", 0.5, seed=0)
+    labels = {"Do you want to quit?": "<formal>", "Your file is saved.": "<informal>", "Can you see it?": "<informal>"}
+    for before, after in zip(pairs["en"], tagged["en"]):
+        assert after == before or (before in labels and after == f"{labels[before]} {before}")
+    assert counts["formal"] == sum(after.startswith("<formal> ") for after in tagged["en"])
+    assert counts["informal"] == sum(after.startswith("<informal> ") for after in tagged["en"])
+    assert 0 < counts["formal"] < 25 and 0 < counts["informal"] < 50  # a share of each register, not all
+    assert "Open the file." in tagged["en"] and not any("<" in after for after in tagged["en"][2::4])  # unlabelled
+    kept = [context for context in tagged["context"] if context]
+    assert counts["context"] == len(kept) and 0 < len(kept) < 50
+    assert all(after in ("", before) for before, after in zip(pairs["context"], tagged["context"]))
+    assert list(side_constraints(pairs, "en", "fr", 0.5, "context", 0.5, seed=0)[0]["en"]) == list(tagged["en"])
+    assert list(side_constraints(pairs, "en", "fr", 0.0, None, 0.0, seed=0)[0]["en"]) == list(pairs["en"])
+
+
+def test_a_context_is_the_sources_second_segment_and_left_out_when_it_does_not_fit(splits_and_tokenizer):
+    data_args, _, _, tokenizer = splits_and_tokenizer
+    sources, contexts = ["Open the file.", "Open the file."], ["menu action", ""]
+    features = training.encode_pairs(tokenizer, sources, ["Datei öffnen."] * 2, data_args, contexts=contexts)
+    alone, paired = tokenizer("Open the file."), tokenizer("Open the file.", "menu action")
+    assert features["input_ids"] == [paired["input_ids"], alone["input_ids"]]
+    assert features["token_type_ids"][0] == [0] * len(alone["input_ids"]) + [1] * (
+        len(paired["input_ids"]) - len(alone["input_ids"]))
+    assert set(features["token_type_ids"][1]) == {0}
+    short = dataclasses.replace(data_args, max_source_length=len(alone["input_ids"]) + 1)
+    cut = training.encode_pairs(tokenizer, sources[:1], ["Datei öffnen."], short, contexts=contexts[:1])
+    assert cut["input_ids"] == [alone["input_ids"]] and cut["long"] == [False]
+
+
+def test_a_run_with_context_and_formality_records_them_and_holds_the_tags(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    pairs = side_constraint_pairs()
+    for split in ("train", "validation"):
+        pairs.to_csv(data / f"{split}.tsv", sep="\t", index=False)
+    run = tmp_path / "run"
+    train(run, "--do_train", "--max_steps", 1, "--save_strategy", "no", "--data", data, "--target_lang", "fr",
+          "--context_column", "context", "--context_share", 0.5, "--formality_share", 0.5, "--do_predict", "false",
+          "--do_eval", "false")
+    config = AutoConfig.from_pretrained(run)
+    assert config.source_context is True and config.formality_tags is True
+    assert {"<formal>", "<informal>"} <= set(AutoTokenizer.from_pretrained(run).get_vocab())
+    info = json.loads((run / "training_info.json").read_text())
+    assert info["side_constraints"] == {"context_column": "context", "context_share": 0.5, "formality_share": 0.5}
+    assert info["training_pairs"]["side_constraints"]["context"] > 0
+
+
+def test_side_constraint_flags_are_checked_at_the_boundary():
+    with pytest.raises(ValueError, match="--context_share 0.5 keeps the contexts of --context_column: name a "
+                                         "column of its own, got None"):
+        training.parse_args([*TINY, "--output_dir", "x", "--context_share", "0.5"])
+    with pytest.raises(ValueError, match="--formality_share: the target language 'en' has no registers"):
+        training.parse_args([*TINY, "--output_dir", "x", "--source_lang", "de", "--target_lang", "en",
+                             "--formality_share", "0.5"])

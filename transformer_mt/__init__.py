@@ -9,7 +9,8 @@ in modules named after what they do, each on a floor of docs/development.md's ta
    `checkpoints`, `constraints` (prefixes, forbidden words), `tags` (language tags), `batching` (token batches),
    `generation` (compiled generation), `diagnostics` (the alignment probe), `lengths` (length bounds),
    `pair_scoring` (what pair scores are), `glossary` (terms annotated inline), `spans` (protected spans checked,
-   put back and counted), `inline` (inline markup placed by word alignment);
+   put back and counted), `inline` (inline markup placed by word alignment), `text` (per-language rules: formal and
+   informal address);
 2. `averaging` (checkpoint averaging), `hub` (remote code, model card, push), `markup` (HTML taken apart and put
    back), `plots` (a training run's plots), `alignment` (word alignments), `casing` (ALL
    CAPS and Title Case folded for the model and given back), `quality` (confidence, guards, a sentence's flags),

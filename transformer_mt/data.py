@@ -226,12 +226,14 @@ def joined_pair_groups(num_pairs: int, count: int, generator: np.random.Generato
 
 def add_joined_pairs(dataset: datasets.Dataset, source_lang: str, target_lang: str, share: float, seed: int,
                      fits: Callable[[list[str], list[str]], list[bool]], sizes: Sequence[int] = (2, 3),
-                     rounds: int = 8, same: str | None = None) -> tuple[datasets.Dataset, int]:
+                     rounds: int = 8, same: str | None = None,
+                     blank: Sequence[str] = ()) -> tuple[datasets.Dataset, int]:
     """`dataset` followed by multi-sentence pairs: `share` x its size of 2-3 consecutive pairs joined (sources and
     targets alike), each one for which `fits(sources, targets)` holds (the run's length limits); returns the dataset
     and the number added (fewer when `rounds` of candidates hold too few that fit). Drawn from `seed` alone: the
     same seed adds the same pairs, in the same order. `same`: a column whose value the joined pairs must share
-    (a target language), kept for the pairs added."""
+    (a target language), kept for the pairs added. `blank`: columns kept, empty for the pairs added (a message's
+    context belongs to one message)."""
     wanted = round(share * len(dataset))
     generator = np.random.default_rng(seed)
     sources, targets = dataset[source_lang], dataset[target_lang]
@@ -256,7 +258,8 @@ def add_joined_pairs(dataset: datasets.Dataset, source_lang: str, target_lang: s
                 joined_values.append(values[group[0]] if values is not None else None)
     if not joined_sources:
         return dataset, 0
-    columns = {source_lang: joined_sources, target_lang: joined_targets, **({same: joined_values} if same else {})}
+    columns = {source_lang: joined_sources, target_lang: joined_targets, **({same: joined_values} if same else {}),
+               **{name: [""] * len(joined_sources) for name in blank}}
     joined = datasets.Dataset.from_dict(columns)
     other = [name for name in dataset.column_names if name not in columns]
     return datasets.concatenate_datasets([dataset.remove_columns(other), joined]), len(joined_sources)

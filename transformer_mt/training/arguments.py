@@ -17,6 +17,7 @@ from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 from ..batching import padded
 from ..configuration import TransformerMTConfig
 from ..presets import PRESETS
+from ..text.formality import REGISTER_WORDS, has_register_words
 from ..tokenization import TOKENIZER_TYPES
 from ..tokenization.tokenization_transformer_mt import MIN_VOCAB_SIZE
 from .suggestion_data import DEFAULT_HELD_OUT_SHARE, DEFAULT_REPLAY_RATIO, DEFAULT_SUGGESTION_REPEATS, HELD_OUT_FILE
@@ -113,6 +114,16 @@ class DataArguments:
         default=None, metadata={"help": "--term_annotation_share's terms: a glossary TSV (source term, tab, target "
                                         "term) instead of those mined from the training split."},
     )
+    context_column: str | None = field(
+        default=None, metadata={"help": "A column of each pair's context (msgctxt, a key path), read as the source's "
+                                        "second segment (`source </s> context </s>`, token_type_ids 1)."})
+    context_share: float = field(
+        default=0.0, metadata={"help": "The share of training pairs with a context (--context_column) that keep it "
+                                       "(validation and test keep all); the config records source_context=true."})
+    formality_share: float = field(
+        default=0.0, metadata={"help": "The share of each register's training pairs (transformer_mt.text.formality) "
+                                       "that begin with its tag, <formal> or <informal>; the config records "
+                                       "formality_tags=true. 0 (the default) tags none."})
     source_prefix: str | None = field(
         default=None,
         metadata={"help": "A tag that begins every source of the data set (e.g. <BT> for back-translations, a domain "
@@ -155,7 +166,8 @@ class DataArguments:
                 raise ValueError(f"--{name} must be >= 1, got {value}.")
         if self.joined_pairs_share is not None and not 0 <= self.joined_pairs_share <= 1:
             raise ValueError(f"--joined_pairs_share must be in [0, 1] (0 adds none), got {self.joined_pairs_share}.")
-        for name in ("uppercase_share", "titlecase_share", "span_token_share", "term_annotation_share"):
+        for name in ("uppercase_share", "titlecase_share", "span_token_share", "term_annotation_share",
+                     "context_share", "formality_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"--{name} must be in [0, 1] (0 changes none), got {getattr(self, name)}.")
         if self.uppercase_share + self.titlecase_share > 1:
@@ -165,6 +177,12 @@ class DataArguments:
             raise ValueError(f"--source_prefix is one tag without spaces, such as <BT>, got {self.source_prefix!r}.")
         if self.terms is not None and not self.term_annotation_share:
             raise ValueError("--terms gives --term_annotation_share its terms: give a share too (e.g. 0.1).")
+        if self.context_share and self.context_column in (None, self.source_lang, self.target_lang):
+            raise ValueError(f"--context_share {self.context_share} keeps the contexts of --context_column: name a "
+                             f"column of its own, got {self.context_column!r}.")
+        if self.formality_share and not has_register_words(self.target_lang):
+            raise ValueError(f"--formality_share: the target language {self.target_lang!r} has no registers that "
+                             f"transformer_mt.text.formality tells apart (it knows {', '.join(REGISTER_WORDS)}).")
         if self.target_lang_column is not None and self.target_lang_column in (self.source_lang, self.target_lang):
             raise ValueError(f"--target_lang_column {self.target_lang_column!r} must name a column of its own, not "
                              "the source or target text's.")
@@ -310,6 +328,8 @@ EXCLUDED = {
     "is_decoder": "the decoder alone (TransformerMTForCausalLM) is not what train.py trains",
     "span_tokens": "--span_token_share > 0 (DataArguments) sets it; a fine-tuned model keeps its own",
     "term_annotations": "--term_annotation_share > 0 (DataArguments) sets it; a fine-tuned model keeps its own",
+    "source_context": "--context_share > 0 (DataArguments) sets it; a fine-tuned model keeps its own",
+    "formality_tags": "--formality_share > 0 (DataArguments) sets it; a fine-tuned model keeps its own",
 }
 
 

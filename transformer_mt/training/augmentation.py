@@ -9,6 +9,11 @@ the model learns to write the terms a glossary asks for; in half of them one ter
 annotation and the target alike, by another term's target, so that it learns to follow the annotation over its
 own choice.
 
+Side constraints (`side_constraints`): a share of the pairs whose target addresses the reader in a register the
+target language's rules recognise (`text.formality`) begin with that register's tag (`<formal>`, `<informal>`), the
+same share of each register, so that a request can ask for one; and a share of the pairs that hold a context (a
+message's msgctxt) keep it, the rest have none, so that the model translates well both with and without one.
+
 Which pairs is drawn from the run's data seed alone, two uniform numbers a pair (one for the case, one for the spans),
 and one more from a stream of its own for the terms, so that the same seed augments the same pairs and a resumed run
 sees them again; the validation and test splits are never augmented. With every share 0 nothing is drawn and the
@@ -20,11 +25,13 @@ import numpy as np
 from ..casing import title_case, upper_case
 from ..glossary import annotate_pair, term_index
 from ..spans import mask_shared
+from ..text.formality import TAGS, register
 
 
 # the draws of a stream apart from the joined pairs' (`data.add_joined_pairs`, seeded with the bare seed)
 STREAM = 40
 TERMS_STREAM = 41
+SIDE_CONSTRAINTS_STREAM = 42
 # The share of annotated pairs whose term is replaced, in the annotation and the target alike, by another term's
 # target: with only the reference's own term annotated, a model learns to write what it would have written anyway and
 # ignores a glossary that asks for another word (measured: docs/translation.md, "A glossary").
@@ -81,3 +88,30 @@ def augment(dataset, source_lang: str, target_lang: str, shares: dict[str, float
         return {source_lang: [pairs[i][0] for i in indices], target_lang: [pairs[i][1] for i in indices]}
 
     return dataset.map(replace, batched=True, with_indices=True, desc="Augmenting training pairs"), counts
+
+
+def side_constraints(dataset, source_lang: str, target_lang: str, formality_share: float, context_column: str | None,
+                     context_share: float, seed: int):
+    """The training split with `formality_share` of each register's pairs tagged (`<formal> source`) and
+    `context_share` of the pairs with a context keeping it in `context_column` (the others' emptied); and how many
+    pairs each changed ("formal", "informal": tagged; "context": kept)."""
+    draws = np.random.default_rng([seed, SIDE_CONSTRAINTS_STREAM]).random((len(dataset), 2))
+    sources, counts = list(dataset[source_lang]), {}
+    if formality_share:
+        counts = {register_: 0 for register_ in TAGS}
+        for row, (source, target) in enumerate(zip(sources, dataset[target_lang])):
+            label = register(source, target, target_lang)
+            if label and draws[row, 0] < formality_share:
+                sources[row] = f"{TAGS[label]} {source}"
+                counts[label] += 1
+    columns = {source_lang: sources}
+    if context_column:
+        contexts = [context if context and draw < context_share else ""
+                    for context, draw in zip(dataset[context_column], draws[:, 1].tolist())]
+        columns[context_column] = contexts
+        counts["context"] = sum(bool(context) for context in contexts)
+
+    def replace(batch, indices):
+        return {name: [values[i] for i in indices] for name, values in columns.items()}
+
+    return dataset.map(replace, batched=True, with_indices=True, desc="Adding side constraints"), counts

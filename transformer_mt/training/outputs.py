@@ -80,6 +80,8 @@ def write_training_info(trainer, data_args: DataArguments, setup: SetupArguments
         "augmentation": {"uppercase_share": data_args.uppercase_share, "titlecase_share": data_args.titlecase_share,
                          "span_token_share": data_args.span_token_share,
                          "term_annotation_share": data_args.term_annotation_share},
+        "side_constraints": {"context_column": data_args.context_column, "context_share": data_args.context_share,
+                             "formality_share": data_args.formality_share},
         "training_pairs": data_report,
         "averaging": averaging,
     }

@@ -10,7 +10,7 @@ from ..glossary import mine_terms, read_glossary
 from ..tags import language_token
 from ..tokenization import target_side
 from .arguments import DataArguments, SetupArguments
-from .augmentation import augment
+from .augmentation import augment, side_constraints
 from .suggestion_data import suggestion_splits
 
 
@@ -24,9 +24,9 @@ def load_splits(data_args: DataArguments, training_args, setup: SetupArguments):
         datasets = suggestion_splits(data_args, training_args, setup)
         check_splits(datasets, data_args, training_args, setup)
         return limit_samples(datasets, data_args)
+    extra = [column for column in (data_args.target_lang_column, context_column(data_args)) if column]
     datasets = load_parallel_data(data_args.data, data_args.source_lang, data_args.target_lang,
-                                  config_name=data_args.dataset_config_name,
-                                  extra_columns=[data_args.target_lang_column] if data_args.target_lang_column else ())
+                                  config_name=data_args.dataset_config_name, extra_columns=extra)
     check_splits(datasets, data_args, training_args, setup)
     return limit_samples(datasets, data_args)
 
@@ -52,15 +52,37 @@ def limit_samples(datasets, data_args: DataArguments):
     return datasets
 
 
+def context_column(data_args: DataArguments) -> str | None:
+    """The column whose contexts the run reads (--context_column with a --context_share), else None."""
+    return data_args.context_column if data_args.context_share else None
+
+
+def encode_sources(tokenizer, sources: list[str], contexts: list[str] | None, limit: int) -> dict:
+    """The tokenizer's features of `sources`, each followed by its context as the second segment (`source </s>
+    context </s>`, token_type_ids 1) where it has one and the two fit in `limit` tokens; a context that does not fit
+    is left out, never cut (the source keeps its room)."""
+    features = tokenizer(sources)
+    if not contexts or not any(contexts):
+        return features
+    rows = [row for row, context in enumerate(contexts) if context]
+    paired = tokenizer([sources[row] for row in rows], [contexts[row] for row in rows])
+    for index, row in enumerate(rows):
+        if len(paired["input_ids"][index]) <= limit:
+            for key in features:
+                features[key][row] = paired[key][index]
+    return features
+
+
 def encode_pairs(tokenizer, sources: list[str], targets: list[str], data_args: DataArguments,
-                 languages: list[str] | None = None) -> dict:
+                 languages: list[str] | None = None, contexts: list[str] | None = None) -> dict:
     """Model inputs and labels of parallel text, cut to the run's maximum lengths, and `long`: whether each pair
     was longer. A cut source keeps its final </s>; a cut target does not, so that a pair cut short never teaches
     the model to end a translation where its sentence goes on. With --source_prefix every source begins with its
-    tag; with `languages` (a target language per pair) every target begins with its language's token."""
+    tag; with `languages` (a target language per pair) every target begins with its language's token; with
+    `contexts`, each source that has one is followed by it as its second segment (`encode_sources`)."""
     if data_args.source_prefix:
         sources = [f"{data_args.source_prefix} {source}" for source in sources]
-    features = tokenizer(sources)
+    features = encode_sources(tokenizer, sources, contexts, data_args.max_source_length)
     labels = tokenizer(text_target=targets)["input_ids"]
     if languages is not None:
         target = target_side(tokenizer)
@@ -87,6 +109,12 @@ def augmentation_shares(data_args: DataArguments) -> dict[str, float]:
             "span_tokens": data_args.span_token_share, "terms": data_args.term_annotation_share}
 
 
+def context_column_of(dataset, data_args: DataArguments) -> str | None:
+    """The run's context column where `dataset` has it (a split may have none: help text)."""
+    column = context_column(data_args)
+    return column if column and column in dataset.column_names else None
+
+
 def training_terms(dataset, data_args: DataArguments, output_dir: str):
     """--term_annotation_share's terms: --terms' glossary, else those mined from the training split
     (`glossary.mine_terms`), written to output_dir/terms.tsv for the record (and the term test); None without."""
@@ -106,11 +134,12 @@ def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, kee
     are added before the augmentation draws, so that a joined pair never holds one token twice).
     `keep_training_text` keeps the training split's text beside its ids (for BPE-dropout, which segments it anew in
     every batch; the ids give the samplers their lengths)."""
-    language_column = data_args.target_lang_column
+    language_column, contexts = data_args.target_lang_column, context_column(data_args)
 
     def tokenize(batch):
         return encode_pairs(tokenizer, batch[data_args.source_lang], batch[data_args.target_lang], data_args,
-                            batch[language_column] if language_column else None)
+                            batch[language_column] if language_column else None,
+                            batch[contexts] if contexts and contexts in batch else None)
 
     # a joined target must leave room for its language token, which the check below does not add
     limits = dataclasses.replace(data_args, max_target_length=data_args.max_target_length - 1) \
@@ -125,11 +154,16 @@ def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, kee
             if split == "train" and data_args.joined_pairs_share:
                 dataset, report["joined_pairs"] = add_joined_pairs(
                     dataset, data_args.source_lang, data_args.target_lang, data_args.joined_pairs_share,
-                    data_seed(training_args), fits, same=language_column)
+                    data_seed(training_args), fits, same=language_column,
+                    blank=[contexts] if contexts in dataset.column_names else [])
             if split == "train" and any(augmentation_shares(data_args).values()):
                 dataset, report["augmented_pairs"] = augment(
                     dataset, data_args.source_lang, data_args.target_lang, augmentation_shares(data_args),
                     data_seed(training_args), training_terms(dataset, data_args, training_args.output_dir))
+            if split == "train" and (data_args.formality_share or contexts):
+                dataset, report["side_constraints"] = side_constraints(
+                    dataset, data_args.source_lang, data_args.target_lang, data_args.formality_share,
+                    context_column_of(dataset, data_args), data_args.context_share, data_seed(training_args))
             kept = (data_args.source_lang, data_args.target_lang) if keep_training_text and split == "train" else ()
             tokenized[split] = dataset.map(
                 tokenize, batched=True, remove_columns=[name for name in dataset.column_names if name not in kept],

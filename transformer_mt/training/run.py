@@ -30,6 +30,7 @@ from ..diagnostics import AlignmentProbe, probe_batch
 from ..lengths import length_settings
 from ..modeling import TransformerMTForConditionalGeneration
 from ..tags import add_special_tokens, fit_model_to_tokenizer, language_token
+from ..text.formality import TAGS as FORMALITY_TAGS
 from ..tokenization import target_side, tokenizer_fingerprint, tokenizer_type_of, train_tokenizer
 from .arguments import DEFAULT_VOCAB_SIZE, PAD_TO_MULTIPLE_OF, DataArguments, SetupArguments, config_overrides
 from .checks import check_run, vocabulary_request
@@ -122,8 +123,13 @@ def build_tokenizer(setup: SetupArguments, datasets, data_args: DataArguments, t
 
 def run_tags(setup: SetupArguments, datasets, data_args: DataArguments) -> list[str]:
     """The special tokens a run's tokenizer must hold (`transformer_mt.tags`): --special_tokens, the
-    --source_prefix tag and the language tokens of every target language in the data."""
-    tags = [*(setup.special_tokens or []), *([data_args.source_prefix] if data_args.source_prefix else [])]
+    --source_prefix tag, the register tags of --formality_share and the language tokens of every target language in
+    the data."""
+    tags = [*(setup.special_tokens or []), *([data_args.source_prefix] if data_args.source_prefix else []),
+            *(FORMALITY_TAGS.values() if data_args.formality_share else [])]
+    if setup.bpe_dropout and data_args.context_share:
+        raise ValueError("--bpe_dropout segments training text anew in the collator, which does not see "
+                         "--context_column: use one of the two.")
     column = data_args.target_lang_column
     if column:
         if setup.bpe_dropout:
@@ -169,6 +175,10 @@ def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | 
         overrides["span_tokens"] = True
     if data_args.term_annotation_share:
         overrides["term_annotations"] = True
+    if data_args.context_share:
+        overrides["source_context"] = True
+    if data_args.formality_share:
+        overrides["formality_tags"] = True
     if checkpoint:
         config = AutoConfig.from_pretrained(checkpoint, **overrides)
         return TransformerMTForConditionalGeneration(config)

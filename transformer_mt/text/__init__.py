@@ -1,0 +1,1 @@
+"""Pure text transforms and per-language rules: they import nothing above them (../shared/DESIGN.md, layers)."""
