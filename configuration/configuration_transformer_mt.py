@@ -136,16 +136,16 @@ class TransformerMTConfig(PreTrainedConfig):
     # source language's rules. None means unknown (older checkpoints); translation then needs it passed.
     source_lang: str | None = language_code(default=None)
     target_lang: str | None = language_code(default=None)
-    # Word alignments (transformer_mt.alignment) read the cross-attention of decoder layer `alignment_layer`
+    # Word alignments (transformer_mt.engines.alignment) read the cross-attention of decoder layer `alignment_layer`
     # (negative counts from the top: -1 is the last), averaged over its first `alignment_heads` heads (None: all of
     # them); a CTranslate2 export takes both, so that its attention is the same.
     alignment_layer: int = -1
     alignment_heads: int | None = positive_int_field(default=None)
     # Trained with reserved span tokens (training's --span_token_share): translation shows the model each protected
-    # span (placeholder, URL, number, ...) as a token `{k}` (transformer_mt.spans.mask) and puts the spans back after.
+    # span (placeholder, URL, number, ...) as a token `{k}` (transformer_mt.text.spans.mask) and puts the spans back.
     span_tokens: bool = False
     # Trained with term annotations (training's --term_annotation_share): translation follows each glossary term
-    # found in a sentence with its target term in annotation marks (transformer_mt.glossary.annotate).
+    # found in a sentence with its target term in annotation marks (transformer_mt.text.glossary.annotate).
     term_annotations: bool = False
     # Trained with a message's context as the source's second segment (training's --context_share): translation
     # passes a context, when given, as `source </s> context </s>` with token_type_ids 1 on the context.

@@ -6,16 +6,16 @@
 
 The result loads with AutoModelForSeq2SeqLM/AutoTokenizer.from_pretrained and carries the newest checkpoint's
 config, generation config and tokenizer. Checkpoints of another architecture or tokenizer, and incomplete ones, are
-refused by name; --output_dir is never written over without --overwrite. See `transformer_mt.averaging`.
+refused by name; --output_dir is never written over without --overwrite. See `transformer_mt.training.averaging`.
 """
 
 import argparse
 
 import torch
 
-from transformer_mt.averaging import average_checkpoints
 from transformer_mt.checkpoints import last_complete
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
+from transformer_mt.training.averaging import average_checkpoints
 
 
 @command

@@ -15,7 +15,7 @@ import argparse
 
 import torch
 
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 from transformer_mt.experiments.benchmarks import GENERATION_TASKS, MODEL_SIZES, run_benchmark, save_results
 
 

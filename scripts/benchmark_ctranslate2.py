@@ -11,7 +11,7 @@ import os
 
 import transformers
 
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 from transformer_mt.data import load_parallel_data
 from transformer_mt.experiments.benchmarks import compare_with_ctranslate2, ctranslate2_report, save_results
 

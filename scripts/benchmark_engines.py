@@ -15,7 +15,7 @@ import argparse
 import transformers
 
 from transformer_mt.checkpoints import read_config
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 from transformer_mt.configuration import TransformerMTConfig
 from transformer_mt.data import load_parallel_data
 from transformer_mt.experiments.benchmarks import save_results

@@ -10,7 +10,7 @@ unless --no_init_decoder; the printed report names every weight initialised fres
 import argparse
 
 from transformer_mt.bridges import convert_bert
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 
 
 @command

@@ -9,7 +9,7 @@ generation config (see `transformer_mt.bridges.marian`).
 import argparse
 
 from transformer_mt.bridges import convert_marian
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 
 
 @command

@@ -12,7 +12,7 @@ import ctranslate2
 from ctranslate2.specs.model_spec import ACCEPTED_MODEL_TYPES
 
 from transformer_mt.bridges.ctranslate2 import export_ctranslate2
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 
 
 @command

@@ -13,7 +13,7 @@ import os
 
 import torch
 
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 from transformer_mt.experiments.gpu_check import run_checks
 
 

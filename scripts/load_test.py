@@ -15,7 +15,7 @@ and the latencies (`transformer_mt.experiments.benchmarks.shared_load`).
 
 import argparse
 
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 from transformer_mt.engines import ENGINES
 from transformer_mt.experiments.benchmarks import save_results
 from transformer_mt.experiments.benchmarks.serving import load_report, run_load_test

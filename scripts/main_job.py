@@ -11,7 +11,7 @@ overrides the recipe (`transformer_mt.presets.MAIN_JOB`; `MAIN_JOB_GPU` on a CUD
 `--overwrite_output_dir true` to run again into the same folder.
 """
 
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 from transformer_mt.recipes import main_job_arguments, main_job_report, run_main_job
 
 

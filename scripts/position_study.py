@@ -12,7 +12,7 @@ run cut short resumes from its last checkpoint. Writes position_study.json and p
 
 import argparse
 
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 from transformer_mt.configuration import POSITION_EMBEDDING_TYPES
 from transformer_mt.experiments import position_study
 from transformer_mt.experiments.studies import add_study_arguments

@@ -13,8 +13,8 @@ Exit status 0 when promoted, 1 when not (with the reasons), 2 for an error.
 
 import argparse
 
-from transformer_mt.cli import command
-from transformer_mt.promotion import ALPHA, PAIRED_SAMPLES, PROMOTION_FILE, promote
+from transformer_mt.commands.cli import command
+from transformer_mt.serving.promotion import ALPHA, PAIRED_SAMPLES, PROMOTION_FILE, promote
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -11,7 +11,7 @@ stay behind, and a link out of it is refused. Honours HF_ENDPOINT and HF_TOKEN.
 
 import argparse
 
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 from transformer_mt.hub import push_to_hub
 
 

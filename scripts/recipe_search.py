@@ -11,7 +11,7 @@ checkpoint in --output_dir. See `transformer_mt.experiments.recipe_search`.
 
 import argparse
 
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 from transformer_mt.experiments.recipe_search import CANDIDATES, joined_table, markdown_table, plot_search, run_search
 from transformer_mt.experiments.studies import add_study_arguments
 

@@ -19,7 +19,7 @@ the split's pairs K at a time (sources and references alike) to score long, mult
 --bootstrap N adds sacreBLEU's bootstrap mean and 95% confidence interval.
 
 --pairs FILE (one source<TAB>target a line) scores given translations instead: how likely the model finds each
-target given its source (teacher forcing, </s> included; `transformer_mt.pair_scoring`), one TSV row a pair: line
+target given its source (teacher forcing, </s> included; `transformer_mt.engines.pair_scores`), a TSV row a pair: line
 number, log-probability, tokens, per token, and the n-best score (log-probability / tokens**--length_penalty, the
 generation config's by default), in the file's order. For filtering back-translations, reranking, quality checks.
 Prints one line per metric with its signature; --output writes the JSON (never over a file).
@@ -28,8 +28,8 @@ Prints one line per metric with its signature; --output writes the JSON (never o
 it beside the weights as calibration.json, bound to their hash.
 """
 
-from transformer_mt.cli import command
-from transformer_mt.score_command import parse_args, run
+from transformer_mt.commands.cli import command
+from transformer_mt.commands.score import parse_args, run
 
 
 @command

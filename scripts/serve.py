@@ -13,8 +13,8 @@ and a full queue (--queue_limit sentences) answers 503 instead of stalling. List
 otherwise. Routes, limits and how to point an application at it: docs/serving.md.
 """
 
-from transformer_mt.cli import command
-from transformer_mt.serving.command import parse_args, serve
+from transformer_mt.commands.cli import command
+from transformer_mt.commands.serve import parse_args, serve
 
 
 @command

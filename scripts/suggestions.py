@@ -14,7 +14,7 @@ data is laid out. Filters, storage and the memory: docs/serving.md, "Suggestions
 
 import argparse
 
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 from transformer_mt.serving.suggestions import DEFAULT_DB, STATUSES, administer
 
 

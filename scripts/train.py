@@ -11,7 +11,7 @@ the tokenizer and the generation config, loadable with `AutoModelForSeq2SeqLM`/`
 """
 
 from transformer_mt import training
-from transformer_mt.cli import command
+from transformer_mt.commands.cli import command
 
 
 @command

@@ -19,8 +19,8 @@ sum of theirs (each as beam search ranks: log-probability / length**length_penal
 From a terminal, or with --interactive, each line is translated as soon as it is read.
 """
 
-from transformer_mt.cli import command
-from transformer_mt.translate_command import parse_args, run
+from transformer_mt.commands.cli import command
+from transformer_mt.commands.translate import parse_args, run
 
 
 @command

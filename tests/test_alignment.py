@@ -8,8 +8,8 @@ import pytest
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from transformer_mt import TransformerMTConfig
-from transformer_mt.alignment import join_alignments, pharaoh, token_words, word_alignment
 from transformer_mt.engines import GenerateEngine, load_engine
+from transformer_mt.engines.alignment import join_alignments, pharaoh, token_words, word_alignment
 from transformer_mt.options import TranslationOptions
 from transformer_mt.scripts.translate import main as translate_main
 from transformer_mt.translation import translate
@@ -137,7 +137,7 @@ def test_a_source_tag_aligns_to_nothing_and_the_words_keep_their_numbers(aligner
 def test_alignments_need_a_fast_tokenizer_and_say_so(aligner, tmp_path, capsys):
     from transformers import MarianTokenizer
 
-    from transformer_mt.alignment import check_tokenizer
+    from transformer_mt.engines.alignment import check_tokenizer
 
     slow = MarianTokenizer.__new__(MarianTokenizer)  # a slow tokenizer, as a converted Opus-MT model keeps
     with pytest.raises(ValueError, match="word alignments need a fast tokenizer's character offsets; this model's "

@@ -7,8 +7,8 @@ import pytest
 import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from transformer_mt.averaging import average_checkpoints, last_complete
 from transformer_mt.scripts.average_checkpoints import main as average_main
+from transformer_mt.training.averaging import average_checkpoints, last_complete
 
 from .utils import saved_weights, train
 
@@ -105,7 +105,7 @@ def test_incomplete_checkpoints_are_refused_when_named_and_skipped_with_last(run
 def test_a_dtype_too_narrow_for_the_weights_is_refused(tmp_path):
     from safetensors.torch import save_file
 
-    from transformer_mt.averaging import average_weights
+    from transformer_mt.training.averaging import average_weights
 
     paths = []
     for index, value in enumerate((1e5, 2e5)):  # beyond float16's largest finite value, 65504

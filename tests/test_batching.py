@@ -6,8 +6,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from transformer_mt.batching import TokenBatchSampler, padded, token_batches
 from transformer_mt.training import parse_args
+from transformer_mt.training.batching import TokenBatchSampler, padded, token_batches
 
 from .utils import TINY, command_env, train, train_command
 

@@ -1,9 +1,9 @@
-"""Case folding (transformer_mt.casing): which texts are shouted or titled, what the model is shown, and the case
+"""Case folding (transformer_mt.text.casing): which texts are shouted or titled, what the model is shown, and the case
 their translations are given back, on strings of the UI corpus (data/en-de-ui's validation split)."""
 
 import pytest
 
-from transformer_mt.casing import (
+from transformer_mt.text.casing import (
     case_of,
     fold,
     fold_label,

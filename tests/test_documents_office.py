@@ -14,7 +14,7 @@ from transformer_mt.documents import FormatError, packages
 from transformer_mt.documents import docx as docx_format
 from transformer_mt.documents import odt as odt_format
 from transformer_mt.documents import pptx as pptx_format
-from transformer_mt.markup import HtmlDocuments
+from transformer_mt.text.markup import HtmlDocuments
 
 from .utils import require
 

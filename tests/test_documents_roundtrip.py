@@ -22,8 +22,8 @@ markdown_it = require("markdown_it", "the .md format needs the [files] extra")
 ruamel_yaml = require("ruamel.yaml", "the .yaml format needs the [files] extra")
 from fastapi.testclient import TestClient  # noqa: E402
 
+from transformer_mt.documents.files import translate_document  # noqa: E402
 from transformer_mt.engines import load_engine  # noqa: E402
-from transformer_mt.files import translate_document  # noqa: E402
 from transformer_mt.serving import ServedModel, create_app  # noqa: E402
 from transformer_mt.serving.uploads import FileStore  # noqa: E402
 

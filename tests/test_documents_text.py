@@ -18,7 +18,7 @@ ruamel_yaml = require("ruamel.yaml", "YAML string files need ruamel.yaml: pip in
 require("bs4", "the fake translator reads HTML as the server does: pip install -e '.[serve]'")
 
 from transformer_mt.documents import FormatError, markdown, strings, subtitles, text  # noqa: E402
-from transformer_mt.markup import HtmlDocuments  # noqa: E402
+from transformer_mt.text.markup import HtmlDocuments  # noqa: E402
 
 
 class Mark:

@@ -3,8 +3,8 @@ server's markup handling; entries already translated kept, new ones marked for r
 
 import pytest
 
-from transformer_mt.files import placeholders_kept, translate_document, translate_file
-from transformer_mt.markup import HtmlDocuments
+from transformer_mt.documents.files import placeholders_kept, translate_document, translate_file
+from transformer_mt.text.markup import HtmlDocuments
 
 from .utils import require, save_copy_model
 

@@ -186,10 +186,10 @@ def copied_tree(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("file, line, found", [
-    ("transformer_mt/cli.py", "from .translation import translate", "up (floor 1 -> 8)"),
-    ("transformer_mt/files.py", "from .pipelines import TranslationPipeline", "sideways (floor 9 -> 9)"),
-    ("transformer_mt/evaluation.py", "from .experiments import studies", "up (floor 9 -> 11)"),
-    ("transformer_mt/decoding.py", "def f():\n    from .lengths import input_limit",
+    ("transformer_mt/text/formality.py", "from ..translation import translate", "up (floor 1 -> 8)"),
+    ("transformer_mt/documents/files.py", "from ..pipelines import TranslationPipeline", "sideways (floor 9 -> 9)"),
+    ("transformer_mt/evaluation.py", "from .experiments import studies", "up (floor 9 -> 12)"),
+    ("transformer_mt/engines/inputs.py", "def f():\n    from ..lengths import input_limit",
      "inside a function, and it needs no optional dependency"),
     ("transformer_mt/engines/generate.py", "from .loader import load_engine", "an import cycle"),
 ])

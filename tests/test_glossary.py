@@ -1,4 +1,4 @@
-"""The glossary: terms annotated inline (`transformer_mt.glossary`), their use checked, terms mined for training,
+"""The glossary: terms annotated inline (`transformer_mt.text.glossary`), their use checked, terms mined for training,
 training pairs annotated, and the glossary on every path (options, the command, the server, the steps)."""
 
 import logging
@@ -7,7 +7,9 @@ import types
 import pytest
 from fastapi.testclient import TestClient
 
-from transformer_mt.glossary import (
+from transformer_mt.options import OptionError, TranslationOptions
+from transformer_mt.serving.app import ServedModel, create_app
+from transformer_mt.text.glossary import (
     annotate,
     annotate_pair,
     check_glossary,
@@ -18,8 +20,6 @@ from transformer_mt.glossary import (
     term_index,
     term_used,
 )
-from transformer_mt.options import OptionError, TranslationOptions
-from transformer_mt.serving.app import ServedModel, create_app
 from transformer_mt.training.augmentation import augment
 from transformer_mt.translation import translate_texts
 
@@ -184,7 +184,7 @@ class ForcingEngine(TermEngine):
         return [[(output, -0.1)] * options.num_return_sequences for output in outputs]
 
     def score_pairs(self, sources, targets, batch_size=16, length_penalty=None):
-        from transformer_mt.pair_scoring import pair_score
+        from transformer_mt.engines.pair_scores import pair_score
 
         best = {"Jetzt hier Sichern Sichern Sichern.": -0.1, "Jetzt Sichern klicken.": -0.5}
         return [pair_score(best.get(target, -1.0), 1, 1.0) for target in targets]

@@ -2,6 +2,7 @@
 transformer_mt/experiments imports the library, which never imports it."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -98,7 +99,7 @@ def test_scripts_are_thin_commands():
 
 
 def test_the_translate_command_stays_a_table_of_contents():
-    """scripts/translate.py parses and calls transformer_mt.translate_command.run; the work lives in the library."""
+    """scripts/translate.py parses and calls transformer_mt.commands.translate.run; the work lives in the library."""
     assert len((SCRIPTS / "translate.py").read_text(encoding="utf-8").splitlines()) < 60
 
 
@@ -131,6 +132,18 @@ def test_library_modules_and_functions_stay_small():
             if len(path.read_text(encoding="utf-8").splitlines()) > 400] == []
     assert {str(path): found for path in python_files(*SOURCE_PACKAGES)
             if (found := long_functions(path, 80))} == {}
+
+
+def flat_modules(root=REPO) -> list[str]:
+    return sorted(path.name for path in (root / "transformer_mt").glob("*.py") if path.name != "__init__.py")
+
+
+def test_the_flat_module_count_is_the_one_the_docs_state():
+    """transformer_mt/ holds as many modules beside its subpackages as docs/development.md says (a new module goes
+    into the subpackage of its concern, or the docs say why not)."""
+    stated = re.search(r"`transformer_mt/`\s+itself holds (\d+) modules", (REPO / "docs" / "development.md").read_text(
+        encoding="utf-8"))
+    assert stated and len(flat_modules()) == int(stated[1]), flat_modules()
 
 
 def test_the_size_check_catches_a_long_function(tmp_path):

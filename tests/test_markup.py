@@ -1,4 +1,4 @@
-"""Inline markup carried through whole sentences (transformer_mt.inline, transformer_mt.markup): each tag put back
+"""Inline markup carried through whole sentences (text.inline, text.markup): each tag put back
 exactly once around the translation of its words, by a given word alignment, in the order the translation gives;
 verbatim elements kept as they are; the fallbacks counted. Through a real model, on both engines: the server's
 html format, an .html file, an XLIFF unit with inline codes and a .po message with markup."""
@@ -8,13 +8,13 @@ import os
 import pytest
 from lxml import etree
 
-from transformer_mt.inline import POINT, VERBATIM, WRAP, Inline, place
+from transformer_mt.text.inline import POINT, VERBATIM, WRAP, Inline, place
 
 from .utils import REPO, require
 
 
 bs4 = require("bs4", "HTML needs BeautifulSoup: pip install -e '.[serve]'")
-from transformer_mt.markup import HtmlDocuments, nest  # noqa: E402
+from transformer_mt.text.markup import HtmlDocuments, nest  # noqa: E402
 
 
 def fill(html: str, translation: str, alignment: list[tuple[int, int]], own: dict | None = None) -> str:

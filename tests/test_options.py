@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from transformer_mt.commands.translate import parse_args
 from transformer_mt.options import (
     OptionError,
     TranslationOptions,
@@ -14,7 +15,6 @@ from transformer_mt.options import (
     from_keywords,
     request_fields,
 )
-from transformer_mt.translate_command import parse_args
 
 
 @pytest.mark.parametrize("changes, python, command", [

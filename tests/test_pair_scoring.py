@@ -4,7 +4,7 @@ CTranslate2 export agree, and score.py --pairs writes them row by row."""
 import pytest
 
 from transformer_mt.engines import GenerateEngine, load_engine
-from transformer_mt.pair_scoring import check_pairs, read_pairs
+from transformer_mt.engines.pair_scores import check_pairs, read_pairs
 from transformer_mt.scripts import score as score_script
 from transformer_mt.translation import translate_nbest
 

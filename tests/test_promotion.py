@@ -1,5 +1,5 @@
 """The loop closed and guarded: suggestions fine-tune a served model (training.suggestion_data), the candidate is
-promoted only when it earns it (transformer_mt.promotion), and the server swaps it in without dropping a request
+promoted only when it earns it (serving.promotion), and the server swaps it in without dropping a request
 (serving.reload)."""
 
 import itertools
@@ -21,9 +21,9 @@ require("fastapi", "the server needs the [serve] extra: pip install -e '.[serve]
 from fastapi.testclient import TestClient  # noqa: E402
 
 from transformer_mt import training  # noqa: E402
-from transformer_mt.promotion import MIN_HELD_OUT_SUGGESTIONS, PROMOTION_FILE, promote, switch_served  # noqa: E402
+from transformer_mt.commands.serve import app_of, parse_args  # noqa: E402
 from transformer_mt.serving import ServedModel, create_app  # noqa: E402
-from transformer_mt.serving.command import app_of, parse_args  # noqa: E402
+from transformer_mt.serving.promotion import MIN_HELD_OUT_SUGGESTIONS, PROMOTION_FILE, promote, switch_served  # noqa: E402
 from transformer_mt.serving.reload import ModelWatcher  # noqa: E402
 from transformer_mt.training.suggestion_data import HELD_OUT_FILE, MIX_FILE, held_out_rows  # noqa: E402
 

@@ -336,7 +336,7 @@ def test_files_carry_the_confidence_as_comments_and_states_and_abstain(calibrate
     import polib
     from lxml import etree
 
-    from transformer_mt.files import translate_document
+    from transformer_mt.documents.files import translate_document
 
     model, tokenizer = _loaded(calibrated_copy_model)
     expected = translate(model, tokenizer, ["Open the file."], confidence=True, guards=False)[0]

@@ -10,7 +10,7 @@ import shlex
 
 import pytest
 
-from transformer_mt.files import file_format
+from transformer_mt.documents.files import file_format
 
 from .utils import DATA, REPO, save_tiny
 

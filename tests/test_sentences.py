@@ -2,7 +2,7 @@
 
 import pytest
 
-from transformer_mt.sentences import join, segmenter_language, split
+from transformer_mt.text.sentences import join, segmenter_language, split
 
 from .utils import tiny_config
 

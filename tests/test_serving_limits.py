@@ -3,8 +3,8 @@ batcher and docs/serving.md all state the values of `Limits`."""
 
 import dataclasses
 
+from transformer_mt.commands.serve import parse_args
 from transformer_mt.serving.batcher import Batcher
-from transformer_mt.serving.command import parse_args
 from transformer_mt.serving.limits import LARGE_BATCH, SMALL_BATCH, Limits
 
 from .utils import REPO

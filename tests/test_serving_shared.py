@@ -24,8 +24,9 @@ require("fastapi", "the server needs the [serve] extra: pip install -e '.[serve]
 import redis  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
+from transformer_mt.commands import serve as command  # noqa: E402
 from transformer_mt.options import TranslationOptions  # noqa: E402
-from transformer_mt.serving import Limits, ServedModel, command, create_app, factory, shared  # noqa: E402
+from transformer_mt.serving import Limits, ServedModel, create_app, shared  # noqa: E402
 from transformer_mt.serving.fields import RequestError  # noqa: E402
 from transformer_mt.serving.suggestions import Suggestions, SuggestionStore  # noqa: E402
 
@@ -215,7 +216,7 @@ def test_workers_without_redis_warn_and_the_factory_rebuilds_the_app(short_trans
     assert (started["app"], started["factory"], started["workers"], started["port"]) == (command.FACTORY, True, 2,
                                                                                          5001)
     assert json.loads(os.environ[command.WORKERS_ENV])["models"] == [str(tmp_path)]
-    with TestClient(factory.create()) as client:  # what each worker does: the app from the command's arguments
+    with TestClient(command.create()) as client:  # what each worker does: the app from the command's arguments
         assert client.post("/translate", json=FIELDS).status_code == 200
         served = client.app.state.models[0]
         assert served.weights.startswith(shared.weights_sha256(str(tmp_path)) + "/transformers/")

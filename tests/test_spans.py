@@ -1,9 +1,9 @@
-"""Protected spans (transformer_mt.spans): placeholders, URLs, e-mail addresses, paths, inline code, numbers and
+"""Protected spans (transformer_mt.text.spans): placeholders, URLs, e-mail addresses, paths, inline code, numbers and
 emoji found in a source, checked and put back where the model lost or changed one, and counted; on every path that
 decodes (the command here, with the shipped broader model that drops placeholders)."""
 
 from transformer_mt.scripts import translate as translate_script
-from transformer_mt.spans import (
+from transformer_mt.text.spans import (
     Span,
     SpanReport,
     lost_placeholders,

@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from transformer_mt.pair_scoring import PairScore
+from transformer_mt.engines.pair_scores import PairScore
 
 from .utils import SCRIPTS, command_env, require, wait_until_listening
 

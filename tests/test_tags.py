@@ -8,13 +8,13 @@ import sacrebleu
 import torch
 from transformers import AutoTokenizer
 
-from transformer_mt import sentences
 from transformer_mt.checkpoints import load_translator
 from transformer_mt.data import add_joined_pairs, load_parallel_data
 from transformer_mt.engines import load_engine, resolve_engine
 from transformer_mt.options import TranslationOptions
 from transformer_mt.scripts.translate import main as translate_main
 from transformer_mt.tags import add_special_tokens, target_language_id, target_languages
+from transformer_mt.text import sentences
 from transformer_mt.tokenization import tokenizer_fingerprint
 from transformer_mt.translation import translate
 
@@ -170,8 +170,8 @@ def test_the_pipeline_takes_the_target_language_as_tgt_lang(two_targets, split_s
 def test_the_server_serves_each_target_language_of_a_model(two_targets):
     import argparse
 
+    from transformer_mt.commands.serve import served_models
     from transformer_mt.serving import Limits
-    from transformer_mt.serving.command import served_models
     from transformer_mt.serving.fields import translate_request
 
     run, sources = two_targets

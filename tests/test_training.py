@@ -416,7 +416,7 @@ def test_joined_pairs_are_added_to_the_training_split_within_the_lengths(tmp_pat
 @pytest.mark.parametrize("better", ["averaged", "unaveraged"])
 def test_averaging_at_the_end_keeps_the_model_that_validates_better(tmp_path, monkeypatch, better):
     from transformer_mt import training
-    from transformer_mt.averaging import average_weights, last_complete
+    from transformer_mt.training.averaging import average_weights, last_complete
 
     evaluated = []
     real_evaluate = training.TransformerMTTrainer.evaluate

@@ -1,13 +1,13 @@
-"""The translate command's steps (transformer_mt.translate_command): its options, its output written whole or not at
+"""The translate command's steps (transformer_mt.commands.translate): its options, its output written whole or not at
 all as lines or n-best rows, and the command on the shipped model: a line of three sentences gives three translated
 sentences."""
 
 import pytest
 
+from transformer_mt.commands.streams import atomic_output
+from transformer_mt.commands.translate import line_writer, parse_args
 from transformer_mt.options import OptionError
 from transformer_mt.scripts import translate as translate_script
-from transformer_mt.streams import atomic_output
-from transformer_mt.translate_command import line_writer, parse_args
 
 from .test_translation import SHIPPED, THREE
 

@@ -7,7 +7,7 @@ import types
 import pytest
 
 from transformer_mt.checkpoints import load_translator
-from transformer_mt.decoding import length_batches
+from transformer_mt.engines.inputs import length_batches
 from transformer_mt.lengths import length_budget
 from transformer_mt.translation import translate, translate_nbest
 

@@ -4,27 +4,24 @@ Importing the package registers the config, the models, the tokenizer and the "t
 transformers' Auto classes. The model is `configuration`, `modeling` and `tokenization`; the library around it lives
 in modules named after what they do, each on a floor of docs/development.md's table (it imports only from below):
 
-1. leaf helpers: `version`, `machine` (the matmul figure beside wall times), `cli` (what commands share), `streams`
-   (lines in, outputs written whole), `presets`, `sentences`, `metrics` (BLEU/chrF as an `evaluate` module), `data`,
-   `checkpoints`, `constraints` (prefixes, forbidden words), `tags` (language tags), `batching` (token batches),
-   `generation` (compiled generation), `diagnostics` (the alignment probe), `lengths` (length bounds),
-   `pair_scoring` (what pair scores are), `glossary` (terms annotated inline), `spans` (protected spans checked,
-   put back and counted), `inline` (inline markup placed by word alignment), `text` (per-language rules: formal and
-   informal address);
-2. `averaging` (checkpoint averaging), `hub` (remote code, model card, push), `markup` (HTML taken apart and put
-   back), `plots` (a training run's plots), `alignment` (word alignments), `casing` (ALL
-   CAPS and Title Case folded for the model and given back), `quality` (confidence, guards, a sentence's flags),
-   `options` (`TranslationOptions`, how to translate), `documents` (Markdown, subtitles, string files and office
-   documents translated in place);
-3. `bridges` (Marian, BERT, CTranslate2); 4. `training` (the Seq2SeqTrainer entry point);
-5. `decoding` (what every engine shares); 6. `engines` (the `Engine` protocol, generate() and CTranslate2, the loader),
-   `trust` (the trust step: confidence, guards, abstaining, a glossary's terms followed);
+1. leaf helpers: `version`, `machine` (the matmul figure beside wall times), `presets`, `metrics` (BLEU/chrF as an
+   `evaluate` module), `data`, `checkpoints`, `constraints` (prefixes, forbidden words), `tags` (language tags),
+   `generation` (compiled generation), `diagnostics` (the alignment probe), `lengths` (length bounds), `text` (the
+   pure text transforms: sentences, case folding, protected spans, glossary terms, HTML runs and inline markup,
+   formal and informal address);
+2. `hub` (remote code, model card, push), `plots` (a training run's plots), `quality` (confidence, guards, a
+   sentence's flags), `options` (`TranslationOptions`, how to translate);
+3. `bridges` (Marian, BERT, CTranslate2); 4. `training` (the Seq2SeqTrainer entry point, token batches, averaging);
+5. `engines` (the `Engine` protocol, generate() and CTranslate2, the loader, what every engine shares, word
+   alignments, pair scores); 6. `trust` (the trust step: confidence, guards, abstaining, a glossary's terms
+   followed);
 7. `steps` (the steps around the engine: case, spans, markup alignments, then the trust step);
 8. `translation` (the batch API and the stream);
-9. `evaluation` (scores of saved models), `calibration` (a model's confidence fitted), `files` (.po, XLIFF,
-   HTML), `pipelines` (`pipeline("translation")`), `recipes` (the main job);
-10. `serving` (the server), `translate_command` and `score_command` (the commands' steps), `promotion` (a
-    fine-tuned model's promotion test and the switch of what a server serves).
+9. `evaluation` (scores of saved models), `calibration` (a model's confidence fitted), `documents` (files in
+   their formats: .po, XLIFF, HTML, Markdown, subtitles, string files, office documents), `pipelines`
+   (`pipeline("translation")`), `recipes` (the main job);
+10. `serving` (the server, a fine-tuned model's promotion and the switch of what a server serves);
+11. `commands` (the translate, score and serve commands and what every command shares).
 
 Research lives apart in `experiments` (studies, the recipe search, benchmarks, the GPU check), which the library
 never imports.

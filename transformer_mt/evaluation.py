@@ -17,9 +17,9 @@ import sacrebleu
 
 from .data import join_consecutive, load_parallel_data
 from .engines import load_for_scoring
+from .engines.pair_scores import PairScore
 from .metrics import translation_scores
 from .options import TranslationOptions
-from .pair_scoring import PairScore
 from .translation import translate_texts
 
 
@@ -91,7 +91,7 @@ def translate_with(model_path: str, sources: list[str], num_beams: int | None = 
 
 def score_saved(model_path: str, sources: list[str], targets: list[str], batch_size: int = 16,
                 length_penalty: float | None = None) -> list[PairScore]:
-    """Given pairs' scores (`transformer_mt.pair_scoring`) under a saved model directory (loaded strictly) or a
+    """Given pairs' scores (`transformer_mt.engines.pair_scores`) under a saved model directory (loaded strictly) or a
     CTranslate2 export (its `score_batch`; its generation config's length penalty is the model's own)."""
     return load_for_scoring(model_path).score_pairs(sources, targets, batch_size, length_penalty)
 

@@ -20,7 +20,7 @@ import dataclasses
 import re
 from typing import Any
 
-from .glossary import check_glossary
+from .text.glossary import check_glossary
 
 
 FORMATS = ("text", "html")
@@ -108,11 +108,11 @@ class TranslationOptions:
     source_prefix: str | None = option(None, "Begin every sentence with this tag, as the model was trained "
                                              "(--source_prefix), e.g. <BT>.", group="given")
     fold_case: bool = option(True, "Show the model an ALL CAPS or Title Case sentence in sentence case, as it was "
-                                   "trained, and give its translation the source's case back (transformer_mt.casing)"
+                                   "trained, and give its translation the source's case back (text.casing)"
                                    "; --no_fold_case translates it as written.", group="sentences",
                              request="fold_case")
     repair_spans: bool = option(True, "Put back the placeholders, URLs, paths and numbers a translation lost, where "
-                                      "the word alignment takes their source words (transformer_mt.spans), each "
+                                      "the word alignment takes their source words (transformer_mt.text.spans), each "
                                       "named in a warning; --no_repair_spans leaves the model's output as it is.",
                                 group="sentences", request="repair_spans")
     format: str = option("text", "text, or html: the text of HTML fragments is translated and their markup kept.",

@@ -31,7 +31,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from .spans import SpanReport
+from .text.spans import SpanReport
 
 
 CALIBRATION_FILE = "calibration.json"

@@ -1,6 +1,6 @@
 """The steps around the engine for a batch of sentences (`decode`), which every entry translates through: case
-folded and given back (`transformer_mt.casing`), protected spans shown as span tokens and put back where the model
-lost them (`transformer_mt.spans`), word alignments for inline markup (`format="html"`), and last the trust step
+folded and given back (`transformer_mt.text.casing`), protected spans shown as span tokens and put back where the model
+lost them (`transformer_mt.text.spans`), word alignments for inline markup (`format="html"`), and last the trust step
 (`transformer_mt.trust.judge`: the calibrated confidence, the guards and their re-decode, abstaining, the glossary's
 terms followed), which decodes again through these same steps.
 """
@@ -9,13 +9,13 @@ import logging
 import weakref
 from functools import partial
 
-from .casing import fold_sentences, restore_hypotheses
-from .decoding import Hypotheses, tagged
 from .engines import Engine
-from .glossary import strip_annotations
+from .engines.inputs import Hypotheses, tagged
 from .options import TranslationOptions
 from .quality import Flags
-from .spans import TOKEN, SpanReport, lost_spans, mask, mask_as, protected_spans, repair_counted, unmask
+from .text.casing import fold_sentences, restore_hypotheses
+from .text.glossary import strip_annotations
+from .text.spans import TOKEN, SpanReport, lost_spans, mask, mask_as, protected_spans, repair_counted, unmask
 from .trust import Decoded, annotated, calibration_of, has_offsets, judge
 
 
@@ -31,7 +31,7 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
            prefixes: list[str | None] | None = None) -> list[Hypotheses]:
     """The engine's hypotheses for `sentences` (untagged; `options.source_prefix` begins each), through the steps
     around it: an ALL CAPS or Title Case sentence shown to the engine in sentence case and its translation given the
-    case back (`options.fold_case`, `transformer_mt.casing`); for a model trained with span tokens, its protected
+    case back (`options.fold_case`, `transformer_mt.text.casing`); for a model trained with span tokens, its protected
     spans (placeholders, URLs, numbers, ...) shown as the tokens it learned to carry; the spans put back where the
     model lost them (`options.repair_spans`, `spans.repair_counted`, from the engine's word alignments; a model whose
     tokenizer gives no character offsets keeps what it wrote); then the trust step (`judge`: the calibrated

@@ -19,16 +19,16 @@ from collections.abc import Callable, Iterable, Iterator
 
 import torch
 
-from . import sentences
-from .alignment import join_alignments
-from .casing import fold_label
 from .checkpoints import check_tokenizer_matches
 from .constraints import first_sentence_prefixes
-from .decoding import Hypotheses, Layout, join_hypotheses, length_batches, split_texts
 from .engines import Engine, attach_calibration, resolve_engine
+from .engines.alignment import join_alignments
+from .engines.inputs import Hypotheses, Layout, join_hypotheses, length_batches, split_texts
 from .options import OptionError, TranslationOptions, from_keywords
 from .quality import Flags, Translation, together
 from .steps import Decoded, decode
+from .text import sentences
+from .text.casing import fold_label
 
 
 logger = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ def segment(texts: list[str], options: TranslationOptions, config, numbers: Iter
     if options.format == "html":
         if target_prefix is not None:
             raise OptionError("format", "html takes no target prefixes: a fragment has no one first sentence")
-        from .markup import HtmlDocuments  # BeautifulSoup: the [serve] or [files] extra
+        from .text.markup import HtmlDocuments  # BeautifulSoup: the [serve] or [files] extra
 
         documents = HtmlDocuments(texts)
         own = list(map(fold_label, documents.own_texts)) if options.fold_case else documents.own_texts
@@ -76,7 +76,7 @@ def assemble(segments: Segments, hypotheses: list[Hypotheses]) -> list[Hypothese
     joined = [join_hypotheses([hypotheses[i] for i in span], separators) for span, separators in segments.layout]
     if segments.documents is None:
         return joined
-    from .markup import HtmlDocuments
+    from .text.markup import HtmlDocuments
 
     count = segments.options.num_return_sequences
     runs_count = len(segments.documents.texts)
@@ -191,7 +191,7 @@ def translate_stream(engine: Engine, lines: Iterable[str], write: Callable[..., 
     `write` gets the translation (a `quality.Translation`: a str with its `flags` and `confidence`), or with
     `options.nbest` the list of `(text, score)` hypotheses (a `steps.Decoded` with its `flags`; a blank line gets
     an empty list); with `options.alignments` also a second argument, the word alignment of the line and its
-    translation (`transformer_mt.alignment`: each sentence aligned by the engine, the sentences' word pairs numbered
+    translation (`engines.alignment`: each sentence aligned by the engine, the sentences' word pairs numbered
     within the line). `target_prefix`: an iterable of prefixes beside `lines` (None for none), read along with them.
 
     Reads `chunk_size` lines at a time, so memory does not grow with the input. Under a distributed launch

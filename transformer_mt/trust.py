@@ -11,13 +11,13 @@ import logging
 import re
 from collections.abc import Callable
 
-from .alignment import check_tokenizer
-from .casing import fold, fold_sentences, restore
-from .decoding import Hypotheses
-from .glossary import annotate, place_term, term_used
+from .engines.alignment import check_tokenizer
+from .engines.inputs import Hypotheses
 from .options import OptionError, TranslationOptions
 from .quality import Calibration, Flags, features, is_copy, is_loop
-from .spans import mask, protected_ranges, unmask
+from .text.casing import fold, fold_sentences, restore
+from .text.glossary import annotate, place_term, term_used
+from .text.spans import mask, protected_ranges, unmask
 from .tokenization import target_side
 
 

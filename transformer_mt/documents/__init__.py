@@ -3,7 +3,7 @@
 
 Every format module has one entry, `translate(data, translate_texts) -> Translated`: `data` is the file's bytes,
 `translate_texts(texts, format)` translates a list of texts in one call (`format` "text" for plain text, "html"
-for an HTML fragment whose inline tags are carried through each whole sentence: `transformer_mt.markup`), and the
+for an HTML fragment whose inline tags are carried through each whole sentence: `transformer_mt.text.markup`), and the
 result is the translated file's bytes and how many texts were sent. A file the format's parser cannot read is a
 `FormatError` naming the format and the reason (the server's 400).
 """

@@ -29,8 +29,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import ScalarString
 
-from ..sentences import rewrap
-from ..spans import placeholders
+from ..text.sentences import rewrap
+from ..text.spans import placeholders
 from . import FormatError, Translated
 from .text import decode, encode, spread
 

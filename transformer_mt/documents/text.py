@@ -9,7 +9,7 @@ sentence's cues) in proportion to the source's lengths.
 import re
 from collections.abc import Callable
 
-from ..sentences import rewrap
+from ..text.sentences import rewrap
 from . import FormatError, Translated
 
 

@@ -9,10 +9,14 @@ import os
 import ctranslate2
 from transformers import set_seed
 
-from ..alignment import Alignment, check_tokenizer, encode_pairs, word_alignment
 from ..bridges.ctranslate2 import exported_max_positions, hypothesis_text, translate_options
 from ..constraints import bad_words_ids, prefix_token_ids
-from ..decoding import (
+from ..lengths import input_limit, length_bound
+from ..options import TranslationOptions
+from ..tags import target_language_id
+from ..tokenization import target_side
+from .alignment import Alignment, check_tokenizer, encode_pairs, word_alignment
+from .inputs import (
     Hypotheses,
     check_positions,
     default_names,
@@ -20,11 +24,7 @@ from ..decoding import (
     warn_long_inputs,
     warn_unended,
 )
-from ..lengths import input_limit, length_bound
-from ..options import TranslationOptions
-from ..pair_scoring import PairScore, check_pairs, length_penalty_of, pair_score
-from ..tags import target_language_id
-from ..tokenization import target_side
+from .pair_scores import PairScore, check_pairs, length_penalty_of, pair_score
 from .protocol import Engine
 
 

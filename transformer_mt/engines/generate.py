@@ -9,9 +9,13 @@ forcing with the same model.
 import torch
 from transformers import set_seed
 
-from ..alignment import Alignment, check_tokenizer, encode_pairs, word_alignment
 from ..constraints import bad_words_ids, prefix_constraint, prefix_token_ids
-from ..decoding import (
+from ..diagnostics import alignment_heads, eager_attention
+from ..lengths import input_limit, length_bound, length_settings, stack_max_positions
+from ..options import TranslationOptions
+from ..tags import target_language_id
+from .alignment import Alignment, check_tokenizer, encode_pairs, word_alignment
+from .inputs import (
     Hypotheses,
     check_positions,
     default_names,
@@ -19,11 +23,7 @@ from ..decoding import (
     warn_long_inputs,
     warn_unended,
 )
-from ..diagnostics import alignment_heads, eager_attention
-from ..lengths import input_limit, length_bound, length_settings, stack_max_positions
-from ..options import TranslationOptions
-from ..pair_scoring import PairScore, check_pairs, length_penalty_of, pair_score, teacher_forcing_batch
-from ..tags import target_language_id
+from .pair_scores import PairScore, check_pairs, length_penalty_of, pair_score, teacher_forcing_batch
 from .protocol import Engine
 
 

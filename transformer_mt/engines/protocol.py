@@ -7,10 +7,10 @@ what an engine can do is a member of it, never a test of its class or name.
 
 from typing import Protocol, runtime_checkable
 
-from ..alignment import Alignment
-from ..decoding import Hypotheses
 from ..options import TranslationOptions
-from ..pair_scoring import PairScore
+from .alignment import Alignment
+from .inputs import Hypotheses
+from .pair_scores import PairScore
 
 
 @runtime_checkable
@@ -36,10 +36,10 @@ class Engine(Protocol):
 
     def score_pairs(self, sources: list[str], targets: list[str], batch_size: int = 16,
                     length_penalty: float | None = None) -> list[PairScore]:
-        """Each given target's log-probability given its source (`transformer_mt.pair_scoring`)."""
+        """Each given target's log-probability given its source (`transformer_mt.engines.pair_scores`)."""
 
     def align_pairs(self, sources: list[str], targets: list[str], options: TranslationOptions) -> list[Alignment]:
-        """Word alignments of given pairs (`transformer_mt.alignment`), read with `options.source_prefix` and the
+        """Word alignments of given pairs (`engines.alignment`), read with `options.source_prefix` and the
         target language's token as the translations were made; `options.batch_size` pairs at a time."""
 
     def seed(self, seed: int) -> None:

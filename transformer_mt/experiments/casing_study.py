@@ -1,5 +1,5 @@
 """The casing study: what ALL CAPS and Title Case inputs cost a model trained on sentence case, and what case
-folding (`transformer_mt.casing`) wins back.
+folding (`transformer_mt.text.casing`) wins back.
 
 Each split is translated as it is, upper-cased and title-cased (sources and references alike), each with and
 without folding (`fold` before the engine, `restore` after, per text). Upper-casing keeps placeholders and URLs
@@ -22,12 +22,12 @@ from pathlib import Path
 
 import sacrebleu
 
-from transformer_mt.casing import case_of, fold, restore, title_case, upper_case
 from transformer_mt.data import load_parallel_data
 from transformer_mt.engines import load_engine
 from transformer_mt.experiments.studies import git_commit
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
+from transformer_mt.text.casing import case_of, fold, restore, title_case, upper_case
 from transformer_mt.translation import translate_texts
 
 

@@ -3,7 +3,7 @@ translators placed (`../shared/data/en-de-markup/dev.tsv`).
 
 Three ways to carry the tags, each through the shipped model's default engine with default options:
 - `sentence`: the package's way (`format="html"`): each run of text translated whole, sentence by sentence, and
-  every tag put back around the words the word alignment takes its words to (`transformer_mt.inline`);
+  every tag put back around the words the word alignment takes its words to (`transformer_mt.text.inline`);
 - `per_node`: the way before it: every text node between tags translated on its own as if it were a sentence;
 - `strawman`: every tag wrapped around the whole translated sentence that holds it (placement only).
 
@@ -30,11 +30,11 @@ from lxml import etree
 from transformer_mt.engines import load_engine
 from transformer_mt.evaluation import compare_systems
 from transformer_mt.experiments.studies import git_commit
-from transformer_mt.inline import WRAP
 from transformer_mt.machine import matmul_gflops
-from transformer_mt.markup import HtmlDocuments, verbatim
 from transformer_mt.options import TranslationOptions
-from transformer_mt.sentences import rewrap, split
+from transformer_mt.text.inline import WRAP
+from transformer_mt.text.markup import HtmlDocuments, verbatim
+from transformer_mt.text.sentences import rewrap, split
 from transformer_mt.translation import assemble, decode, segment, translate_texts
 
 

@@ -11,10 +11,10 @@ resumes from its newest checkpoint (`studies.run_all`).
 import statistics
 from pathlib import Path
 
-from transformer_mt.casing import title_case, upper_case
 from transformer_mt.data import join_consecutive, load_parallel_data
 from transformer_mt.evaluation import score_sets
 from transformer_mt.presets import MAIN_JOB
+from transformer_mt.text.casing import title_case, upper_case
 
 from .studies import QUICK, QUICK_PAIRS, StudyRun, read_results, run_all, study_tokenizer
 

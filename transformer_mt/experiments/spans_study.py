@@ -1,5 +1,5 @@
 """The protected-spans study: how many placeholders, URLs, e-mail addresses, paths, inline code, numbers and emoji
-(`transformer_mt.spans`) the model carries alone, how many the repair puts back, and what the repair costs or wins
+(`transformer_mt.text.spans`) the model carries alone, how many the repair puts back, and what the repair costs or wins
 in BLEU and chrF.
 
 The messages of a split whose source holds any protected span are translated once by the shipped model's default
@@ -27,8 +27,8 @@ from transformer_mt.engines import load_engine
 from transformer_mt.experiments.studies import git_commit
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
-from transformer_mt.spans import KINDS, lost_spans, protected_spans, repair_counted
 from transformer_mt.steps import translate_masked
+from transformer_mt.text.spans import KINDS, lost_spans, protected_spans, repair_counted
 from transformer_mt.translation import assemble, segment
 
 

@@ -26,10 +26,10 @@ from transformer_mt.calibration import pairs_of
 from transformer_mt.engines import load_engine
 from transformer_mt.evaluation import compare_systems
 from transformer_mt.experiments.studies import git_commit
-from transformer_mt.glossary import annotate, read_glossary, term_index, term_used
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
-from transformer_mt.spans import mask
+from transformer_mt.text.glossary import annotate, read_glossary, term_index, term_used
+from transformer_mt.text.spans import mask
 from transformer_mt.translation import translate_texts
 
 

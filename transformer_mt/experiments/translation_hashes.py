@@ -17,9 +17,9 @@ from pathlib import Path
 from transformer_mt.data import load_parallel_data
 from transformer_mt.engines import load_engine
 from transformer_mt.experiments.studies import git_commit
-from transformer_mt.glossary import read_glossary
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
+from transformer_mt.text.glossary import read_glossary
 from transformer_mt.translation import translate_texts
 
 

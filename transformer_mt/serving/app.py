@@ -15,9 +15,9 @@ import asyncio
 import logging
 from importlib import resources
 
-from ..decoding import default_names
-from ..markup import html_text
+from ..engines.inputs import default_names
 from ..options import TranslationOptions
+from ..text.markup import html_text
 from ..translation import assemble, decode, segment, text_flags
 from .batcher import Batcher, Overloaded
 from .counters import Counters

@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..documents import FormatError
-from ..files import FORMATS, translate_bytes
+from ..documents.files import FORMATS, translate_bytes
 from ..quality import Translation
 from ..translation import assemble, segment, text_flags
 from .fields import RequestError, TranslateRequest, request_fields, request_options

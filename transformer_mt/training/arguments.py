@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 import torch
 from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 
-from ..batching import padded
 from ..configuration import TransformerMTConfig
 from ..presets import PRESETS
 from ..text.formality import REGISTER_WORDS, has_register_words
 from ..tokenization import TOKENIZER_TYPES
 from ..tokenization.tokenization_transformer_mt import MIN_VOCAB_SIZE
+from .batching import padded
 from .suggestion_data import DEFAULT_HELD_OUT_SHARE, DEFAULT_REPLAY_RATIO, DEFAULT_SUGGESTION_REPEATS, HELD_OUT_FILE
 
 
@@ -96,7 +96,7 @@ class DataArguments:
     span_token_share: float = field(
         default=0.0,
         metadata={"help": "In this share of the training pairs, replace each protected span both sides hold "
-                          "(placeholders, URLs, paths, numbers, ...: transformer_mt.spans) by a reserved token {0}, "
+                          "(placeholders, URLs, paths, numbers, ...: text.spans) by a reserved token {0}, "
                           "{1}, ... on both sides, so that the model learns to carry them; the model's config then "
                           "records span_tokens=true, and translation shows it its spans as such tokens. 0 (the "
                           "default) changes none."},
@@ -104,7 +104,7 @@ class DataArguments:
     term_annotation_share: float = field(
         default=0.0,
         metadata={"help": "In this share of the training pairs, follow up to 2 source terms with their target term in "
-                          "annotation marks (`Save ⟦Speichern⟧`, transformer_mt.glossary; Dinu et al. 2019) where the "
+                          "annotation marks (`Save ⟦Speichern⟧`, text.glossary; Dinu et al. 2019) where the "
                           "pair's target uses it, so that the model learns to write a glossary's terms; the terms "
                           "are mined from the training split itself (its short pairs: dictionary entries, UI labels) "
                           "unless --terms gives them, and saved beside the model as terms.tsv; the model's config "

@@ -22,10 +22,10 @@ data is left as it is.
 
 import numpy as np
 
-from ..casing import title_case, upper_case
-from ..glossary import annotate_pair, term_index
-from ..spans import mask_shared
+from ..text.casing import title_case, upper_case
 from ..text.formality import TAGS, register
+from ..text.glossary import annotate_pair, term_index
+from ..text.spans import mask_shared
 
 
 # the draws of a stream apart from the joined pairs' (`data.add_joined_pairs`, seeded with the bare seed)

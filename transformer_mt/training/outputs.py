@@ -8,10 +8,10 @@ import os
 
 import numpy as np
 
-from ..averaging import average_weights, newest_complete
 from ..data import data_sources, dataset_card_data
 from ..hub import push_to_hub
 from .arguments import DataArguments, SetupArguments
+from .averaging import average_weights, newest_complete
 
 
 logger = logging.getLogger(__name__)

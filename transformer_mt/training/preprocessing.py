@@ -6,8 +6,8 @@ import logging
 import os
 
 from ..data import add_joined_pairs, load_parallel_data
-from ..glossary import mine_terms, read_glossary
 from ..tags import language_token
+from ..text.glossary import mine_terms, read_glossary
 from ..tokenization import target_side
 from .arguments import DataArguments, SetupArguments
 from .augmentation import augment, side_constraints

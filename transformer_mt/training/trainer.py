@@ -16,12 +16,12 @@ from transformers.trainer_callback import ExportableState
 from transformers.trainer_pt_utils import LengthGroupedSampler
 from transformers.trainer_utils import has_length
 
-from ..batching import TokenBatchSampler
 from ..constraints import ForcedFirstTokens
 from ..metrics import load_translation_metric
 from ..modeling.modeling_transformer_mt import seq2seq_loss
 from ..tokenization import target_side
 from .arguments import PAD_TO_MULTIPLE_OF, DataArguments
+from .batching import TokenBatchSampler
 from .ema import WeightEMA
 from .preprocessing import encode_pairs
 

@@ -9,12 +9,12 @@ interleaved repeats), and BLEU/chrF of the first repeat's translations of the te
 import tempfile
 import time
 
-from transformer_mt import sentences
 from transformer_mt.checkpoints import load_translator
 from transformer_mt.engines import cached_export, load_engine
 from transformer_mt.generation import compile_generation
 from transformer_mt.metrics import translation_scores
 from transformer_mt.options import TranslationOptions
+from transformer_mt.text import sentences
 from transformer_mt.translation import translate_stream
 
 from .harness import interleaved_order, markdown_table, run_worker, sample_stats

@@ -2,7 +2,7 @@
 translation of the words it held, by the word alignment of the text and its translation (as Bergamot carries HTML
 through Firefox Translations).
 
-The caller (`transformer_mt.markup` for HTML, and through it `transformer_mt.files` for XLIFF and .po) hands over
+The caller (`text.markup` for HTML, and through it `documents.files` for XLIFF and .po) hands over
 the text the engine translated, its inline elements as `Inline` spans over it, the translation, the alignment
 (Pharaoh pairs of whitespace words) and, where it has them, each element's own text translated on its own
 (`hints`); `place` answers where each element goes in the translation (`markup.nest` turns that into a tree).

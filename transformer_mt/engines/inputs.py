@@ -11,8 +11,8 @@ or `max_new_tokens`: such a model has no positions to read or write them with.
 import logging
 from collections.abc import Iterable
 
-from . import sentences
-from .options import OptionError
+from ..options import OptionError
+from ..text import sentences
 
 
 logger = logging.getLogger(__name__)

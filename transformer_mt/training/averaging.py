@@ -16,7 +16,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 # The listing lives with the other checkpoint checks; imported here too for `averaging.last_complete` and training.
-from .checkpoints import (
+from ..checkpoints import (
     RESUMABLE_FIELDS,
     check_output_dir,
     checkpoint_problems,

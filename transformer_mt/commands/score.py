@@ -6,8 +6,9 @@ import argparse
 import dataclasses
 import os
 
-from .calibration import DEFAULT_CHRF_THRESHOLD, fit
-from .evaluation import (
+from ..calibration import DEFAULT_CHRF_THRESHOLD, fit
+from ..engines.pair_scores import read_pairs
+from ..evaluation import (
     METRICS,
     TOKENIZERS,
     compare_systems,
@@ -20,7 +21,6 @@ from .evaluation import (
     system_hypotheses,
     write_results,
 )
-from .pair_scoring import read_pairs
 from .streams import atomic_output
 
 

@@ -4,7 +4,7 @@ A fragment is parsed by BeautifulSoup over Python's own `html.parser` (no regula
 apart into runs of inline content: block elements (`<p>`, `<li>`, `<div>`, `<td>`, ...) and `<br>` separate runs,
 and a run's text, whatever inline elements (`<a>`, `<b>`, `<kbd>`, ...) cut it, is one text for the engine, split
 into sentences as plain text is. Each inline element is then put back exactly once around the translation of the
-words it held (`transformer_mt.inline`: by the word alignment of the sentence and its translation).
+words it held (`transformer_mt.text.inline`: by the word alignment of the sentence and its translation).
 
 Kept verbatim, as a placeholder token the engine carries (`{0}`, `{1}`, ...): `<code>`, `<script>`, `<style>`,
 `<textarea>`, `<template>`, anything marked `translate="no"` (HTML's own attribute), and Mastodon's mention and

@@ -18,8 +18,8 @@ import re
 
 import torch
 
-from .lengths import input_limit
-from .tokenization import target_side
+from ..lengths import input_limit
+from ..tokenization import target_side
 
 
 Alignment = list[tuple[int, int]]  # (source word, target word) pairs, sorted

@@ -20,11 +20,11 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from .data import load_parallel_data
-from .evaluation import compare_systems, split_pairs, translator
-from .machine import git_commit
-from .training.suggestion_data import HELD_OUT_FILE
-from .version import __version__
+from ..data import load_parallel_data
+from ..evaluation import compare_systems, split_pairs, translator
+from ..machine import git_commit
+from ..training.suggestion_data import HELD_OUT_FILE
+from ..version import __version__
 
 
 ALPHA = 0.05  # a loss on the original data with p below this is significant: no promotion

@@ -7,12 +7,12 @@ import os
 import sys
 
 from ..engines import DEFAULT_INTRA_THREADS, DEVICES, ENGINES, load_engine
+from ..serving.languages import warm_up
+from ..serving.limits import Limits
+from ..serving.reload import POLL_SECONDS, watch
+from ..serving.suggestions import DEFAULT_DB, MODES, suggestions_of
+from ..serving.uploads import DEFAULT_DIRECTORY, DEFAULT_EXPIRY_MINUTES, FileStore
 from ..tags import model_target_languages
-from .languages import warm_up
-from .limits import Limits
-from .reload import POLL_SECONDS, watch
-from .suggestions import DEFAULT_DB, MODES, suggestions_of
-from .uploads import DEFAULT_DIRECTORY, DEFAULT_EXPIRY_MINUTES, FileStore
 
 
 def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
@@ -115,7 +115,7 @@ def file_store(args: argparse.Namespace) -> FileStore | None:
 
 def served_models(args: argparse.Namespace) -> list:
     """One ServedModel per direction: a model trained on several targets (transformer_mt.tags) serves each."""
-    from .app import ServedModel
+    from ..serving.app import ServedModel
 
     models = []
     for directory in args.models:
@@ -138,7 +138,7 @@ def served_models(args: argparse.Namespace) -> list:
 def load_served(directory: str, args: argparse.Namespace) -> tuple:
     """`directory`'s engine as the flags ask, and its weights' identity (the translation cache's key): what the
     server starts with, and what `serving.reload` swaps in."""
-    from .shared import model_identity
+    from ..serving.shared import model_identity
 
     engine = load_engine(directory, args.engine, quantization=args.quantization, intra_threads=args.intra_threads,
                          inter_threads=args.inter_threads, device=args.device)
@@ -146,7 +146,7 @@ def load_served(directory: str, args: argparse.Namespace) -> tuple:
 
 
 WORKERS_ENV = "TRANSFORMER_MT_SERVE_ARGS"  # the serve command's arguments (JSON), read by each of --workers' processes
-FACTORY = "transformer_mt.serving.factory:create"  # how uvicorn's workers build the app (an import string)
+FACTORY = "transformer_mt.commands.serve:create"  # how uvicorn's workers build the app (an import string)
 # uvicorn kills and restarts a worker that does not answer its health check within this (its default, 5 s, is less
 # than importing torch and loading the models takes on a busy machine: the workers were restarted for ever)
 WORKER_HEALTHCHECK_S = 120
@@ -154,13 +154,20 @@ WORKER_HEALTHCHECK_S = 120
 
 def app_of(args: argparse.Namespace):
     """The app the serve command's `args` describe, its models loaded: what `serve` runs, and each worker builds."""
-    from .app import create_app
+    from ..serving.app import create_app
 
     app = create_app(served_models(args), limits_of(args), file_store(args), args.redis, suggestions_of(args))
     warm_up()
     if args.watch_seconds:  # each process polls its models: a promotion reaches every one
         app.state.watcher = watch(app, args.models, lambda directory: load_served(directory, args), args.watch_seconds)
     return app
+
+
+def create():
+    """uvicorn's factory for `--workers N` (FACTORY): uvicorn starts each worker from an import string, so `serve`
+    hands its arguments over in the environment (WORKERS_ENV, JSON) and each worker builds the same app from them,
+    loading the models itself."""
+    return app_of(argparse.Namespace(**json.loads(os.environ[WORKERS_ENV])))
 
 
 def serve(args: argparse.Namespace) -> None:
@@ -181,5 +188,5 @@ def serve(args: argparse.Namespace) -> None:
                 timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
 
 
-__all__ = ["FACTORY", "WORKERS_ENV", "WORKER_HEALTHCHECK_S", "app_of", "file_store", "limits_of", "load_served",
-           "parse_args", "read_api_keys", "serve", "served_models"]
+__all__ = ["FACTORY", "WORKERS_ENV", "WORKER_HEALTHCHECK_S", "app_of", "create", "file_store", "limits_of",
+           "load_served", "parse_args", "read_api_keys", "serve", "served_models"]

@@ -9,7 +9,7 @@
   (`<g>`, `<mrk>`, `<pc>`) put back around their words' translation, the inline codes (`<x/>`, `<bx/>`, `<ex/>`,
   `<ph>`, `<bpt>`, `<ept>`, `<it>`; 2.0 `<ph/>`, `<sc/>`, `<ec/>`) and comments kept as they are, where the
   sentence puts them.
-- HTML as the server's `format: "html"` translates it (`transformer_mt.markup`): each sentence whole, its inline
+- HTML as the server's `format: "html"` translates it (`transformer_mt.text.markup`): each sentence whole, its inline
   tags put back around their words' translation; attributes and untranslated elements kept, the text escaped.
   A .po message that is HTML (`<b>%s</b>`, `<a href="%s">here</a>`) is translated the same way.
 
@@ -27,12 +27,12 @@ import os
 import re
 from collections.abc import Callable
 
-from .documents import FormatError
-from .documents import text as lines
-from .quality import Flags, together
-from .sentences import rewrap
-from .spans import lost_spans, placeholders
-from .translation import translate
+from ..quality import Flags, together
+from ..text.sentences import rewrap
+from ..text.spans import lost_spans, placeholders
+from ..translation import translate
+from . import FormatError
+from . import text as lines
 
 
 FORMATS = {".po": "po", ".pot": "po", ".xlf": "xliff", ".xliff": "xliff", ".html": "html", ".htm": "html",
@@ -110,7 +110,7 @@ def translate_bytes(data: bytes, kind: str, translate_texts: Callable[..., list[
 
 def _document_translator(kind: str):
     """The `documents` module's entry for `kind` (each needs its format's library: the [files] extra)."""
-    from .documents import docx, markdown, odt, pptx, strings, subtitles
+    from . import docx, markdown, odt, pptx, strings, subtitles
 
     return {"text": lines.translate, "markdown": markdown.translate, "srt": subtitles.translate_srt,
             "vtt": subtitles.translate_vtt, "json": strings.translate_json, "yaml": strings.translate_yaml,
@@ -123,7 +123,7 @@ def _checked(translate_texts, report: FileReport):
     def translate(texts: list[str], format: str = "text") -> list[str]:
         translations = translate_texts(texts, format)
         if format == "html":
-            from .markup import html_text  # BeautifulSoup: the [files] extra
+            from ..text.markup import html_text  # BeautifulSoup: the [files] extra
         for source, translation in zip(texts, translations, strict=True):
             report.abstained += bool(getattr(translation, "flags", None) and translation.flags.abstained)
             if format == "html":
@@ -362,7 +362,7 @@ def _translate_html(data: bytes, translate_texts) -> tuple[bytes, FileReport]:
         document = data.decode("utf-8-sig")  # a byte-order mark is no text to translate
     except UnicodeDecodeError as error:
         raise FormatError("html", f"it is not UTF-8 ({error})") from None
-    from .markup import HtmlDocuments  # BeautifulSoup: the [files] or [serve] extra
+    from ..text.markup import HtmlDocuments  # BeautifulSoup: the [files] or [serve] extra
 
     translation = translate_texts([document], "html")[0]
     return translation.encode("utf-8"), FileReport("html", translated=len(HtmlDocuments([document]).texts))

@@ -14,17 +14,17 @@ from typing import TextIO
 
 from tqdm.auto import tqdm
 
-from .alignment import Alignment, pharaoh
-from .alignment import check_tokenizer as check_alignment_tokenizer
-from .checkpoints import load_translator
-from .decoding import Hypotheses
-from .engines import DEFAULT_INTRA_THREADS, DEVICES, ENGINES, load_engine, resolve_device
-from .files import file_format, translate_file
-from .glossary import read_glossary
-from .options import OptionError, TranslationOptions, add_arguments, from_args
-from .quality import Translation
+from ..checkpoints import load_translator
+from ..documents.files import file_format, translate_file
+from ..engines import DEFAULT_INTRA_THREADS, DEVICES, ENGINES, load_engine, resolve_device
+from ..engines.alignment import Alignment, pharaoh
+from ..engines.alignment import check_tokenizer as check_alignment_tokenizer
+from ..engines.inputs import Hypotheses
+from ..options import OptionError, TranslationOptions, add_arguments, from_args
+from ..quality import Translation
+from ..text.glossary import read_glossary
+from ..translation import process_state, translate_stream, translate_texts
 from .streams import atomic_output, read_lines
-from .translation import process_state, translate_stream, translate_texts
 
 
 def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
@@ -46,7 +46,7 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     given.add_argument("--alignments", metavar="FILE", help="Also write each line's word alignment with its "
                        "translation here, a line each: Pharaoh `i-j` pairs (source word i, target word j, from 0), "
                        "from the cross-attention of the model's alignment_layer and alignment_heads "
-                       "(transformer_mt.alignment).")
+                       "(transformer_mt.engines.alignment).")
     engines = parser.add_argument_group("engine (what decodes: generate(), or a CTranslate2 export of the model)")
     engines.add_argument("--engine", choices=ENGINES, default="auto",
                          help="auto (default): CTranslate2 when it is installed and the model exports as generate() "
@@ -68,7 +68,7 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
                         "already have a translation too (default: keep them).")
     parser.add_argument("--glossary", metavar="FILE",
                         help="Terms the translation must use: a TSV of a source term, a tab and its target term "
-                             "(none: the term stays as it is) a line (transformer_mt.glossary; --glossary_ignore_case "
+                             "(none: the term stays as it is) a line (text.glossary; --glossary_ignore_case "
                              "to match them in any case). Followed by a model trained with --term_annotation_share; "
                              "any other model's translations are checked against it.")
     parser.add_argument("--trusted_above", type=float, metavar="CONFIDENCE",
@@ -245,7 +245,7 @@ def translate_lines(args: argparse.Namespace, engine, state) -> int:
 
 def translate_structured_file(args: argparse.Namespace, engine, state) -> int:
     """A structured --input (.po, XLIFF, HTML, Markdown, subtitles, string files, office documents), written to
-    --output in its own format (`transformer_mt.files`); one process."""
+    --output in its own format (`transformer_mt.documents.files`); one process."""
     if state.num_processes > 1:
         raise ValueError(f"{args.input}: a {file_format(args.input)} file is translated by one process; run it "
                          "without a launcher")
