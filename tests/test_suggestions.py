@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from transformer_mt.scripts.suggestions import main as suggestions_command  # noqa: E402
 from transformer_mt.serving import Limits, ServedModel, create_app  # noqa: E402
-from transformer_mt.serving.suggestion_filter import judge  # noqa: E402
+from transformer_mt.serving.suggestion_filter import judge_suggestion  # noqa: E402
 from transformer_mt.serving.suggestions import Suggestions, SuggestionStore, normalise  # noqa: E402
 
 from .test_serving import FakeEngine, free_port  # noqa: E402
@@ -191,7 +191,7 @@ def test_the_filter_reads_a_real_model(saved_tiny_model):
     from transformer_mt.engines import load_engine
 
     engine = load_engine(str(saved_tiny_model), "transformers")
-    reason, numbers = judge(engine, "The cat sat.", "Die Katze saß auf der Matte.", "de")
+    reason, numbers = judge_suggestion(engine, "The cat sat.", "Die Katze saß auf der Matte.", "de")
     assert numbers["margin"] == pytest.approx(numbers["score"] - numbers["own_score"], abs=1e-3)
     assert reason is None or reason.startswith("s is unlikely")
 

@@ -3,7 +3,7 @@ frames and text boxes, footnotes and endnotes included) and the headers and foot
 translated as one text, its styled spans (`text:span`) and links (`text:a`) carried through.
 
 A paragraph's mixed content maps onto the fragment as it stands: its text is text, a span or a link with text a
-`Span` (a span holding spaces only is its text), anything else (a tab, a line break, a note, a frame, a field, a
+`Formatting` (a span holding spaces only is its text), anything else (a tab, a line break, a note, a frame, a field, a
 bookmark) a `Code` kept as it is; a run of spaces (`text:s`) reads as one space, as HTML reads it.
 
 Not translated: comments (`office:annotation`), tracked deletions, the document's metadata (meta.xml). Styles
@@ -16,7 +16,7 @@ import zipfile
 from lxml import etree
 
 from . import FormatError, Translated, TranslateTexts
-from .packages import Code, Format, Span, has_text, read_member, translate_package
+from .packages import Code, Format, Formatting, has_text, read_member, translate_package
 
 
 TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
@@ -46,7 +46,7 @@ class OdfParagraph:
             elif child.tag in (SPAN, LINK):
                 content = self._content(child)
                 if has_text(content):
-                    nodes.append(Span(child, content))
+                    nodes.append(Formatting(child, content))
                 elif child.tag == SPAN:  # a style on spaces (or on a tab, a frame) only: the paragraph's text
                     nodes += content
                 else:

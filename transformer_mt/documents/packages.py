@@ -1,11 +1,12 @@
 """What the office formats (.docx, .pptx, .odt) share: a zip package of XML parts, read with limits and written back
 with every member it did not change as it was, and paragraphs taken apart into HTML fragments and rebuilt.
 
-A paragraph is read into nodes: text (a `str`), `Span`s (formatting or a link around content: `<span data-run="k">`
-in the fragment) and `Code`s (a tab, a break, a field, an image, a note: an empty `<code data-run="k">`, which the
-html step keeps verbatim where the sentence puts it). All paragraphs of a document go to `translate_texts` in one
-call, format "html"; each translation is read back into nodes, which the format writes into its paragraph: each
-span a copy of its formatting around the translated words, each code the very element it was.
+A paragraph is read into nodes: text (a `str`), `Formatting` nodes (formatting or a link around content:
+`<span data-run="k">` in the fragment) and `Code`s (a tab, a break, a field, an image, a note: an empty
+`<code data-run="k">`, which the html step keeps verbatim where the sentence puts it). All paragraphs of a
+document go to `translate_texts` in one call, format "html"; each translation is read back into nodes, which the
+format writes into its paragraph: each span a copy of its formatting around the translated words, each code the
+very element it was.
 
 Refused before anything is parsed (`FormatError`): a file that is not a zip, or lacks the format's main part, or
 whose members exceed the limits below (a zip bomb); every part is parsed without entities, DTDs or the network, and
@@ -37,7 +38,7 @@ UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, Run
 
 
 @dataclasses.dataclass
-class Span:
+class Formatting:
     """Formatting or a link around content: `<span data-run="k">` in the fragment; `shell` is what the format
     rebuilds around the translated content (a run's properties, the hyperlink element)."""
 
@@ -62,7 +63,7 @@ class Code:
 
 
 class Paragraph(Protocol):
-    """A paragraph of one format, read into `nodes` (str, Span, Code) and written back from translated ones."""
+    """A paragraph of one format, read into `nodes` (str, Formatting, Code) and written back from translated ones."""
 
     nodes: list
 
@@ -170,7 +171,7 @@ def local(element) -> str | None:
 
 
 def has_text(nodes: list) -> bool:
-    return any(node.strip() if isinstance(node, str) else isinstance(node, Span) and has_text(node.content)
+    return any(node.strip() if isinstance(node, str) else isinstance(node, Formatting) and has_text(node.content)
                for node in nodes)
 
 
@@ -180,7 +181,7 @@ def text_lengths(nodes: list, shell=None, lengths: collections.Counter | None = 
     for node in nodes:
         if isinstance(node, str):
             lengths[shell] += len(node.strip())
-        elif isinstance(node, Span):
+        elif isinstance(node, Formatting):
             text_lengths(node.content, node.shell, lengths)
     return lengths
 
@@ -196,7 +197,7 @@ def as_html(nodes: list) -> tuple[str, list]:
                 parts.append(html.escape(node, quote=False))
                 continue
             items.append(node)
-            if isinstance(node, Span):
+            if isinstance(node, Formatting):
                 parts.append(f'<span data-run="{len(items) - 1}">{render(node.content)}</span>')
             else:
                 parts.append(f'<code data-run="{len(items) - 1}"></code>')
@@ -219,9 +220,9 @@ def from_html(fragment: str, items: list) -> list:
                 continue
             k = child.get("data-run", "")
             item = items[int(k)] if k.isdigit() and int(k) < len(items) and int(k) not in placed else None
-            if isinstance(item, Span) and child.name == "span":
+            if isinstance(item, Formatting) and child.name == "span":
                 placed.add(int(k))
-                nodes.append(Span(item.shell, read(child.children)))
+                nodes.append(Formatting(item.shell, read(child.children)))
             elif isinstance(item, Code) and child.name == "code":
                 placed.add(int(k))
                 nodes.append(item)
@@ -233,5 +234,5 @@ def from_html(fragment: str, items: list) -> list:
     return nodes + [item for k, item in enumerate(items) if isinstance(item, Code) and k not in placed]
 
 
-__all__ = ["Code", "Format", "MAX_MEMBERS", "MAX_RATIO", "MAX_UNCOMPRESSED", "Paragraph", "Span",
+__all__ = ["Code", "Format", "MAX_MEMBERS", "MAX_RATIO", "MAX_UNCOMPRESSED", "Paragraph", "Formatting",
            "translate_package"]

@@ -2,9 +2,9 @@
 its properties (`rPr`) and its text (`t`).
 
 The formatting that holds most of a paragraph's text is the paragraph's own: its runs are plain text in the
-fragment, and so is any word the translation puts outside every span. A run of other formatting is a `Span` (runs
+fragment, and so is any word the translation puts outside every span. A run of other formatting is a `Formatting` (runs
 of one formatting side by side are one span); a run that holds no text but spaces is plain text; a wrapper (a
-hyperlink, a tracked insertion) is a `Span` around its runs, or a `Code` when it holds no text. Whatever else a
+hyperlink, a tracked insertion) is a `Formatting` around its runs, or a `Code` when it holds no text. Whatever else a
 run holds (a tab, a break, an image, a note reference) is a `Code` that keeps its run's properties; whatever else
 the paragraph holds (a bookmark, a simple field, a content control, math) a `Code` of its own, and so is a complex
 field (`fldChar` begin to end, its result included) that ends in the paragraph.
@@ -15,7 +15,7 @@ import dataclasses
 
 from lxml import etree
 
-from .packages import Code, Span, has_text, local, text_lengths
+from .packages import Code, Formatting, has_text, local, text_lengths
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,9 +92,9 @@ class RunParagraph:
                     content.append(part.text or "")
                 elif local(part) not in grammar.dropped and part.tag != grammar.tag("rPr"):
                     content.append(Code([part], props))
-            return [Span(props, content)]
+            return [Formatting(props, content)]
         if name in grammar.wrappers and child.tag == grammar.tag(name):
-            return [Span(child, self._content(child))]
+            return [Formatting(child, self._content(child))]
         return [Code([child])]
 
     def _begins_field(self, child: etree._Element) -> bool:
@@ -114,18 +114,18 @@ class RunParagraph:
         side as one span; a wrapper without text as a code."""
         settled = []
         for node in nodes:
-            if not isinstance(node, Span):
+            if not isinstance(node, Formatting):
                 settled.append(node)
                 continue
             content = self._settled(node.content)
             if not isinstance(node.shell, Props):
-                settled.append(Span(node.shell, content) if has_text(content) else Code([node.shell]))
+                settled.append(Formatting(node.shell, content) if has_text(content) else Code([node.shell]))
             elif node.shell == self.base or not has_text(content):
                 settled += content
-            elif settled and isinstance(settled[-1], Span) and settled[-1].shell == node.shell:
+            elif settled and isinstance(settled[-1], Formatting) and settled[-1].shell == node.shell:
                 settled[-1].content += content
             else:
-                settled.append(Span(node.shell, content))
+                settled.append(Formatting(node.shell, content))
         return settled
 
     def write(self, nodes: list) -> None:
@@ -143,10 +143,10 @@ class RunParagraph:
         grammar = self.grammar
         run = None  # the run written last, which more text or codes of its formatting join
         for node in nodes:
-            if isinstance(node, Span) and isinstance(node.shell, Props):
+            if isinstance(node, Formatting) and isinstance(node.shell, Props):
                 self._emit(parent, node.content, node.shell)
                 run = None
-            elif isinstance(node, Span):
+            elif isinstance(node, Formatting):
                 wrapper = parent.makeelement(node.shell.tag, dict(node.shell.attrib))
                 wrapper.extend(copy.deepcopy(child) for child in node.shell if local(child) in grammar.first)
                 parent.append(wrapper)

@@ -158,7 +158,7 @@ def _held(text: str) -> list[str]:
     return placeholders(I18N_PLACEHOLDER.sub(" ", text)) + I18N_PLACEHOLDER.findall(text)
 
 
-def lost_placeholders(source: str, translation: str) -> list[str]:
+def lost_string_placeholders(source: str, translation: str) -> list[str]:
     """The source's placeholders (`spans.placeholders`, `{{name}}`, `%{name}`) the translation holds fewer of."""
     held = {text: _held(translation).count(text) for text in _held(source)}
     return [text for text in dict.fromkeys(_held(source)) if _held(source).count(text) > held[text]]
@@ -195,7 +195,7 @@ def translate_values(root, translate_texts) -> int:
         if not message_texts(parts):
             continue
         translation = rewrap(value, rebuilt(parts, translations))  # a block scalar's final newline is the file's
-        if lost := lost_placeholders(value, translation):
+        if lost := lost_string_placeholders(value, translation):
             logger.warning(f"{where}: the translation lost {', '.join(lost)}: {translation!r}")
         written[id(value)] = _styled(value, translation)
     for container, key, _ in slots:
@@ -287,5 +287,5 @@ def translate(data: bytes, translate_texts, format: str = "json") -> Translated:
     return {"json": translate_json, "yaml": translate_yaml}[format](data, translate_texts)
 
 
-__all__ = ["I18N_PLACEHOLDER", "lost_placeholders", "message_texts", "parse_message", "rebuilt", "translate",
+__all__ = ["I18N_PLACEHOLDER", "lost_string_placeholders", "message_texts", "parse_message", "rebuilt", "translate",
            "translate_json", "translate_values", "translate_yaml"]

@@ -85,7 +85,7 @@ def check_tokenizer(tokenizer) -> None:
                              f"{type(side).__name__} (a converted Opus-MT model keeps its SentencePiece one)")
 
 
-def encode_pairs(tokenizer, sources: list[str], targets: list[str], source_prefix: str | None = None,
+def encode_aligned_pairs(tokenizer, sources: list[str], targets: list[str], source_prefix: str | None = None,
                  target_language_id: int | None = None) -> tuple[dict, dict, list[list], list[list]]:
     """The sources (begun with `source_prefix`, cut as translation cuts them) and targets (begun with the
     `target_language_id` token) as the model reads them, and the word of each of their tokens: the tag and the
@@ -104,5 +104,5 @@ def encode_pairs(tokenizer, sources: list[str], targets: list[str], source_prefi
     return source, target, source_words, target_words
 
 
-__all__ = ["Alignment", "check_tokenizer", "encode_pairs", "join_alignments", "line_words", "pharaoh", "token_words",
-           "word_alignment"]
+__all__ = ["Alignment", "check_tokenizer", "encode_aligned_pairs", "join_alignments", "line_words", "pharaoh",
+           "token_words", "word_alignment"]

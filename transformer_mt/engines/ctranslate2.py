@@ -15,7 +15,7 @@ from ..lengths import input_limit, length_bound
 from ..options import TranslationOptions
 from ..tags import target_language_id
 from ..tokenization import target_side
-from .alignment import Alignment, check_tokenizer, encode_pairs, word_alignment
+from .alignment import Alignment, check_tokenizer, encode_aligned_pairs, word_alignment
 from .inputs import (
     Hypotheses,
     check_positions,
@@ -148,8 +148,8 @@ class CTranslate2Engine(Engine):
         tokenizer, target_tokenizer = self.tokenizer, target_side(self.tokenizer)
         check_tokenizer(tokenizer)
         language_id = target_language_id(self.config, tokenizer, options.target_lang)
-        source, target, source_words, target_words = encode_pairs(tokenizer, sources, targets, options.source_prefix,
-                                                                  language_id)
+        source, target, source_words, target_words = encode_aligned_pairs(
+            tokenizer, sources, targets, options.source_prefix, language_id)
         # the target's tokens before </s> (the language token included): CTranslate2 writes </s> itself
         prefixes = [target_tokenizer.convert_ids_to_tokens(ids[:-1] if ids[-1:] == [target_tokenizer.eos_token_id]
                                                            else ids) for ids in target["input_ids"]]

@@ -14,7 +14,7 @@ from ..diagnostics import alignment_heads, eager_attention
 from ..lengths import input_limit, length_bound, length_settings, stack_max_positions
 from ..options import TranslationOptions
 from ..tags import target_language_id
-from .alignment import Alignment, check_tokenizer, encode_pairs, word_alignment
+from .alignment import Alignment, check_tokenizer, encode_aligned_pairs, word_alignment
 from .inputs import (
     Hypotheses,
     check_positions,
@@ -135,8 +135,8 @@ class GenerateEngine(Engine):
         check_pairs(sources, targets)
         check_tokenizer(tokenizer)
         language_id = target_language_id(model.config, tokenizer, options.target_lang)
-        source, target, source_words, target_words = encode_pairs(tokenizer, sources, targets, options.source_prefix,
-                                                                  language_id)
+        source, target, source_words, target_words = encode_aligned_pairs(
+            tokenizer, sources, targets, options.source_prefix, language_id)
         layer, heads = alignment_heads(model.config)
         attention = [None] * len(sources)
         model.eval()

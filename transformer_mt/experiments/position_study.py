@@ -1,7 +1,8 @@
-"""The position study: what sinusoidal positions buy over learned ones, across seeds and input lengths.
+"""The position study: what each position type (sinusoidal, learned, ALiBi, rotary) buys, across seeds and input
+lengths.
 
-Both position types are trained with one recipe (the main job's), one tokenizer, one data order and a fixed
-number of optimizer steps (not wall time: both see the same updates), for several seeds. Every model is then
+Every position type is trained with one recipe (the main job's), one tokenizer, one data order and a fixed
+number of optimizer steps (not wall time: all see the same updates), for several seeds. Every model is then
 evaluated on the test split bucketed by source length, and on longer inputs built by joining k consecutive test
 pairs (sources and references joined alike), which reach past every length seen in training. Reported per set:
 BLEU and chrF (mean and spread over seeds) and the output/reference length ratio, which shows a model that drops

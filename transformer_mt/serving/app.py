@@ -4,7 +4,7 @@ Routes: `POST /translate`, `POST /detect`, `GET /languages`, `GET /frontend/sett
 `GET /download_file/...` (`serving.uploads`), `POST /suggest` (`serving.suggestions`) in LibreTranslate's shapes,
 `GET /health` (`{"status": "ok"}`, as LibreTranslate answers), `GET /metrics` (Prometheus' counters:
 `serving.counters`), `GET /spec` (the OpenAPI description), and `GET /`, a page that calls the same API. Fields are
-read from the query string and from a JSON, urlencoded or multipart body alike (`request_fields`), because each
+read from the query string and from a JSON, urlencoded or multipart body alike (`request_values`), because each
 client sends them its own way; unknown fields are ignored. Errors are `{"error": "..."}`: 400 for a bad or missing
 field, an unsupported language or pair, or a request over a limit; 403 for a bad API key; 404 and 405 for an
 unknown route or method; 429 for a client over its requests per minute; 503 (with Retry-After) when the queue is
@@ -21,7 +21,7 @@ from ..text.markup import html_text
 from ..translation import assemble, decode, segment, text_flags
 from .batcher import Batcher, Overloaded
 from .counters import Counters
-from .fields import RequestError, TranslateRequest, request_fields, translate_request
+from .fields import RequestError, TranslateRequest, request_values, translate_request
 from .languages import CONFIDENT, detect, language_name
 from .limits import Limits
 from .shared import SharedState
@@ -245,19 +245,19 @@ def create_app(models: list[ServedModel], limits: Limits | None = None, files: F
     # answers are JSONResponse at once: plain dicts and lists of strings need none of FastAPI's encoding pass
     @app.post("/translate")
     async def translate(request: Request):
-        fields = await request_fields(request)
+        fields = await request_values(request)
         service.check_client(request, fields)
         return JSONResponse(await service.translate(request, fields))
 
     @app.post("/detect")
     async def detect_language(request: Request):
-        fields = await request_fields(request)
+        fields = await request_values(request)
         service.check_client(request, fields)
         return JSONResponse(service.detect(fields))
 
     @app.post("/suggest")
     async def suggest(request: Request):
-        fields = await request_fields(request)
+        fields = await request_values(request)
         service.check_client(request, fields)
         return JSONResponse(await service.suggest(request, fields))
 

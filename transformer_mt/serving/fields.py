@@ -2,7 +2,7 @@
 
 LibreTranslate's clients send the same fields in four ways: a JSON body (Mastodon, Weblate), an urlencoded form
 (Discourse, libretranslatepy), a multipart form (Nextcloud), the query string of a POST (Translate You, Nextcloud's
-/detect). `request_fields` merges the query string and the body (the body wins); `translate_request` checks what
+/detect). `request_values` merges the query string and the body (the body wins); `translate_request` checks what
 /translate needs and names the field, the value and what is allowed when it is wrong; the fields that set
 translation options (`format`, `fold_case`) are read as `transformer_mt.options` says.
 """
@@ -22,7 +22,7 @@ class RequestError(Exception):
         self.status = status
 
 
-async def request_fields(request) -> dict:
+async def request_values(request) -> dict:
     """The query string's fields, then the body's: a JSON object, an urlencoded or a multipart form (a field sent
     several times is a list), or nothing."""
     fields = dict(request.query_params)

@@ -126,7 +126,8 @@ def model_reason(numbers: dict, thresholds: Thresholds = Thresholds()) -> str | 
     return None
 
 
-def judge(engine, q: str, s: str, target: str, thresholds: Thresholds = Thresholds()) -> tuple[str | None, dict]:
+def judge_suggestion(engine, q: str, s: str, target: str,
+                     thresholds: Thresholds = Thresholds()) -> tuple[str | None, dict]:
     """(the reason a suggestion is refused, or None when it passes; every number the filters read). The model is
     asked only when the text checks pass."""
     numbers = text_numbers(q, s, thresholds.repeat_words)
@@ -138,5 +139,5 @@ def judge(engine, q: str, s: str, target: str, thresholds: Thresholds = Threshol
 
 
 __all__ = ["LANGUAGE_MIN_CHARS", "LANGUAGE_SHORT_CHARS", "LENGTH_RATIO", "LENGTH_SLACK", "MARGIN", "REPEAT_WORDS",
-           "SENTENCE_ENDS", "Thresholds", "ends_sentence", "judge", "length_ratio", "model_numbers", "model_reason",
-           "own_translations", "repeated", "text_numbers", "text_reason"]
+           "SENTENCE_ENDS", "Thresholds", "ends_sentence", "judge_suggestion", "length_ratio", "model_numbers",
+           "model_reason", "own_translations", "repeated", "text_numbers", "text_reason"]

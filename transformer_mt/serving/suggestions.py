@@ -23,7 +23,7 @@ import unicodedata
 
 from ..quality import weights_sha256
 from .fields import RequestError
-from .suggestion_filter import judge
+from .suggestion_filter import judge_suggestion
 
 
 MODES = ("review", "accept")  # review: each suggestion waits for an admin; accept: those that pass the filters count
@@ -221,7 +221,7 @@ class Suggestions:
         answers, a 400 naming the filter that refuses it, a 429 over a rate."""
         q, s = fields["q"], fields["s"]
         self.store.check_rate(client, self.per_hour, self.per_day)  # before the model is asked
-        reason, numbers = judge(model.engine, q, s, model.target)
+        reason, numbers = judge_suggestion(model.engine, q, s, model.target)
         if id(model) not in self.weights:
             self.weights[id(model)] = weights_of(model)
         status = "rejected" if reason else "accepted" if self.mode == "accept" else "pending"

@@ -22,7 +22,7 @@ from ..documents import FormatError
 from ..documents.files import FORMATS, translate_bytes
 from ..quality import Translation
 from ..translation import assemble, segment, text_flags
-from .fields import RequestError, TranslateRequest, request_fields, request_options
+from .fields import RequestError, TranslateRequest, request_options, request_values
 
 
 DEFAULT_DIRECTORY = os.path.join(tempfile.gettempdir(), "transformer-mt-files")
@@ -98,7 +98,7 @@ def add_file_routes(app, service) -> None:
 
     @app.post("/translate_file")
     async def translate_file(request: Request):
-        fields = await request_fields(request)
+        fields = await request_values(request)
         service.check_client(request, fields)
         if service.files is None:
             raise RequestError("Files translation are disabled on this server.", 403)  # LibreTranslate's words

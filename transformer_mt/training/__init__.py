@@ -48,7 +48,7 @@ from .trainer import (
     TimeBudgetCallback,
     TimeBudgetProgressCallback,
     TransformerMTTrainer,
-    TranslationMetrics,
+    ValidationMetrics,
     VocabularyRequest,
 )
 
@@ -56,7 +56,7 @@ from .trainer import (
 __all__ = [
     "DEFAULT_VOCAB_SIZE", "PAD_TO_MULTIPLE_OF", "RESUMABLE_FIELDS", "BPEDropoutCollator", "DataArguments",
     "EpochSeededSampler", "ModelArguments", "SetupArguments", "TimeBudgetCallback", "TimeBudgetProgressCallback",
-    "TransformerMTTrainer", "TranslationMetrics", "VocabularyRequest", "argument_parser", "average_at_end",
+    "TransformerMTTrainer", "ValidationMetrics", "VocabularyRequest", "argument_parser", "average_at_end",
     "bf16_by_default", "build_callbacks", "build_collator", "build_model", "build_tokenizer", "check_launch",
     "check_resume_flags", "check_run", "check_splits", "config_overrides", "configure_best_checkpoint",
     "encode_pairs", "generation_config_for", "limit_samples", "load_splits", "load_weights", "parse_args",

@@ -41,7 +41,7 @@ from .trainer import (
     TimeBudgetCallback,
     TimeBudgetProgressCallback,
     TransformerMTTrainer,
-    TranslationMetrics,
+    ValidationMetrics,
     VocabularyRequest,
 )
 
@@ -306,7 +306,7 @@ def build_trainer(model, tokenizer, datasets, tokenized, collator, callbacks, da
         eval_dataset=tokenized.get("validation"),
         data_collator=collator,
         processing_class=tokenizer,
-        compute_metrics=TranslationMetrics(tokenizer, {split: list(dataset[data_args.target_lang]) for split, dataset
+        compute_metrics=ValidationMetrics(tokenizer, {split: list(dataset[data_args.target_lang]) for split, dataset
                                                        in datasets.items() if split != "train"})
         if training_args.predict_with_generate else None,
         callbacks=callbacks,

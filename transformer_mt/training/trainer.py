@@ -1,6 +1,6 @@
 """The trainer and what it is built with: `TransformerMTTrainer` (Seq2SeqTrainer with exactly resumable batches and
 fused label smoothing), its callbacks (a time budget, the record of the run's vocabulary request), the BPE-dropout
-collator, and `TranslationMetrics`, the BLEU/chrF of evaluations."""
+collator, and `ValidationMetrics`, the BLEU/chrF of evaluations."""
 
 import copy
 import json
@@ -164,7 +164,7 @@ class TransformerMTTrainer(Seq2SeqTrainer):
         return sampler
 
     def _get_eval_sampler(self, eval_dataset):
-        """Validation and test in the split's own order, whatever the training sampler: TranslationMetrics pairs
+        """Validation and test in the split's own order, whatever the training sampler: ValidationMetrics pairs
         each prediction with the reference text at its position, and test_predictions.txt follows the split.
         (transformers 5 groups evaluation batches by length too when training does, which reordered them: the main
         job scored its own good translations against other sentences' references, BLEU ~0.2.) Several processes
@@ -270,7 +270,7 @@ class BPEDropoutCollator:
 
 
 
-class TranslationMetrics:
+class ValidationMetrics:
     """Seq2SeqTrainer's compute_metrics: BLEU and chrF of the predictions against the reference texts of the split
     being evaluated, as written in the data (never decoded from labels, which may be cut or lack characters the
     vocabulary does not have). `use(split)` names that split; evaluations during training use "validation"."""
@@ -280,7 +280,7 @@ class TranslationMetrics:
         self.metric = load_translation_metric()
         self.signatures = {}
 
-    def use(self, split: str) -> "TranslationMetrics":
+    def use(self, split: str) -> "ValidationMetrics":
         self.split = split
         return self
 
