@@ -28,8 +28,6 @@ def test_both_engines_are_engines_and_a_fake_one_stands_in(learned):
         engine = load_engine(str(learned), name)
         assert isinstance(engine, Engine) and engine.name == name and engine.max_positions == 64
         assert engine.device == "cpu"
-        redecoded = engine.redecode(["Open the file."], TranslationOptions(), num_beams=2, num_return_sequences=2)
-        assert len(redecoded[0]) == 2  # the re-decode's overrides reached the search
 
     class Upper:  # what the protocol asks, no more
         name, reason, device, workers, max_positions = "upper", "test", "cpu", 1, None

@@ -4,18 +4,18 @@ when a guard fires (no n-gram of 3 tokens repeated, a repetition penalty, twice 
 flagged with confidence 0 when it still fires, and left untranslated when its confidence is below
 `options.min_confidence`; a glossary's terms checked and followed where the translation misses one (more beams, the
 term in the place of the model's own word, the term forced in). `transformer_mt.steps` runs it after the steps
-around the engine.
+around the engine, and hands it the `steps.Decoder` it decodes again through (`redecode`: the same sentences with
+other options; `decode_other`: other sentences) and whose records say how each sentence was shown to the engine.
 """
 
 import logging
 import re
-from collections.abc import Callable
 
 from .engines.alignment import check_tokenizer
 from .engines.inputs import Hypotheses
 from .options import OptionError, TranslationOptions
 from .quality import Calibration, Flags, features, is_copy, is_loop
-from .text.casing import fold, fold_sentences, restore
+from .text.casing import fold, restore
 from .text.glossary import annotate, place_term, term_used
 from .text.spans import mask, protected_ranges, unmask
 from .tokenization import target_side
@@ -77,17 +77,17 @@ def sentence_features(engine, sources: list[str], outputs: list[str], scores: li
             in zip(sources, outputs, scores, source_lengths, output_lengths)]
 
 
-def judge(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
-          options: TranslationOptions, names: list[str], redecode: Callable, decode: Callable,
-          prefixes: list[str | None] | None = None) -> list[Hypotheses]:
+def judge(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
+          options: TranslationOptions, names: list[str], prefixes: list[str | None] | None = None) -> list[Hypotheses]:
     """`hypotheses` (with scores when a calibration is used) after the trust step: `flags` filled in place (the
-    confidence, the guards still firing, a re-decode, an abstention); `redecode(indices, options)` decodes those
-    sentences again as `decode` did, with other options; `decode(sentences, options, names, prefixes=None)` decodes
-    other sentences so (a glossary term alone, a sentence with a term forced in). A re-decoded translation replaces
-    the first when no guard fires on it and, with a calibration, its confidence keeps FALLBACK_CONFIDENCE_KEPT of
-    the first's (a fallback search can trade a loop for garbage); else the first stays, flagged with the guards it
-    set off and confidence 0. A sample (`do_sample`) is flagged, never decoded again: it is what was asked for, and
-    its seed must give it again."""
+    confidence, the guards still firing, a re-decode, an abstention); `decoder` (a `steps.Decoder` over these
+    sentences' records) decodes some of them again with other options (`redecode(indices, options)`) and other
+    sentences (`decode_other`: a glossary term alone, a sentence with a term forced in). A re-decoded translation
+    replaces the first when no guard fires on it and, with a calibration, its confidence keeps
+    FALLBACK_CONFIDENCE_KEPT of the first's (a fallback search can trade a loop for garbage); else the first stays,
+    flagged with the guards it set off and confidence 0. A sample (`do_sample`) is flagged, never decoded again: it
+    is what was asked for, and its seed must give it again."""
+    engine, redecode, decode = decoder.engine, decoder.redecode, decoder.decode_other
     calibration = calibration_of(engine, options)
     hypotheses = list(hypotheses)
     if calibration is not None:
@@ -120,14 +120,14 @@ def judge(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: lis
                            f"were decoded again; {sum(bool(flags[i].guards) for i in fired)} still did (flagged): "
                            + ", ".join(f"{names[i]} ({'/'.join(fired[i])})" for i in again))
     if options.glossary:
-        found = [annotated(sentence, options)[1] for sentence in sentences]
+        found = [found_terms(record, options) for record in decoder.sentences]
         wanted = [tuple(dict.fromkeys(target for _, target in terms)) for terms in found]
         for i, sentence in enumerate(hypotheses):
             flags[i].terms_missed = _missed(sentence[0][0], wanted[i]) if sentence else ()
         if options.guards and not options.do_sample:
             _follow_terms(engine, sentences, hypotheses, flags, wanted, options, calibration, redecode)
             _place_terms(engine, sentences, hypotheses, flags, found, options, decode)
-            _force_terms(engine, sentences, hypotheses, flags, found, wanted, options, calibration, decode, prefixes)
+            _force_terms(decoder, sentences, hypotheses, flags, found, wanted, options, calibration, prefixes)
     if options.min_confidence is not None:
         for i, sentence in enumerate(hypotheses):
             if sentence and flags[i].confidence is not None and flags[i].confidence < options.min_confidence:
@@ -142,7 +142,7 @@ def _missed(translation: str, wanted: tuple[str, ...]) -> tuple[str, ...]:
 
 def _follow_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
                   wanted: list[tuple[str, ...]], options: TranslationOptions, calibration: Calibration | None,
-                  redecode: Callable) -> None:
+                  redecode) -> None:
     """The sentences whose best translation misses a glossary term decoded again with TERM_BEAMS beams, and the
     first of those hypotheses that uses more of the terms (all, if one does) and sets off no guard taken in its
     place, in `hypotheses` and `flags` (its confidence computed again); `flags[i].terms_redecoded` says which. The
@@ -173,7 +173,7 @@ def _follow_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fl
 
 
 def _place_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
-                 found: list[list[tuple[str, str]]], options: TranslationOptions, decode: Callable) -> None:
+                 found: list[list[tuple[str, str]]], options: TranslationOptions, decode) -> None:
     """In the best translation of each sentence that still misses a glossary term (`found`: each sentence's terms
     as found and their targets), the model's own word for the term (the term translated alone) replaced by the
     required target term (`glossary.place_term`), as a lost span is put back; each term placed so is named in
@@ -203,9 +203,9 @@ def _place_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fla
         hypotheses[i] = Decoded([(text, hypotheses[i][0][1]), *hypotheses[i][1:]], realigned, flags[i])
 
 
-def _force_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
+def _force_terms(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
                  found: list[list[tuple[str, str]]], wanted: list[tuple[str, ...]], options: TranslationOptions,
-                 calibration: Calibration | None, decode: Callable, prefixes: list[str | None] | None) -> None:
+                 calibration: Calibration | None, prefixes: list[str | None] | None) -> None:
     """Each glossary term the best translation of a sentence still misses forced in, one term a round, each term
     tried once: the translation's words up to a place, then the term, given to the engine as the forced beginning
     of a new translation (the model writes the rest, inflecting around the term), at each of the TERM_PLACES places
@@ -213,14 +213,16 @@ def _force_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fla
     fewer of the terms and set off no guard the translation did not, the one the model scores best (`score_pairs`)
     taken; the terms it brings in are named in `flags[i].terms_forced`. Constrained beam search is in neither
     engine, a forced beginning in both. A sentence given a forced beginning of its own is left as it is."""
+    engine, decode = decoder.engine, decoder.decode_other
+
     def guards(i: int, sentence: Hypotheses) -> set[str]:
         return set(_fired(sentences[i], sentence, Flags(confidence=1.0), calibration))
 
     tried = {i: set() for i in range(len(sentences)) if flags[i].terms_missed and hypotheses[i]
              and hypotheses[i][0][0] and not (prefixes and prefixes[i])}
-    # each sentence as the first decode showed it to the engine, and its case (`fold` and `restore` leave "normal")
-    shown, cases = fold_sentences(sentences, titles=options.format != "html") if options.fold_case else (
-        sentences, ["normal"] * len(sentences))
+    # each sentence as the first decode showed it to the engine (folded), and its case ("normal": as it is)
+    shown = [record.folded for record in decoder.sentences]
+    cases = [record.case or "normal" for record in decoder.sentences]
     while todo := [i for i in tried if set(flags[i].terms_missed) - tried[i]]:
         candidates = []  # (sentence, source as the engine sees it, its case, the forced beginning)
         for i in todo:
@@ -273,6 +275,14 @@ def _places(source: str, translation: str, term: str) -> list[int]:
     return [starts[k] for k in sorted(range(len(starts)), key=lambda k: abs(k - centre))[:TERM_PLACES]]
 
 
+def found_terms(record, options: TranslationOptions) -> list[tuple[str, str]]:
+    """The glossary's terms found in a sentence's source, (as found, target), found once per record
+    (`steps.Sentence.terms`, kept by a re-decode)."""
+    if record.terms is None:
+        record.terms = annotated(record.source, options)[1]
+    return record.terms
+
+
 def annotated(sentence: str, options: TranslationOptions) -> tuple[str, list[tuple[str, str]]]:
     """`sentence` with each glossary term outside its protected spans (a URL's "table.html") annotated
     (`glossary.annotate`), and the (as found, target) terms."""
@@ -308,4 +318,5 @@ def _fallback(engine, options: TranslationOptions) -> TranslationOptions:
 
 
 __all__ = ["FALLBACK_CONFIDENCE_KEPT", "FALLBACK_NO_REPEAT", "FALLBACK_REPETITION_PENALTY", "TERM_BEAMS",
-           "TERM_PLACES", "Decoded", "annotated", "calibration_of", "has_offsets", "judge", "sentence_features"]
+           "TERM_PLACES", "Decoded", "annotated", "calibration_of", "found_terms", "has_offsets", "judge",
+           "sentence_features"]

@@ -45,10 +45,5 @@ class Engine(Protocol):
     def seed(self, seed: int) -> None:
         """Seed this engine's sampling: the same seed gives the same output."""
 
-    def redecode(self, sentences: list[str], options: TranslationOptions, names: list[str] | None = None,
-                 **overrides) -> list[Hypotheses]:
-        """`sentences` decoded again with `options` changed by `overrides` (a fallback search, more beams, ...)."""
-        return self.translate_sentences(sentences, options.replace(**overrides), names)
-
 
 __all__ = ["Engine"]

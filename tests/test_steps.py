@@ -1,0 +1,131 @@
+"""The steps around the engine (transformer_mt.steps): each step's before and after halves on records, the pipeline
+built from the options and the model, and one Decoder whose re-decode reuses what the before halves did."""
+
+from types import SimpleNamespace
+
+from transformer_mt import steps
+from transformer_mt.options import TranslationOptions
+from transformer_mt.steps import (
+    CaseStep,
+    Decoder,
+    MarkupStep,
+    Sentence,
+    SpanRepairStep,
+    SpanTokenStep,
+    TermStep,
+    pipeline,
+)
+
+
+def record(source: str, prefix: str | None = None) -> Sentence:
+    return Sentence(source, "1", prefix, folded=source, shown=source, shown_prefix=prefix)
+
+
+def test_case_step_folds_before_and_gives_the_case_back_after():
+    sentences = [record("OPEN THE FILE."), record("Save The Document"), record("KEEP IT", prefix="KEEP")]
+    CaseStep(TranslationOptions()).before(sentences)
+    assert [(s.folded, s.shown, s.case) for s in sentences] == [
+        ("Open the file.", "Open the file.", "upper"), ("Save the document", "Save the document", "title"),
+        ("KEEP IT", "KEEP IT", "normal")]  # a sentence with a forced beginning is shown as given
+    for sentence, text in zip(sentences, ["Öffnen Sie die Datei.", "Dokument speichern", "KEEP ES"]):
+        sentence.hypotheses = [(text, -1.0)]
+    CaseStep(TranslationOptions()).after(sentences)
+    assert [s.hypotheses for s in sentences] == [[("ÖFFNEN SIE DIE DATEI.", -1.0)], [("Dokument speichern", -1.0)],
+                                                 [("KEEP ES", -1.0)]]
+    html = [record("Save The Document")]
+    CaseStep(TranslationOptions(format="html")).before(html)
+    assert (html[0].shown, html[0].case) == ("Save The Document", "normal")  # a label's case is the markup's
+
+
+def test_span_token_step_shows_spans_as_tokens_and_puts_them_back():
+    sentences = [record("Open %s in %d steps", prefix="Öffne %s")]
+    SpanTokenStep().before(sentences)
+    assert sentences[0].shown == "Open {0} in {1} steps" and sentences[0].shown_prefix == "Öffne {0}"
+    sentences[0].hypotheses = [("Öffne {0} in {1} Schritten", None), ("{1} Schritte für {0}", None)]
+    SpanTokenStep().after(sentences)
+    assert sentences[0].hypotheses == [("Öffne %s in %d Schritten", None), ("%d Schritte für %s", None)]
+
+
+def test_term_step_annotates_only_for_a_model_that_learned_to_and_always_strips_the_marks():
+    options = TranslationOptions(glossary=(("file", "Akte"),))
+    sentences = [record("Open the file.")]
+    TermStep(options, annotate=True).before(sentences)
+    assert sentences[0].shown == "Open the file ⟦Akte⟧."
+    plain = [record("Open the file.")]
+    TermStep(options, annotate=False).before(plain)
+    assert plain[0].shown == "Open the file."
+    for sentence in (sentences, plain):
+        sentence[0].hypotheses = [("Öffnen Sie die Akte ⟦Akte⟧.", None)]
+        TermStep(options, annotate=False).after(sentence)
+        assert sentence[0].hypotheses == [("Öffnen Sie die Akte.", None)]
+
+
+def test_span_repair_step_puts_a_lost_span_back_or_reports_it():
+    def aligner(sources, targets):  # word i of the source to word i of the translation
+        return [[(i, i) for i in range(min(len(s.split()), len(t.split())))] for s, t in zip(sources, targets)]
+
+    sentences = [record("Delete %s now")]
+    sentences[0].hypotheses = [("Lösche das jetzt", None)]
+    SpanRepairStep(aligner).after(sentences)
+    assert "%s" in sentences[0].hypotheses[0][0] and sentences[0].report.repaired
+    unrepaired = [record("Delete %s now")]
+    unrepaired[0].hypotheses = [("Lösche das jetzt", None)]
+    SpanRepairStep(None).after(unrepaired)
+    assert unrepaired[0].hypotheses == [("Lösche das jetzt", None)] and unrepaired[0].report.lost
+
+
+def test_markup_step_aligns_each_hypothesis_to_its_folded_sentence():
+    seen = []
+
+    def aligner(sources, targets):
+        seen.append((sources, targets))
+        return [[(0, 0)] for _ in sources]
+
+    sentences = [record("OPEN IT")]
+    sentences[0].folded = "Open it"
+    sentences[0].hypotheses = [("Öffne es", None), ("", None)]
+    MarkupStep(aligner).after(sentences)
+    assert seen == [(["Open it"], ["Öffne es"])] and sentences[0].alignments == [[(0, 0)], []]
+
+
+class Echo:
+    """An engine that writes each sentence reversed word by word, counting what it is asked."""
+
+    name, reason, device, workers, max_positions = "echo", "test", "cpu", 1, None
+    tokenizer = None  # no character offsets: no alignments, spans reported rather than repaired
+    generation_config = SimpleNamespace(early_stopping=True, num_beams=1)
+
+    def __init__(self, span_tokens=False, term_annotations=False):
+        self.config = SimpleNamespace(span_tokens=span_tokens, term_annotations=term_annotations)
+        self.calls = []
+
+    def translate_sentences(self, sentences, options, names=None, target_prefix=None):
+        self.calls.append((list(sentences), options.num_beams, target_prefix))
+        return [[(" ".join(reversed(sentence.split())), None)] * options.num_return_sequences
+                for sentence in sentences]
+
+
+def test_the_pipeline_is_built_from_the_options_and_the_model():
+    engine = Echo(span_tokens=True, term_annotations=True)
+    options = TranslationOptions(format="html", glossary=(("file", "Akte"),))
+    kinds = [type(step) for step in pipeline(engine, options, ["Open the file."])]
+    assert kinds == [CaseStep, SpanRepairStep, SpanTokenStep, TermStep]  # no offsets: no markup alignment
+    assert [type(step) for step in pipeline(Echo(), TranslationOptions(fold_case=False), [])] == [SpanRepairStep,
+                                                                                                  TermStep]
+
+
+def test_the_decoder_redecodes_through_the_same_records_and_folds_once(monkeypatch):
+    engine = Echo(span_tokens=True)
+    folds = []
+    real = steps.fold_sentences
+    monkeypatch.setattr(steps, "fold_sentences", lambda sentences, titles: folds.append(sentences) or real(
+        sentences, titles=titles))
+    decoder = Decoder(engine, TranslationOptions(guards=False))
+    first = decoder.decode(["OPEN %s NOW", "Close it"], ["1", "2"])
+    assert [hypotheses[0][0] for hypotheses in first] == ["NOW %s OPEN", "it Close"]
+    assert engine.calls[0][0] == ["Open {0} now", "Close it"]  # folded, then masked
+    again = decoder.redecode([0], TranslationOptions(guards=False, num_beams=3, num_return_sequences=2))
+    assert engine.calls[1][:2] == (["Open {0} now"], 3) and folds == [["OPEN %s NOW", "Close it"]]
+    assert again[0] == [("NOW %s OPEN", None)] * 2
+    other = decoder.redecode([1], TranslationOptions(guards=False, fold_case=False))  # another before: a new record
+    assert other[0] == [("it Close", None)] and len(folds) == 1
