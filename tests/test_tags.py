@@ -13,12 +13,12 @@ from transformer_mt.data import add_joined_pairs, load_parallel_data
 from transformer_mt.engines import load_engine, resolve_engine
 from transformer_mt.options import TranslationOptions
 from transformer_mt.scripts.translate import main as translate_main
-from transformer_mt.tags import add_special_tokens, target_language_id, target_languages
+from transformer_mt.tags import add_special_tokens, language_token, target_language_id, target_languages
 from transformer_mt.text import sentences
 from transformer_mt.tokenization import tokenizer_fingerprint
 from transformer_mt.translation import translate
 
-from .utils import DATA, copy_tokenizer, train
+from .utils import DATA, DECIDED, copy_tokenizer, greedy_margins, train
 
 
 def test_special_tokens_are_kept_whole_and_saved_with_the_tokenizer(tmp_path):
@@ -78,7 +78,8 @@ def test_language_and_tag_errors_name_what_is_allowed(tmp_path):
 @pytest.fixture(scope="module")
 def two_targets(tmp_path_factory):
     """A tiny model trained on two targets in one data set: German (the shipped pairs) and English (a copy of the
-    source), each pair's language in a column; trained until it knows its 100 training pairs by heart."""
+    source), each pair's language in a column; 600 steps teach it to follow its language token, not its 100 training
+    pairs by heart: it is a weak model, whose greedy choices include near ties (greedy_margins)."""
     root = tmp_path_factory.mktemp("targets")
     data = root / "data"
     data.mkdir()
@@ -117,15 +118,74 @@ def test_a_model_of_two_targets_writes_the_language_asked_for(two_targets):
         translate(model, tokenizer, sources[:1])
 
 
+def recorded_generate(monkeypatch, model) -> dict:
+    """{source ids: the ids generate() wrote after the decoder start token, to </s>}, filled as an engine calls
+    `model.generate`."""
+    written, generate, eos = {}, model.generate, model.generation_config.eos_token_id
+
+    def recording(**inputs):
+        sequences = generate(**inputs)
+        for ids, mask, row in zip(inputs["input_ids"], inputs["attention_mask"], sequences[:, 1:].tolist()):
+            written[tuple(ids[mask.bool()].tolist())] = row[: row.index(eos) + 1] if eos in row else row
+        return sequences
+
+    monkeypatch.setattr(model, "generate", recording)
+    return written
+
+
+class RecordedTranslator:
+    """A CTranslate2 Translator that keeps each batch it translates, to read the tokens it wrote (`written`)."""
+
+    def __init__(self, translator):
+        self.translator, self.batches = translator, []
+
+    def translate_batch(self, source, target_prefix=None, **settings):
+        results = self.translator.translate_batch(source, target_prefix, **settings)
+        self.batches.append((source, results))
+        return results
+
+    def written(self) -> dict:
+        """{source tokens: the first hypothesis' tokens}."""
+        return {tuple(tokens): result.result().hypotheses[0] for source, results in self.batches
+                for tokens, result in zip(source, results)}
+
+
 @pytest.mark.slow  # two_targets: a 600-step training run
 def test_both_engines_force_the_language_token_alike(two_targets, tmp_path, monkeypatch):
+    """Each engine begins every translation with the language's token and writes that language; their greedy
+    translations are the same wherever no choice was a near tie (greedy_margins): this weak model has ties that
+    float32 differences between the engines break either way."""
     monkeypatch.setenv("TRANSFORMER_MT_CACHE", str(tmp_path))
-    run, sources = two_targets
+    run, _ = two_targets
+    sources = list(dict.fromkeys(load_parallel_data(str(run.parent / "data"), "en", "text")["train"]["en"]))
     model, tokenizer = load_translator(str(run))
-    fast = load_engine(str(run), "ctranslate2", model=model, tokenizer=tokenizer)
+    engines = {"transformers": resolve_engine(model, tokenizer, "transformers"),
+               "ctranslate2": load_engine(str(run), "ctranslate2", model=model, tokenizer=tokenizer)}
+    generated = recorded_generate(monkeypatch, model)
+    translator = RecordedTranslator(engines["ctranslate2"].translator)
+    monkeypatch.setattr(engines["ctranslate2"], "translator", translator)
+    ids = [tokenizer(source)["input_ids"] for source in sources]
+    written = {}
     for language in ("de", "en"):
-        assert translate(model, tokenizer, sources, num_beams=1, target_lang=language, engine=fast) == translate(
-            model, tokenizer, sources, num_beams=1, target_lang=language)
+        generated.clear()
+        translator.batches.clear()
+        options = TranslationOptions(num_beams=1, target_lang=language, split_sentences=False)
+        written[language] = {name: [hypotheses[0][0] for hypotheses in engine.translate_sentences(sources, options)]
+                             for name, engine in engines.items()}
+        outputs = [generated[tuple(source)] for source in ids]
+        fast = translator.written()
+        token = language_token(language)
+        assert tokenizer.convert_ids_to_tokens([output[0] for output in outputs]) == [token] * len(sources)
+        assert [fast[tuple(tokenizer.convert_ids_to_tokens(source))][0] for source in ids] == [token] * len(sources)
+        # the same translations where generate()'s every choice was decided (and, with it, CTranslate2's)
+        margins = greedy_margins(model, ids, outputs, forced=1)
+        decided = [i for i, margin in enumerate(margins) if margin > DECIDED]
+        assert len(decided) >= len(sources) // 2, sorted(margins)  # a comparison, not a vacuous one
+        assert [written[language]["ctranslate2"][i] for i in decided] == \
+            [written[language]["transformers"][i] for i in decided]
+    for name in engines:  # each writes the language asked for: English copies its input, German does not
+        copied, german = written["en"][name], written["de"][name]
+        assert chrf(copied, sources) > 60 and chrf(copied, sources) > chrf(german, sources) + 25, name
 
 
 @pytest.mark.slow  # two_targets: a 600-step training run
