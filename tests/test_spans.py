@@ -159,3 +159,24 @@ def test_mask_shared_masks_the_spans_both_sides_hold_with_one_numbering():
     assert mask_shared("Save the file.", "Datei speichern.") == ("Save the file.", "Datei speichern.", [])
     # where both sides hold every span, the source is masked as translation's `mask` masks it
     assert mask_shared("Open %s at 10:30", "%s um 10:30 öffnen")[0] == mask("Open %s at 10:30")[0]
+
+
+def test_placeholders_are_compared_as_multisets_and_the_extra_ones_removed():
+    from transformer_mt.text.spans import drop_extra, extra_placeholders, span_problems
+
+    source = "%s: Cannot rename %s to %s: %s"
+    written = "%s: Kann %s nicht in %s umbenennen: %s %s"  # five where the source has four
+    assert [span.text for span, _, _ in extra_placeholders(source, written)] == ["%s"]
+    assert drop_extra(source, written) == ("%s: Kann %s nicht in %s umbenennen: %s", [Span("placeholder", "%s")])
+    assert [span.text for span in span_problems(source, written)] == ["%s"]
+    twice = "Bericht in %(place)s%(place)s%(endnotes)s"
+    assert drop_extra("Report in %(place)s%(endnotes)s", twice)[0] == "Bericht in %(place)s%(endnotes)s"
+    assert drop_extra("Open {0}", "{1} öffnen {0}")[0] == "öffnen {0}"  # invented: at the start, the space after
+    assert drop_extra("100%% done", "100%% fertig") == ("100%% fertig", [])  # a literal %% is no placeholder
+
+
+def test_repair_removes_a_placeholder_written_twice_and_reports_it():
+    sources, hypotheses = ["Delete %s?"], [[("%s löschen %s?", -1.0), ("%s löschen?", -2.0)]]
+    repaired, reports = repair_counted(sources, hypotheses, ["1"], lambda sources, targets: [[] for _ in sources])
+    assert repaired == [[("%s löschen?", -1.0), ("%s löschen?", -2.0)]]
+    assert [span.text for span in reports[0].removed] == ["%s"] and reports[0].lost == []

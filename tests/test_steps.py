@@ -66,12 +66,19 @@ def test_span_repair_step_puts_a_lost_span_back_or_reports_it():
 
     sentences = [record("Delete %s now")]
     sentences[0].hypotheses = [("Lösche das jetzt", None)]
-    SpanRepairStep(aligner).after(sentences)
+    SpanRepairStep(aligner, repair=True).after(sentences)
     assert "%s" in sentences[0].hypotheses[0][0] and sentences[0].report.repaired
     unrepaired = [record("Delete %s now")]
     unrepaired[0].hypotheses = [("Lösche das jetzt", None)]
-    SpanRepairStep(None).after(unrepaired)
+    SpanRepairStep(aligner, repair=False).after(unrepaired)
     assert unrepaired[0].hypotheses == [("Lösche das jetzt", None)] and unrepaired[0].report.lost
+    twice = [record("Delete %s now"), record("Delete %s now")]
+    for sentence in twice:
+        sentence.hypotheses = [("Lösche %s jetzt %s", None)]
+    SpanRepairStep(None, repair=False).after(twice[:1])  # reported as lost, left as written
+    assert twice[0].hypotheses == [("Lösche %s jetzt %s", None)] and [s.text for s in twice[0].report.lost] == ["%s"]
+    SpanRepairStep(None, repair=True).after(twice[1:])  # removed without an alignment
+    assert twice[1].hypotheses == [("Lösche %s jetzt", None)] and [s.text for s in twice[1].report.removed] == ["%s"]
 
 
 def test_markup_step_aligns_each_hypothesis_to_its_folded_sentence():

@@ -189,7 +189,8 @@ class Flags:
         """The flags set, as the server's counters name them."""
         return [*self.guards, *(["redecoded"] if self.redecoded else []),
                 *(["abstained"] if self.abstained else []), *(["span_repaired"] * len(self.spans.repaired)),
-                *(["span_lost"] * len(self.spans.lost)), *(["term_missed"] * len(self.terms_missed)),
+                *(["span_removed"] * len(self.spans.removed)), *(["span_lost"] * len(self.spans.lost)),
+                *(["term_missed"] * len(self.terms_missed)),
                 *(["term_redecoded"] if self.terms_redecoded else []), *(["term_placed"] * len(self.terms_placed)),
                 *(["term_forced"] * len(self.terms_forced))]
 
@@ -201,6 +202,7 @@ class Flags:
     def as_json(self) -> dict:
         """The answer's `flags` entry for one text (what is set; the confidence has its own field)."""
         shown = {"repaired": [span.text for span in self.spans.repaired],
+                 "removed": [span.text for span in self.spans.removed],
                  "lost": [span.text for span in self.spans.lost], "guards": list(self.guards)}
         shown = {name: value for name, value in shown.items() if value}
         if self.redecoded:
@@ -226,6 +228,9 @@ class Flags:
             parts.append(f"guards: {', '.join(self.guards)}")
         if self.spans.repaired:
             parts.append(f"put back: {' '.join(span.text for span in self.spans.repaired)}")
+        if self.spans.removed:
+            parts.append(f"written more often than the source holds, removed: "
+                         f"{' '.join(span.text for span in self.spans.removed)}")
         if self.spans.lost:
             parts.append(f"lost: {' '.join(span.text for span in self.spans.lost)}")
         if self.terms_missed:
@@ -260,6 +265,7 @@ def together(flags: list[Flags]) -> Flags:
         joined.spans.carried += sentence.spans.carried
         joined.spans.repaired += sentence.spans.repaired
         joined.spans.lost += sentence.spans.lost
+        joined.spans.removed += sentence.spans.removed
         joined.guards += tuple(guard for guard in sentence.guards if guard not in joined.guards)
         joined.redecoded |= sentence.redecoded
         joined.abstained |= sentence.abstained

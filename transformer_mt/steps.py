@@ -30,7 +30,7 @@ from .options import TranslationOptions
 from .quality import Flags
 from .text.casing import fold_sentences, restore
 from .text.glossary import strip_annotations
-from .text.spans import TOKEN, SpanReport, lost_spans, mask, mask_as, protected_spans, repair_counted, unmask
+from .text.spans import TOKEN, SpanReport, mask, mask_as, protected_spans, repair_counted, span_problems, unmask
 from .trust import Decoded, annotated, calibration_of, has_offsets, judge
 
 
@@ -100,21 +100,21 @@ class MarkupStep:
 
 
 class SpanRepairStep:
-    """The protected spans (placeholders, URLs, numbers, ...) a translation lost put back where the engine's word
-    alignment takes their source words (`options.repair_spans`, `spans.repair_counted`), and each sentence's
-    `SpanReport`; without an aligner (repair off, or a tokenizer without character offsets) what the model lost is
-    reported."""
+    """With `options.repair_spans`, the protected spans (placeholders, URLs, numbers, ...) a translation lost put
+    back where the engine's word alignment takes their source words (`aligner`; none without a tokenizer's
+    character offsets) and the placeholders it holds more often than its source removed (`spans.repair_counted`);
+    each sentence's `SpanReport` either way (unrepaired, a missing span and an extra placeholder count as lost)."""
 
-    def __init__(self, aligner: "Aligner | None"):
-        self.aligner = aligner
+    def __init__(self, aligner: "Aligner | None", repair: bool):
+        self.aligner, self.repair = aligner, repair
 
     def before(self, sentences: list[Sentence]) -> None:
         pass
 
     def after(self, sentences: list[Sentence]) -> None:
-        if self.aligner is None:
+        if not self.repair:
             for sentence in sentences:
-                sentence.report = SpanReport(lost=lost_spans(sentence.folded, sentence.hypotheses[0][0])) \
+                sentence.report = SpanReport(lost=span_problems(sentence.folded, sentence.hypotheses[0][0])) \
                     if sentence.hypotheses else SpanReport()
             return
         repaired, reports = repair_counted([sentence.folded for sentence in sentences],
@@ -188,7 +188,7 @@ def pipeline(engine: Engine, options: TranslationOptions, sources: list[str]) ->
     aligner = Aligner(engine, options) if has_offsets(engine.tokenizer) else None  # alignments need char offsets
     if aligner is not None and options.format == "html":
         steps.append(MarkupStep(aligner))
-    steps.append(SpanRepairStep(aligner if options.repair_spans else None))
+    steps.append(SpanRepairStep(aligner, options.repair_spans))
     if getattr(engine.config, "span_tokens", False):
         steps.append(SpanTokenStep())
     elif engine not in _WARNED_SPANS and any(map(protected_spans, sources)):

@@ -21,8 +21,8 @@ class Counters:
         self.requests = Counter("transformer_mt_requests", "Requests answered, by route and status.",
                                 ["route", "status"], registry=self.registry)
         self.flags = Counter("transformer_mt_sentence_flags", "Translated sentences a quality step flagged, by flag "
-                             "(loop, copy, length, redecoded, abstained, span_repaired, span_lost, term_missed, "
-                             "term_redecoded, term_placed, term_forced).",
+                             "(loop, copy, length, redecoded, abstained, span_repaired, span_removed, span_lost, "
+                             "term_missed, term_redecoded, term_placed, term_forced).",
                              ["flag"], registry=self.registry)
         self.cache = Counter("transformer_mt_translation_cache", "Translation requests looked up in the cache "
                              "(serving.shared), by result: hit (answered without the model), miss, or skipped "

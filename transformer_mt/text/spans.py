@@ -6,7 +6,9 @@ A small model rewrites what it rarely saw (`%s` -> `%`, `%(protocol)s` -> `%(pro
 `repair_counted` puts each lost span back where the word alignment says its source word went: into the aligned
 word when that word holds a damaged copy (a `%` or `{` the model began, a URL, path or number of its own), after it
 otherwise, at the end when nothing aligns; then checks again, and counts per sentence what the model carried, what
-was repaired and what is still lost. Every repair and every loss is named in a warning. Imports nothing of the
+was repaired and what is still lost. Placeholders are compared as multisets: one the translation holds more often
+than its source (written twice, or invented) is removed (`drop_extra`), its later occurrences first. Every repair,
+every removal and every loss is named in a warning. Imports nothing of the
 package: the translation layer hands it the engine's aligner.
 
 A model trained with span tokens (training's `--span_token_share`) is shown its spans as reserved tokens instead:
@@ -72,7 +74,8 @@ class SpanReport:
 
     carried: list[Span] = field(default_factory=list)
     repaired: list[Span] = field(default_factory=list)
-    lost: list[Span] = field(default_factory=list)
+    lost: list[Span] = field(default_factory=list)  # missing, or (unrepaired) a placeholder more than the source's
+    removed: list[Span] = field(default_factory=list)  # placeholders the translation held more often than its source
 
 
 def _found(text: str) -> list[tuple[Span, int]]:
@@ -183,6 +186,39 @@ def lost_placeholders(source: str, translation: str) -> list[str]:
     return _missing(placeholders(source), placeholders(translation), lambda span: span)
 
 
+def extra_placeholders(source: str, translation: str) -> list[tuple[Span, int, int]]:
+    """The placeholders `translation` holds more often than `source` (written twice, or invented), with where each
+    begins and ends: the later occurrences of a placeholder first."""
+    allowed = collections.Counter(placeholders(source))
+    found = [(Span("placeholder", match[0]), match.start(), match.end()) for match in PLACEHOLDER.finditer(translation)
+             if match[0] != "%%"]
+    seen, extra = collections.Counter(), []
+    for span, start, end in found:
+        seen[span.text] += 1
+        if seen[span.text] > allowed[span.text]:
+            extra.append((span, start, end))
+    return extra
+
+
+def span_problems(source: str, translation: str) -> list[Span]:
+    """What a translation gets wrong of its source's spans: each one it lost, then each placeholder it holds more
+    often than the source."""
+    return lost_spans(source, translation) + [span for span, _, _ in extra_placeholders(source, translation)]
+
+
+def drop_extra(source: str, translation: str) -> tuple[str, list[Span]]:
+    """`translation` without the placeholders it holds more often than `source` (with the space before each, or
+    after one that begins the text), and those removed."""
+    extra = extra_placeholders(source, translation)
+    for _, start, end in reversed(extra):
+        if start and translation[start - 1] == " ":
+            start -= 1
+        elif end < len(translation) and translation[end] == " ":
+            end += 1
+        translation = translation[:start] + translation[end:]
+    return translation, [span for span, _, _ in extra]
+
+
 def _word_of(text: str, start: int) -> int:
     """The index of the whitespace word of `text` that holds the character at `start`."""
     before = len(text[:start].split())
@@ -242,16 +278,18 @@ def put_back(source: str, translation: str, lost: list[Span | str], alignment: l
 
 
 def repair_counted(sources: list[str], hypotheses: list[list[tuple[str, float | None]]], names: list[str],
-                   align: Callable[[list[str], list[str]], list]
+                   align: Callable[[list[str], list[str]], list] | None
                    ) -> tuple[list[list[tuple[str, float | None]]], list[SpanReport]]:
-    """Each sentence's hypotheses with the spans its source holds put back where the model lost them, and one
-    `SpanReport` per sentence for its best hypothesis; `align(sources, targets)` gives the word alignments of the
-    pairs that need it, in one call. Each repair and each loss is named in a warning."""
+    """Each sentence's hypotheses with the spans its source holds put back where the model lost them and the
+    placeholders it holds more often than its source removed (`drop_extra`), and one `SpanReport` per sentence for
+    its best hypothesis; `align(sources, targets)` gives the word alignments of the pairs that need it, in one call
+    (None: nothing is put back, extra placeholders are still removed). Each repair, removal and loss is named in a
+    warning."""
     found = [_found(source) for source in sources]
     lost = {(i, k): _lost(found[i], text) for i, sentence in enumerate(hypotheses)
             for k, (text, _) in enumerate(sentence)}
-    todo = [(i, k) for (i, k), spans in lost.items() if spans and hypotheses[i][k][0]]
-    repaired = [list(sentence) for sentence in hypotheses] if todo else hypotheses
+    todo = [(i, k) for (i, k), spans in lost.items() if spans and hypotheses[i][k][0]] if align else []
+    repaired = [list(sentence) for sentence in hypotheses]
     still = dict(lost)
     alignments = align([sources[i] for i, _ in todo], [hypotheses[i][k][0] for i, k in todo]) if todo else []
     for (i, k), alignment in zip(todo, alignments):
@@ -261,6 +299,14 @@ def repair_counted(sources: list[str], hypotheses: list[list[tuple[str, float | 
         if put := [span.text for span, _ in _missing(lost[i, k], still[i, k], lambda item: item)]:
             logger.warning(f"Text {names[i]}: the model did not write {', '.join(put)}; put back from the word "
                            f"alignment: {repaired[i][k][0]!r}")
+    removed = {}
+    for (i, k), (text, score) in [((i, k), pair) for i, sentence in enumerate(repaired)
+                                  for k, pair in enumerate(sentence)]:
+        kept, removed[i, k] = drop_extra(sources[i], text)
+        if removed[i, k]:
+            repaired[i][k] = (kept, score)
+            logger.warning(f"Text {names[i]}: the model wrote {', '.join(span.text for span in removed[i, k])} "
+                           f"more often than the source holds; removed: {kept!r}")
     for (i, k), spans in still.items():
         if spans:
             logger.warning(f"Text {names[i]}: the model did not write {', '.join(span.text for span, _ in spans)}, "
@@ -270,7 +316,7 @@ def repair_counted(sources: list[str], hypotheses: list[list[tuple[str, float | 
         before, after = lost.get((i, 0), []), still.get((i, 0), [])
         reports.append(SpanReport(carried=[span for span, _ in _missing(spans, before, lambda item: item)],
                                   repaired=[span for span, _ in _missing(before, after, lambda item: item)],
-                                  lost=[span for span, _ in after]))
+                                  lost=[span for span, _ in after], removed=removed.get((i, 0), [])))
     return repaired, reports
 
 
@@ -281,6 +327,6 @@ def repair(sources: list[str], hypotheses: list[list[tuple[str, float | None]]],
     return repair_counted(sources, hypotheses, names, align)[0]
 
 
-__all__ = ["KINDS", "PLACEHOLDER", "TOKEN", "Span", "SpanReport", "lost_placeholders", "lost_spans", "mask",
-           "mask_as", "mask_shared", "placeholders", "protected_spans", "put_back", "repair", "repair_counted",
-           "unmask"]
+__all__ = ["KINDS", "PLACEHOLDER", "TOKEN", "Span", "SpanReport", "drop_extra", "extra_placeholders",
+           "lost_placeholders", "lost_spans", "mask", "mask_as", "mask_shared", "placeholders", "protected_spans",
+           "put_back", "repair", "repair_counted", "span_problems", "unmask"]
