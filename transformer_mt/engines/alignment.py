@@ -19,7 +19,10 @@ import re
 import torch
 
 from ..lengths import input_limit
+from ..options import TranslationOptions
+from ..tags import target_language_id
 from ..tokenization import target_side
+from .pair_scores import check_pairs
 
 
 Alignment = list[tuple[int, int]]  # (source word, target word) pairs, sorted
@@ -85,11 +88,16 @@ def check_tokenizer(tokenizer) -> None:
                              f"{type(side).__name__} (a converted Opus-MT model keeps its SentencePiece one)")
 
 
-def encode_aligned_pairs(tokenizer, sources: list[str], targets: list[str], source_prefix: str | None = None,
-                 target_language_id: int | None = None) -> tuple[dict, dict, list[list], list[list]]:
-    """The sources (begun with `source_prefix`, cut as translation cuts them) and targets (begun with the
-    `target_language_id` token) as the model reads them, and the word of each of their tokens: the tag and the
-    language token belong to no word of the given texts."""
+def encode_aligned_pairs(tokenizer, config, sources: list[str], targets: list[str],
+                         options: TranslationOptions) -> tuple[dict, dict, list[list], list[list]]:
+    """What every engine aligns given pairs from, once they are checked (`check_pairs`, `check_tokenizer`): the
+    sources (begun with `options.source_prefix`, cut as translation cuts them) and targets (begun with the token of
+    `options.target_lang`, `tags.target_language_id`) as the model reads them, and the word of each of their tokens:
+    the tag and the language token belong to no word of the given texts."""
+    check_pairs(sources, targets)
+    check_tokenizer(tokenizer)
+    language_id = target_language_id(config, tokenizer, options.target_lang)
+    source_prefix = options.source_prefix
     limit = input_limit(tokenizer)
     prefixed = [f"{source_prefix} {text}" for text in sources] if source_prefix else sources
     source = tokenizer(prefixed, return_offsets_mapping=True, truncation=limit is not None, max_length=limit)
@@ -98,8 +106,8 @@ def encode_aligned_pairs(tokenizer, sources: list[str], targets: list[str], sour
     source_words = [[None if word is None or word < shift else word - shift for word in token_words(text, offsets)]
                     for text, offsets in zip(prefixed, source["offset_mapping"])]
     target_words = [token_words(text, offsets) for text, offsets in zip(targets, target["offset_mapping"])]
-    if target_language_id is not None:
-        target["input_ids"] = [[target_language_id, *ids] for ids in target["input_ids"]]
+    if language_id is not None:
+        target["input_ids"] = [[language_id, *ids] for ids in target["input_ids"]]
         target_words = [[None, *words] for words in target_words]
     return source, target, source_words, target_words
 

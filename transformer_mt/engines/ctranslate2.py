@@ -11,20 +11,13 @@ from transformers import set_seed
 
 from ..bridges.ctranslate2 import exported_max_positions, hypothesis_text, translate_options
 from ..constraints import bad_words_ids, prefix_token_ids
-from ..lengths import input_limit, length_bound
+from ..lengths import length_bound
 from ..options import TranslationOptions
 from ..tags import target_language_id
 from ..tokenization import target_side
-from .alignment import Alignment, check_tokenizer, encode_aligned_pairs, word_alignment
-from .inputs import (
-    Hypotheses,
-    check_positions,
-    default_names,
-    length_batches,
-    warn_long_inputs,
-    warn_unended,
-)
-from .pair_scores import PairScore, check_pairs, length_penalty_of, pair_score
+from .alignment import Alignment, encode_aligned_pairs, word_alignment
+from .inputs import Hypotheses, checked_inputs, length_batches, warn_unended
+from .pair_scores import PairScore, encode_scored_pairs, length_penalty_of, pair_score
 from .protocol import Engine
 
 
@@ -64,13 +57,9 @@ class CTranslate2Engine(Engine):
 
     def translate_sentences(self, sentences: list[str], options: TranslationOptions, names: list[str] | None = None,
                             target_prefix: list[str | None] | None = None) -> list[Hypotheses]:
-        names = names or default_names(len(sentences))
         tokenizer, target = self.tokenizer, target_side(self.tokenizer)
-        limit = input_limit(tokenizer)
-        ids = tokenizer(sentences)["input_ids"] if sentences else []
-        warn_long_inputs([len(row) for row in ids], names, limit)
-        check_positions([len(row) for row in ids], names, limit, self.max_positions, self.max_positions,
-                        options.max_new_tokens)
+        ids, names, limit = checked_inputs(tokenizer, sentences, names, self.max_positions, self.max_positions,
+                                           options.max_new_tokens)
         if limit is not None:  # cut as the tokenizer truncates: the end token stays
             ids = [row if len(row) <= limit else row[: limit - 1] + row[-1:] for row in ids]
         settings = self.search_settings(options)
@@ -130,11 +119,9 @@ class CTranslate2Engine(Engine):
                     length_penalty: float | None = None) -> list[PairScore]:
         """Given translations' scores through `score_batch`, which adds `</s>` and scores it; inputs cut as the
         generate() engine cuts them."""
-        check_pairs(sources, targets)
         tokenizer, target = self.tokenizer, target_side(self.tokenizer)
+        encoded = encode_scored_pairs(tokenizer, sources, targets)
         penalty = length_penalty_of(self.generation_config, length_penalty)
-        limit = input_limit(tokenizer)
-        encoded = tokenizer(sources, text_target=targets, truncation=limit is not None, max_length=limit)
         sources_tokens = [tokenizer.convert_ids_to_tokens(ids) for ids in encoded["input_ids"]]
         target_tokens = [target.convert_ids_to_tokens(ids)[:-1] for ids in encoded["labels"]]  # it adds </s>
         results = self.translator.score_batch(sources_tokens, target_tokens, max_batch_size=batch_size,
@@ -144,12 +131,9 @@ class CTranslate2Engine(Engine):
     def align_pairs(self, sources: list[str], targets: list[str], options: TranslationOptions) -> list[Alignment]:
         """Word alignments through `return_attention` of an export made with the model's alignment layer and heads:
         each target forced as the prefix of a greedy translation that ends with it."""
-        check_pairs(sources, targets)
         tokenizer, target_tokenizer = self.tokenizer, target_side(self.tokenizer)
-        check_tokenizer(tokenizer)
-        language_id = target_language_id(self.config, tokenizer, options.target_lang)
-        source, target, source_words, target_words = encode_aligned_pairs(
-            tokenizer, sources, targets, options.source_prefix, language_id)
+        source, target, source_words, target_words = encode_aligned_pairs(tokenizer, self.config, sources, targets,
+                                                                          options)
         # the target's tokens before </s> (the language token included): CTranslate2 writes </s> itself
         prefixes = [target_tokenizer.convert_ids_to_tokens(ids[:-1] if ids[-1:] == [target_tokenizer.eos_token_id]
                                                            else ids) for ids in target["input_ids"]]

@@ -11,19 +11,12 @@ from transformers import set_seed
 
 from ..constraints import bad_words_ids, prefix_constraint, prefix_token_ids
 from ..diagnostics import alignment_heads, eager_attention
-from ..lengths import input_limit, length_bound, length_settings, stack_max_positions
+from ..lengths import length_bound, length_settings, stack_max_positions
 from ..options import TranslationOptions
 from ..tags import target_language_id
-from .alignment import Alignment, check_tokenizer, encode_aligned_pairs, word_alignment
-from .inputs import (
-    Hypotheses,
-    check_positions,
-    default_names,
-    length_batches,
-    warn_long_inputs,
-    warn_unended,
-)
-from .pair_scores import PairScore, check_pairs, length_penalty_of, pair_score, teacher_forcing_batch
+from .alignment import Alignment, encode_aligned_pairs, word_alignment
+from .inputs import Hypotheses, checked_inputs, length_batches, warn_unended
+from .pair_scores import PairScore, encode_scored_pairs, length_penalty_of, pair_score, teacher_forcing_batch
 from .protocol import Engine
 
 
@@ -56,11 +49,9 @@ class GenerateEngine(Engine):
             prefixes = [[language_id, *(prefix or [])] for prefix in prefixes]
         elif language_id is not None:
             settings["forced_bos_token_id"] = language_id
-        names = names or default_names(len(sentences))
-        limit = input_limit(tokenizer)
-        lengths = [len(ids) for ids in tokenizer(sentences)["input_ids"]] if sentences else []
-        warn_long_inputs(lengths, names, limit)
-        check_positions(lengths, names, limit, self.max_input_positions, self.max_positions, options.max_new_tokens)
+        encoded, names, limit = checked_inputs(tokenizer, sentences, names, self.max_input_positions,
+                                               self.max_positions, options.max_new_tokens)
+        lengths = [len(row) for row in encoded]
         translations = [None] * len(sentences)
         model.eval()
         eos = model.generation_config.eos_token_id
@@ -110,10 +101,8 @@ class GenerateEngine(Engine):
         """Each target's log-probability given its source under the model (teacher forcing, `</s>` included), in
         the order given; inputs longer than the tokenizer's limit are cut there, as translation cuts them."""
         model, tokenizer = self.model, self.tokenizer
-        check_pairs(sources, targets)
+        encoded = encode_scored_pairs(tokenizer, sources, targets)
         penalty = length_penalty_of(model.generation_config, length_penalty)
-        limit = input_limit(tokenizer)
-        encoded = tokenizer(sources, text_target=targets, truncation=limit is not None, max_length=limit)
         results = [None] * len(sources)
         model.eval()
         for indices in length_batches([len(encoded["labels"][i]) for i in range(len(sources))], batch_size):
@@ -132,11 +121,8 @@ class GenerateEngine(Engine):
         """Word alignments of given pairs under the model (teacher forcing; the eager attention kernel, the one
         that returns weights, for these forward passes only)."""
         model, tokenizer = self.model, self.tokenizer
-        check_pairs(sources, targets)
-        check_tokenizer(tokenizer)
-        language_id = target_language_id(model.config, tokenizer, options.target_lang)
-        source, target, source_words, target_words = encode_aligned_pairs(
-            tokenizer, sources, targets, options.source_prefix, language_id)
+        source, target, source_words, target_words = encode_aligned_pairs(tokenizer, model.config, sources, targets,
+                                                                          options)
         layer, heads = alignment_heads(model.config)
         attention = [None] * len(sources)
         model.eval()

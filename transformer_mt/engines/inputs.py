@@ -1,7 +1,7 @@
 """What every engine and every entry of the batch API share around decoding: texts split into the sentences an
 engine sees and the hypotheses joined back (`split_texts`, `join_hypotheses`), length-sorted batches
 (`length_batches`), and the inputs' limits with their warnings and refusals (`warn_long_inputs`,
-`check_positions`, `warn_unended`).
+`check_positions`, `warn_unended`), which every engine runs first on the sentences it is given (`checked_inputs`).
 
 A sentence longer than the tokenizer's `model_max_length` is cut there with a warning naming it, as every engine
 cuts it. A sentence or a length bound past a learned position table is refused in one line that names the sentence
@@ -11,6 +11,7 @@ or `max_new_tokens`: such a model has no positions to read or write them with.
 import logging
 from collections.abc import Iterable
 
+from ..lengths import input_limit
 from ..options import OptionError
 from ..text import sentences
 
@@ -54,6 +55,21 @@ def check_positions(lengths: list[int], names: list[str], limit: int | None, inp
                              "position table): shorten it, or split it into sentences")
 
 
+def checked_inputs(tokenizer, sentences: list[str], names: list[str] | None, input_positions: int | None,
+                   output_positions: int | None, max_new_tokens: int | None) -> tuple[list[list[int]], list[str],
+                                                                                    int | None]:
+    """What every engine does first with the sentences it is given: their token ids (not yet cut), their names for
+    warnings (default 1, 2, ...) and the tokenizer's input limit, after naming each sentence past the limit in a
+    warning (`warn_long_inputs`) and refusing one, or `max_new_tokens`, past a position table (`check_positions`)."""
+    names = names or default_names(len(sentences))
+    limit = input_limit(tokenizer)
+    ids = tokenizer(sentences)["input_ids"] if sentences else []
+    lengths = [len(row) for row in ids]
+    warn_long_inputs(lengths, names, limit)
+    check_positions(lengths, names, limit, input_positions, output_positions, max_new_tokens)
+    return ids, names, limit
+
+
 def warn_unended(name: str, budget: int) -> None:
     logger.warning(f"Text {name}: the translation reached the length bound ({budget} tokens) without ending; it may "
                    "be cut (pass max_new_tokens to allow more).")
@@ -93,5 +109,5 @@ def join_hypotheses(sentence_hypotheses: list[Hypotheses], separators: list[str]
     return joined
 
 
-__all__ = ["Hypotheses", "Layout", "check_positions", "default_names", "join_hypotheses", "length_batches",
-           "split_texts", "tagged", "warn_long_inputs", "warn_unended"]
+__all__ = ["Hypotheses", "Layout", "check_positions", "checked_inputs", "default_names", "join_hypotheses",
+           "length_batches", "split_texts", "tagged", "warn_long_inputs", "warn_unended"]

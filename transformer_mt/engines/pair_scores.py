@@ -17,6 +17,8 @@ import dataclasses
 
 import torch
 
+from ..lengths import input_limit
+
 
 @dataclasses.dataclass(frozen=True)
 class PairScore:
@@ -47,6 +49,14 @@ def check_pairs(sources: list[str], targets: list[str]) -> None:
             raise ValueError(f"pair {number} has an empty {side}: a pair needs text on both sides")
 
 
+def encode_scored_pairs(tokenizer, sources: list[str], targets: list[str]):
+    """Given pairs, checked (`check_pairs`), tokenized as every engine reads them: the sources cut at the tokenizer's
+    limit, as translation cuts them, the targets (`labels`) whole, `</s>` included."""
+    check_pairs(sources, targets)
+    limit = input_limit(tokenizer)
+    return tokenizer(sources, text_target=targets, truncation=limit is not None, max_length=limit)
+
+
 def teacher_forcing_batch(tokenizer, source_ids: list[list[int]], target_ids: list[list[int]]):
     """A padded batch of sources and its labels (targets padded with -100), to read targets under teacher forcing."""
     batch = tokenizer.pad({"input_ids": source_ids}, return_tensors="pt")
@@ -70,4 +80,5 @@ def read_pairs(path: str) -> tuple[list[str], list[str]]:
     return sources, targets
 
 
-__all__ = ["PairScore", "check_pairs", "length_penalty_of", "pair_score", "read_pairs", "teacher_forcing_batch"]
+__all__ = ["PairScore", "check_pairs", "encode_scored_pairs", "length_penalty_of", "pair_score", "read_pairs",
+           "teacher_forcing_batch"]
