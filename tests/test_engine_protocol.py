@@ -4,7 +4,7 @@ on both."""
 
 import pytest
 
-from transformer_mt.engines import Engine, GenerateEngine, load_engine
+from transformer_mt.engines import Engine, EngineSettings, GenerateEngine, load_engine
 from transformer_mt.options import TranslationOptions
 from transformer_mt.scripts import translate as translate_script
 from transformer_mt.translation import translate_stream, translate_texts
@@ -68,7 +68,7 @@ def test_the_seed_reaches_the_engine_on_every_input_path(learned, tmp_path, caps
 def test_a_seed_repeats_sampling_on_a_loaded_ctranslate2_engine_with_two_workers(learned):
     """CTranslate2 draws from one generator per worker thread, seeded when the thread first samples: call after call
     on one engine, batches spread over two workers, the same seed gives the same texts and another seed others."""
-    engine = load_engine(str(learned), "ctranslate2", inter_threads=2)
+    engine = load_engine(str(learned), EngineSettings("ctranslate2", inter_threads=2))
     sentences = ["Open the file.", "Close the dialog window now.", "Click the Save button to keep the changes.",
                  "Print it.", "Select the text you want to copy and paste it here."]
     options = TranslationOptions(do_sample=True, seed=7, temperature=4.0, batch_size=1)

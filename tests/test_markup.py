@@ -181,7 +181,7 @@ def broad_engines():
     from transformer_mt.engines import load_engine
 
     model = REPO / "models" / "transformer-mt-en-de-broad"
-    return {name: load_engine(str(model), engine=name) for name in ("transformers", "ctranslate2")}
+    return {name: load_engine(str(model), name) for name in ("transformers", "ctranslate2")}
 
 
 POST = ('<p>All <a href="https://example.org/disks">partitions are</a> already <b>in use</b>. '

@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from safetensors.torch import load_file, save_file
 
-from transformer_mt.engines import load_engine
+from transformer_mt.engines import EngineSettings, load_engine
 from transformer_mt.options import OptionError, TranslationOptions
 from transformer_mt.quality import (
     CALIBRATION_FILE,
@@ -416,9 +416,9 @@ def test_device_auto_is_the_cpu_here_and_cuda_without_a_gpu_is_refused_by_its_fl
         return
     assert resolve_device("auto") == "cpu"
     for engine in ("transformers", "ctranslate2"):
-        assert load_engine(str(beam4_copy_model[0]), engine, device="auto").device == "cpu"
+        assert load_engine(str(beam4_copy_model[0]), EngineSettings(engine, device="auto")).device == "cpu"
         with pytest.raises(ValueError, match="--device cuda: no CUDA device is visible here"):
-            load_engine(str(beam4_copy_model[0]), engine, device="cuda")
+            load_engine(str(beam4_copy_model[0]), EngineSettings(engine, device="cuda"))
     with pytest.raises(SystemExit):
         translate_script.main(["--model", str(beam4_copy_model[0]), "--device", "cuda", "Open the file."])
     assert "--device cuda: no CUDA device is visible here" in capsys.readouterr().err

@@ -1,12 +1,13 @@
-"""The serve command (scripts/serve.py) as named steps: its flags, whose defaults are `Limits`' own (`parse_args`),
-the models it serves, one per language direction (`served_models`), and `serve`, which starts the app."""
+"""The serve command (scripts/serve.py) as named steps: its flags, whose defaults are `Limits`' own, and the engine
+settings' flags, the translate command's (`parse_args`), the models it serves, one per language direction
+(`served_models`), and `serve`, which starts the app."""
 
 import argparse
 import json
 import os
 import sys
 
-from ..engines import DEFAULT_INTRA_THREADS, DEVICES, ENGINES, load_engine
+from ..engines import add_engine_arguments, engine_settings, load_engine
 from ..serving.languages import warm_up
 from ..serving.limits import Limits
 from ..serving.reload import POLL_SECONDS, watch
@@ -21,14 +22,7 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("models", nargs="+", metavar="MODEL", help="Model directories, one per language direction.")
     parser.add_argument("--host", default="127.0.0.1", help="Address to listen on (default: loopback only).")
     parser.add_argument("--port", type=int, default=5000, help="LibreTranslate's default port, 5000.")
-    parser.add_argument("--engine", choices=ENGINES, default="auto", help="As translate.py's --engine.")
-    parser.add_argument("--quantization", choices=("float32", "int8", "int8_float32", "int16"),
-                        help="CTranslate2's weights (default float32).")
-    parser.add_argument("--intra_threads", type=int, default=DEFAULT_INTRA_THREADS)
-    parser.add_argument("--device", choices=DEVICES, default="auto",
-                        help="Where both engines decode: auto (a CUDA GPU where there is one, else the CPU), cpu, or "
-                             "cuda (an error without a GPU).")
-    parser.add_argument("--inter_threads", type=int)
+    add_engine_arguments(parser, export=False)  # one export per --model would need a flag per model
     parser.add_argument("--char_limit", type=int, default=Limits.char_limit, help="Characters per request (all of q).")
     parser.add_argument("--batch_limit", type=int, default=Limits.batch_limit, help="Texts per request when q is a "
                         "list.")
@@ -74,7 +68,11 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.min_confidence is not None and not 0 <= args.min_confidence <= 1:
         parser.error(f"--min_confidence is a probability in [0, 1], got {args.min_confidence}")
-    for name in ("port", "char_limit", "batch_limit", "max_batch", "queue_limit", "intra_threads", "file_size_limit",
+    try:
+        engine_settings(args)
+    except ValueError as error:
+        parser.error(str(error))
+    for name in ("port", "char_limit", "batch_limit", "max_batch", "queue_limit", "file_size_limit",
                  "file_char_limit"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
@@ -140,9 +138,9 @@ def load_served(directory: str, args: argparse.Namespace) -> tuple:
     server starts with, and what `serving.reload` swaps in."""
     from ..serving.shared import model_identity
 
-    engine = load_engine(directory, args.engine, quantization=args.quantization, intra_threads=args.intra_threads,
-                         inter_threads=args.inter_threads, device=args.device)
-    return engine, model_identity(directory, engine, args.quantization)
+    settings = engine_settings(args)
+    engine = load_engine(directory, settings)
+    return engine, model_identity(directory, engine, settings.quantization)
 
 
 WORKERS_ENV = "TRANSFORMER_MT_SERVE_ARGS"  # the serve command's arguments (JSON), read by each of --workers' processes

@@ -1,8 +1,8 @@
 """The translate command (scripts/translate.py) as named steps: its flags (`parse_args`: the options object's own,
-`transformer_mt.options`, plus what says where text comes from and goes, and which engine decodes), its input
-(`input_lines`), its output written whole or not at all as lines or n-best TSV rows (`line_writer`), and `run`,
-which does the whole command on `transformer_mt.translation`'s stream, or on a structured file (`files.FORMATS`) in its
-format."""
+`transformer_mt.options`, plus what says where text comes from and goes, and the engine settings' own,
+`engines.settings`), its input (`input_lines`), its output written whole or not at all as lines or n-best TSV rows
+(`line_writer`), and `run`, which does the whole command on `transformer_mt.translation`'s stream, or on a
+structured file (`files.FORMATS`) in its format."""
 
 import argparse
 import contextlib
@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 
 from ..checkpoints import load_translator
 from ..documents.files import file_format, translate_file
-from ..engines import DEFAULT_INTRA_THREADS, DEVICES, ENGINES, load_engine, resolve_device
+from ..engines import add_engine_arguments, engine_settings, load_engine, resolve_device
 from ..engines.alignment import Alignment, pharaoh
 from ..engines.alignment import check_tokenizer as check_alignment_tokenizer
 from ..engines.inputs import Hypotheses
@@ -29,7 +29,7 @@ from .streams import atomic_output, read_lines
 
 def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     """The translate command's flags, checked: a one-line parser error (exit 2) for a value that cannot work.
-    `args.options` is the `TranslationOptions` they give."""
+    `args.options` is the `TranslationOptions` they give, `args.engine_settings` the `EngineSettings`."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="A directory written by the training script.")
     parser.add_argument("text", nargs="*", help="Texts to translate (default: read --input or stdin).")
@@ -47,23 +47,7 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
                        "translation here, a line each: Pharaoh `i-j` pairs (source word i, target word j, from 0), "
                        "from the cross-attention of the model's alignment_layer and alignment_heads "
                        "(transformer_mt.engines.alignment).")
-    engines = parser.add_argument_group("engine (what decodes: generate(), or a CTranslate2 export of the model)")
-    engines.add_argument("--engine", choices=ENGINES, default="auto",
-                         help="auto (default): CTranslate2 when it is installed and the model exports as generate() "
-                         "decodes, else transformers (generate()); the choice is said on stderr.")
-    engines.add_argument("--ctranslate2_model", help="A CTranslate2 export of --model to use (default: one made once "
-                         "into the cache, $TRANSFORMER_MT_CACHE or ~/.cache/transformer_mt, keyed by a hash of the "
-                         "model's files).")
-    engines.add_argument("--quantization", choices=("float32", "int8", "int8_float32", "int16"),
-                         help="The cached export's weights (default float32, which gives generate()'s tokens).")
-    engines.add_argument("--intra_threads", type=int, default=DEFAULT_INTRA_THREADS,
-                         help=f"CTranslate2 threads per batch (default {DEFAULT_INTRA_THREADS}: fastest on the 2-core "
-                         "machines measured in docs/translation.md).")
-    engines.add_argument("--device", choices=DEVICES, default="auto",
-                         help="Where both engines decode: auto (a CUDA GPU where there is one, as the launcher "
-                              "places the process; else the CPU), cpu, or cuda (an error without a GPU).")
-    engines.add_argument("--inter_threads", type=int,
-                         help="CTranslate2 batches decoded at once (default: cores / --intra_threads).")
+    add_engine_arguments(parser)
     parser.add_argument("--overwrite", action="store_true", help="A .po or XLIFF --input: translate entries that "
                         "already have a translation too (default: keep them).")
     parser.add_argument("--glossary", metavar="FILE",
@@ -107,15 +91,12 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
                          "another name)")
     if args.alignments is not None and args.alignments == args.output:
         parser.error(f"--alignments and --output are both {args.output!r}: give each its own file")
-    for name in ("chunk_size", "intra_threads", "inter_threads"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
-    fast = [name for name in ("ctranslate2_model", "quantization") if getattr(args, name) is not None]
-    if fast and args.engine == "transformers":
-        parser.error(f"--{fast[0]} applies to CTranslate2: drop it or --engine transformers")
-    if args.ctranslate2_model is not None and args.quantization is not None:
-        parser.error("--quantization applies to the cached export: an export given by --ctranslate2_model keeps its "
-                     "own weights")
+    if args.chunk_size < 1:
+        parser.error(f"--chunk_size must be >= 1, got {args.chunk_size}")
+    try:
+        args.engine_settings = engine_settings(args)
+    except ValueError as error:
+        parser.error(str(error))
     kind = file_format(args.input) if args.input else None
     if kind and args.output is None:
         parser.error(f"--input {args.input!r} is a {kind} file: give --output, written in the same format")
@@ -201,11 +182,12 @@ def run(args: argparse.Namespace) -> int:
         options.beams(model.generation_config)
     except OptionError as error:
         raise ValueError(error.for_command()) from None
-    model.to(state.device if args.device == "auto" else resolve_device(args.device))
-    engine = load_engine(args.model, args.engine, model=model, tokenizer=tokenizer, export_dir=args.ctranslate2_model,
-                         quantization=args.quantization, intra_threads=args.intra_threads,
-                         inter_threads=args.inter_threads, main_process_first=state.main_process_first,
-                         sampling=options.do_sample, num_beams=options.num_beams)
+    settings = args.engine_settings
+    # placed here: under a launch each process takes the device the launcher gives it (auto), which load_engine keeps
+    model.to(state.device if settings.device == "auto" else resolve_device(settings.device))
+    engine = load_engine(args.model, settings.replace(device=None), model=model, tokenizer=tokenizer,
+                         main_process_first=state.main_process_first, sampling=options.do_sample,
+                         num_beams=options.num_beams)
     if state.is_main_process:
         print(f"engine: {engine.name} ({engine.reason})", file=sys.stderr)
     try:

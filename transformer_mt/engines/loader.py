@@ -1,11 +1,13 @@
 """Which engine translates a saved model, and the CTranslate2 exports it reads, made once into a cache.
 
-- `load_engine(path, engine)`: what the commands, the server, scoring and alignments decode with. `path` is a saved
-  model directory, or a CTranslate2 export (a directory holding model.bin, which carries the model's config and
-  generation config). "auto" takes CTranslate2 where it is installed (the `[fast]` extra), the position type exports
-  and the model's generation config maps, else generate(), and says why in `Engine.reason`. A CTranslate2 engine
-  reads an export given by path, or one made once into a cache folder keyed by a hash of everything the export is
-  made of (`cached_export`), so it is never stale.
+- `load_engine(path, settings)`: what the commands, the server, scoring and alignments decode with, as an
+  `EngineSettings` says (`engines.settings`: the engine, device, threads, export; an engine's name alone will do).
+  `path` is a saved model directory; `load_export` reads a CTranslate2 export (a directory holding model.bin, which
+  carries the model's config and generation config). "auto" takes CTranslate2 where it is installed (the `[fast]`
+  extra), the position type exports and the model's generation config maps, else generate(), and says why in
+  `Engine.reason`. A CTranslate2 engine reads an export given by path, or one made once into a cache folder keyed by
+  a hash of everything the export is made of (`cached_export`), so it is never stale. Every engine loaded from a
+  directory carries the calibration saved beside it (`attach_calibration`), attached in one place.
 - `resolve_engine(model, tokenizer, engine)`: the same for the Python API, which is handed a model object: CTranslate2
   is used only when that object's weights are the ones saved in its directory (never an export of other weights).
 """
@@ -25,14 +27,10 @@ from ..modeling.positional_embeddings import position_strategy_class
 from ..quality import Calibration, CalibrationError
 from ..version import __version__
 from .generate import GenerateEngine
+from .settings import DEVICES, EngineSettings
 
 
 logger = logging.getLogger(__name__)
-
-ENGINES = ("auto", "transformers", "ctranslate2")
-# Measured on 2-vCPU machines (docs/translation.md, "Engines"): one intra-op thread per translation and one
-# translation per core; two intra-op threads made CTranslate2 4.6x slower there.
-DEFAULT_INTRA_THREADS = 1
 
 
 def unsupported_settings(generation_config, num_beams: int | None = None) -> list[str]:
@@ -131,9 +129,6 @@ def cached_export(model_dir: str, quantization: str | None = None, cache_dir: st
     return str(target)
 
 
-DEVICES = ("auto", "cpu", "cuda")
-
-
 def resolve_device(device: str = "auto") -> str:
     """"cpu" or "cuda" for `device` ("auto": cuda when torch sees a CUDA device, else cpu); "cuda" without one is a
     ValueError naming the flag."""
@@ -148,43 +143,54 @@ def resolve_device(device: str = "auto") -> str:
     return "cuda" if device == "cuda" or (device == "auto" and available) else "cpu"
 
 
-def load_engine(model_dir: str, engine: str = "auto", *, model=None, tokenizer=None, export_dir: str | None = None,
-                quantization: str | None = None, intra_threads: int = DEFAULT_INTRA_THREADS,
-                inter_threads: int | None = None, cache_dir: str | None = None,
-                main_process_first: Callable | None = None, sampling: bool = False, num_beams: int | None = None,
-                device: str | None = None):
-    """The engine the commands translate the model saved in `model_dir` with (loaded strictly unless `model` and
-    `tokenizer` loaded from it are given). `engine`: "transformers", "ctranslate2" (an error saying why when it
-    cannot), or "auto": CTranslate2 when it can, else generate(); `num_beams`: the beams the caller will ask for,
-    if not the generation config's. `export_dir`: an existing CTranslate2 export to use instead of the cache's;
-    `quantization`: the cached export's weight type (default float32). `device`: "auto", "cpu" or "cuda"
-    (`resolve_device`), for both engines; None: where `model` is (cpu when loaded here)."""
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {engine!r}.")
+def load_engine(model_dir: str, settings: EngineSettings | str = EngineSettings(), *, model=None, tokenizer=None,
+                main_process_first: Callable | None = None, sampling: bool = False, num_beams: int | None = None):
+    """The engine the commands translate the model saved in `model_dir` with, as `settings` say (an engine's name
+    alone: `EngineSettings(engine=name)`), with the calibration saved beside it; loaded strictly unless `model` and
+    `tokenizer` loaded from it are given. `settings.engine`: "transformers", "ctranslate2" (an error saying why when
+    it cannot), or "auto": CTranslate2 when it can, else generate(); `settings.device` for both engines (None: where
+    `model` is, the CPU when loaded here). The call's own: `sampling`, whether the caller samples (auto then keeps
+    generate()); `num_beams`, the beams it will ask for, if not the generation config's; `main_process_first`,
+    accelerate's context manager, so that under a launch the main process makes the cached export."""
+    settings = EngineSettings(engine=settings) if isinstance(settings, str) else settings
     if model is None:
         model, tokenizer = load_translator(model_dir)
-    if device is not None:  # else where the model is (a caller that placed it, as the translate command does)
-        model.to(resolve_device(device))
-    if engine == "transformers":
-        return attach_calibration(GenerateEngine(model, tokenizer, "asked for"), model_dir)
-    problem = None if export_dir else fast_engine_problem(model.config, model.generation_config, num_beams)
-    if problem is None and sampling and engine == "auto":
-        problem = "sampling draws from another random generator than generate()'s"
-    if problem is not None:
-        if engine == "ctranslate2":
-            raise ValueError(f"--engine ctranslate2 cannot translate {model_dir}: {problem}.")
-        return attach_calibration(GenerateEngine(model, tokenizer, f"auto: CTranslate2 not used, {problem}"),
-                                  model_dir)
+    if settings.device is not None:  # else where the model is (a caller that placed it, as the translate command does)
+        model.to(resolve_device(settings.device))
+    kept = generate_reason(model_dir, model, settings, sampling, num_beams)
+    if kept is not None:
+        return attach_calibration(GenerateEngine(model, tokenizer, kept), model_dir)
+    export_dir = settings.export_dir
     if export_dir is None:
-        export_dir = cached_export(model_dir, quantization, cache_dir, main_process_first)
-    elif not os.path.isfile(os.path.join(export_dir, "model.bin")):
+        export_dir = cached_export(model_dir, settings.quantization, settings.cache_dir, main_process_first)
+    elif not is_export(export_dir):
         raise FileNotFoundError(f"--ctranslate2_model {export_dir!r} holds no CTranslate2 model (model.bin).")
-    reason = "asked for" if engine == "ctranslate2" else "auto: CTranslate2 installed and the model exports"
-    from .ctranslate2 import CTranslate2Engine  # needs ctranslate2, found above
+    reason = "asked for" if settings.engine == "ctranslate2" else "auto: CTranslate2 installed and the model exports"
+    return attach_calibration(ctranslate2_engine(export_dir, tokenizer, model.config, model.generation_config,
+                                                 settings, reason, model.device.type), model_dir)
 
-    return attach_calibration(CTranslate2Engine(export_dir, tokenizer, model.config, model.generation_config,
-                                                intra_threads=intra_threads, inter_threads=inter_threads,
-                                                reason=reason, device=model.device.type), model_dir)
+
+def generate_reason(model_dir: str, model, settings: EngineSettings, sampling: bool = False,
+                    num_beams: int | None = None) -> str | None:
+    """Why generate() decodes (the engine's `reason`), or None when CTranslate2 does; a ValueError saying why when
+    `settings` ask for CTranslate2 and it cannot decode as generate() does."""
+    if settings.engine == "transformers":
+        return "asked for"
+    problem = None if settings.export_dir else fast_engine_problem(model.config, model.generation_config, num_beams)
+    if problem is None and sampling and settings.engine == "auto":
+        problem = "sampling draws from another random generator than generate()'s"
+    if problem is not None and settings.engine == "ctranslate2":
+        raise ValueError(f"--engine ctranslate2 cannot translate {model_dir}: {problem}.")
+    return None if problem is None else f"auto: CTranslate2 not used, {problem}"
+
+
+def ctranslate2_engine(export_dir: str, tokenizer, config, generation_config, settings: EngineSettings, reason: str,
+                       device: str = "cpu"):
+    """A CTranslate2 engine over `export_dir` with `settings`' threads, on `device` ("cpu" or "cuda")."""
+    from .ctranslate2 import CTranslate2Engine  # needs ctranslate2, which its callers found
+
+    return CTranslate2Engine(export_dir, tokenizer, config, generation_config, intra_threads=settings.intra_threads,
+                             inter_threads=settings.inter_threads, reason=reason, device=device)
 
 
 def attach_calibration(engine, model_dir: str | None, model=None):
@@ -211,17 +217,18 @@ def is_export(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "model.bin"))
 
 
-def load_export(export_dir: str, intra_threads: int = DEFAULT_INTRA_THREADS, inter_threads: int | None = None):
-    """A CTranslate2 engine over an export alone: its tokenizer, and the model config and generation config the
-    export carries (`bridges.ctranslate2.export_ctranslate2` writes them beside the weights)."""
+def load_export(export_dir: str, settings: EngineSettings = EngineSettings()):
+    """A CTranslate2 engine over an export alone, with `settings`' threads and device (None: the CPU): its
+    tokenizer, and the model config and generation config the export carries (`bridges.ctranslate2.
+    export_ctranslate2` writes them beside the weights)."""
     from transformers import AutoTokenizer
 
     from ..bridges.ctranslate2 import read_export_settings  # needs ctranslate2, as the export does
-    from .ctranslate2 import CTranslate2Engine
 
     config, generation_config = read_export_settings(export_dir)
-    return CTranslate2Engine(export_dir, AutoTokenizer.from_pretrained(export_dir), config, generation_config,
-                             intra_threads=intra_threads, inter_threads=inter_threads, reason="an export given")
+    device = "cpu" if settings.device is None else resolve_device(settings.device)
+    return ctranslate2_engine(export_dir, AutoTokenizer.from_pretrained(export_dir), config, generation_config,
+                              settings, "an export given", device)
 
 
 def load_for_scoring(path: str):
@@ -265,6 +272,6 @@ def weights_differ(model, directory: str) -> str | None:
     return None
 
 
-__all__ = ["DEFAULT_INTRA_THREADS", "DEVICES", "ENGINES", "attach_calibration", "cached_export", "default_cache_dir",
-           "export_key", "fast_engine_problem", "is_export", "load_engine", "load_export", "load_for_scoring",
+__all__ = ["attach_calibration", "cached_export", "ctranslate2_engine", "default_cache_dir", "export_key",
+           "fast_engine_problem", "generate_reason", "is_export", "load_engine", "load_export", "load_for_scoring",
            "resolve_device", "resolve_engine", "unsupported_settings", "weights_differ"]

@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from transformer_mt.engines import load_engine
+from transformer_mt.engines import EngineSettings, load_engine
 from transformer_mt.presets import TINY
 
 from .benchmarks import GENERATION_TASKS, MODEL_SIZES, model_pair
@@ -184,7 +184,7 @@ def server_check(model_dir: str, device: torch.device) -> dict:
     paragraph = "Open the file. Click the Save button. Close the window."
     answers = {}
     for name in ("transformers", "ctranslate2"):
-        engine = load_engine(model_dir, name, device=device.type)
+        engine = load_engine(model_dir, EngineSettings(name, device=device.type))
         with TestClient(create_app([ServedModel(engine, "en", "de")])) as client:
             answers[name] = client.post("/translate", json={"q": paragraph, "source": "en", "target": "de"}).json()
         answers[f"{name}_device"] = engine.device

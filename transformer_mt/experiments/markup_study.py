@@ -135,7 +135,7 @@ def main(argv=None) -> None:
     parser.add_argument("--output", help="the results' JSON")
     args = parser.parse_args(argv)
     rows = read_rows(args.data)[: args.max_samples]
-    engine = load_engine(args.model, engine=args.engine)
+    engine = load_engine(args.model, args.engine)
     sources, references = [row["en"] for row in rows], [row["de"] for row in rows]
     started = time.time()
     ours, fallbacks = sentence_way(engine, sources)

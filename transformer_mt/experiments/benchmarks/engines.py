@@ -10,7 +10,7 @@ import tempfile
 import time
 
 from transformer_mt.checkpoints import load_translator
-from transformer_mt.engines import cached_export, load_engine
+from transformer_mt.engines import EngineSettings, cached_export, load_engine
 from transformer_mt.generation import compile_generation
 from transformer_mt.metrics import translation_scores
 from transformer_mt.options import TranslationOptions
@@ -40,10 +40,11 @@ def engine_worker(spec: dict) -> dict:
     if settings.get("compiled"):
 
         model = compile_generation(model.eval())
-    engine = load_engine(spec["model_dir"], settings["engine"], model=model, tokenizer=tokenizer,
-                         export_dir=spec["exports"].get(settings.get("quantization") or "float32")
-                         if settings["engine"] != "transformers" else None,
-                         **{key: settings[key] for key in ("intra_threads", "inter_threads") if key in settings})
+    export = spec["exports"].get(settings.get("quantization") or "float32")
+    threads = {key: settings[key] for key in ("intra_threads", "inter_threads") if key in settings}
+    chosen = EngineSettings(settings["engine"], export_dir=export if settings["engine"] != "transformers" else None,
+                            **threads)
+    engine = load_engine(spec["model_dir"], chosen, model=model, tokenizer=tokenizer)
     lines = spec["lines"]
     outputs = []
     translate_stream(engine, lines[: spec["batch_size"]], outputs.append, TranslationOptions())  # warm-up
