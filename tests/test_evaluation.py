@@ -6,7 +6,7 @@ import json
 import pytest
 import sacrebleu
 
-from transformer_mt.evaluation import evaluate_split, score
+from transformer_mt.evaluation import ScoreSettings, evaluate_split, score
 from transformer_mt.scripts.score import main as evaluate_main
 
 from .utils import DATA, save_tiny
@@ -41,7 +41,7 @@ def test_a_file_of_hypotheses_is_scored_against_the_split(tmp_path):
     references = list(load_parallel_data(str(DATA))["test"]["de"][:5])
     path = tmp_path / "test.hyp"
     path.write_text("\n".join(references) + "\n", encoding="utf-8")
-    results = evaluate_split(str(DATA), "test", hypotheses_file=str(path), max_samples=5)
+    results = evaluate_split(str(DATA), ScoreSettings(max_samples=5), hypotheses_file=str(path))
     assert results["pairs"] == 5 and results["scores"]["bleu"]["score"] == 100.0
 
 
@@ -52,9 +52,9 @@ def test_joined_pairs_are_scored_as_joined_inputs(tmp_path):
     _, joined = join_consecutive(list(test["en"][:6]), list(test["de"][:6]), 2)
     path = tmp_path / "joined.hyp"
     path.write_text("\n".join(joined) + "\n", encoding="utf-8")
-    results = evaluate_split(str(DATA), "test", hypotheses_file=str(path), max_samples=6, join_pairs=2)
+    results = evaluate_split(str(DATA), ScoreSettings(max_samples=6, join_pairs=2), hypotheses_file=str(path))
     assert results["pairs"] == 3 and results["joined_pairs"] == 2 and results["scores"]["bleu"]["score"] == 100.0
-    single = evaluate_split(str(DATA), "test", hypotheses_file=str(path), max_samples=3)
+    single = evaluate_split(str(DATA), ScoreSettings(max_samples=3), hypotheses_file=str(path))
     assert single["scores"]["bleu"]["score"] < 100  # the same lines against single references do not match
 
 
@@ -69,7 +69,8 @@ def test_a_split_is_scored_by_a_column_too(tmp_path, capsys):
                                    encoding="utf-8")
     hypotheses = tmp_path / "test.hyp"
     hypotheses.write_text("Öffnen Sie die Datei.\nSchließen Sie es.\nEtwas anderes.\nNoch etwas.\n", encoding="utf-8")
-    results = evaluate_split(str(data), "test", hypotheses_file=str(hypotheses), metrics=("bleu",), by_column="origin")
+    results = evaluate_split(str(data), ScoreSettings(metrics=("bleu",), by_column="origin"),
+                             hypotheses_file=str(hypotheses))
     assert {value: group["pairs"] for value, group in results["by_origin"].items()} == {"ddtp": 2, "help": 2}
     assert results["by_origin"]["help"]["scores"]["bleu"]["score"] == 100.0
     assert results["by_origin"]["ddtp"]["scores"]["bleu"]["score"] < 10
@@ -77,7 +78,7 @@ def test_a_split_is_scored_by_a_column_too(tmp_path, capsys):
                        "--metrics", "bleu"])
     assert "origin=help (2 pairs): BLEU 100.00" in capsys.readouterr().out
     with pytest.raises(ValueError, match="score either by a column or with joined pairs"):
-        evaluate_split(str(data), "test", hypotheses_file=str(hypotheses), by_column="origin", join_pairs=2)
+        ScoreSettings(by_column="origin", join_pairs=2)
 
 
 def test_a_model_and_its_ctranslate2_export_are_scored_alike(tmp_path, capsys):

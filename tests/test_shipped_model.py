@@ -10,7 +10,7 @@ import torch
 from safetensors.torch import load_file
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 
-from transformer_mt.evaluation import evaluate_split
+from transformer_mt.evaluation import ScoreSettings, evaluate_split
 from transformer_mt.hub import sources_markdown
 from transformer_mt.tokenization import tokenizer_fingerprint
 
@@ -49,7 +49,7 @@ def test_the_readme_examples_are_its_translations():
 @SHIPPED
 def test_it_scores_what_it_says_on_the_test_split(model_dir):
     recorded = json.loads((model_dir / "scores.json").read_text())
-    results = evaluate_split(str(DATA), "test", str(model_dir), metrics=("bleu", "chrf"), batch_size=32)
+    results = evaluate_split(str(DATA), ScoreSettings(metrics=("bleu", "chrf"), batch_size=32), model=str(model_dir))
     assert results["pairs"] == recorded["pairs"] == 602
     for metric in ("bleu", "chrf"):  # beam 4; another CPU's float rounding may flip a near-tie or two
         assert abs(results["scores"][metric]["score"] - recorded["scores"][metric]["score"]) < 0.3

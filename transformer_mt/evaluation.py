@@ -2,13 +2,15 @@
 
 `score` takes hypotheses and references; `evaluate_split` translates a split of any parallel data (a directory
 of TSV/CSV/JSONL files or a Hub dataset) with a saved model directory or a CTranslate2 export, or reads the
-hypotheses from a file, and scores them. With `bootstrap` N, each score also gets sacreBLEU's bootstrap
-resampling estimate (mean and 95% confidence interval over N resamples); the signature then says `bs:N`.
+hypotheses from a file, and scores them, as one `ScoreSettings` says (which pairs, how they are decoded, sacreBLEU's
+settings). With `bootstrap` N, each score also gets sacreBLEU's bootstrap resampling estimate (mean and 95%
+confidence interval over N resamples); the signature then says `bs:N`.
 `score_sets` is how the studies score a saved model: greedy, every input whole, on named sets; `score_saved` scores
 given pairs. A model or an export is loaded and decoded through `engines.load_for_scoring`, as everywhere else.
 scripts/score.py is the command (not scripts/evaluate.py: run as a file, it would shadow the `evaluate` library).
 """
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable
@@ -146,41 +148,70 @@ def read_references(paths) -> list[list[str]]:
     return streams
 
 
-def evaluate_split(data: str, split: str = "test", model: str | None = None, hypotheses_file: str | None = None,
-                   source_lang: str = "en", target_lang: str = "de", config_name: str | None = None,
-                   max_samples: int | None = None, metrics=METRICS, bootstrap: int | None = None,
-                   num_beams: int | None = None, batch_size: int = 16, join_pairs: int = 1,
-                   by_column: str | None = None, tokenize: str = "13a", lowercase: bool = False,
-                   references_files=(), segments: bool = False) -> dict:
-    """Translate (or read) and score one split (`split_pairs`); returns the scores with what was scored and how.
-    `join_pairs` k > 1 scores the split's pairs joined k at a time (sources and references alike,
-    `data.join_consecutive`): long, multi-sentence inputs, each translated whole. `by_column` (e.g. "origin"): the
-    scores of each value of that column too, under "by_<column>". `tokenize`, `lowercase` and more references
-    (`references_files`) as `score` takes them; `segments`: each line's BLEU and chrF under "segments"."""
+@dataclasses.dataclass(frozen=True)
+class ScoreSettings:
+    """How `evaluate_split` scores a split: which pairs, how a model decodes them, and sacreBLEU's settings; checked
+    once where it is made (the score command builds it from its flags)."""
+
+    split: str = "test"
+    source_lang: str = "en"
+    target_lang: str = "de"
+    config_name: str | None = None  # the Hub dataset's configuration, e.g. de-en
+    max_samples: int | None = None  # the split's first N pairs only
+    join_pairs: int = 1  # k > 1: pairs joined k at a time (`data.join_consecutive`), long inputs each translated whole
+    by_column: str | None = None  # also the scores of each value of this column of the data, under "by_<column>"
+    num_beams: int | None = None  # None: the generation config's
+    batch_size: int = 16
+    metrics: tuple[str, ...] = METRICS
+    bootstrap: int | None = None  # resamples for each score's 95% confidence interval
+    tokenize: str = "13a"  # sacreBLEU's BLEU tokenizer
+    lowercase: bool = False
+    references_files: tuple[str, ...] = ()  # more references: files of one reference a line, aligned with the split
+    segments: bool = False  # each line's BLEU and chrF too, under "segments"
+
+    def __post_init__(self):
+        object.__setattr__(self, "metrics", tuple(self.metrics))
+        object.__setattr__(self, "references_files", tuple(self.references_files))
+        if self.by_column is not None and self.join_pairs > 1:
+            raise ValueError("score either by a column or with joined pairs: a joined input may mix the column's "
+                             "values")
+
+
+def scored_pairs(data: str, settings: ScoreSettings, extra_columns=()) -> tuple:
+    """`split_pairs` of `data` as `settings` choose them: (the split's Dataset, its sources, its references)."""
+    return split_pairs(data, settings.split, settings.source_lang, settings.target_lang, settings.config_name,
+                       settings.max_samples, settings.join_pairs, extra_columns)
+
+
+def evaluate_split(data: str, settings: ScoreSettings = ScoreSettings(), *, model: str | None = None,
+                   hypotheses_file: str | None = None) -> dict:
+    """Translate with `model` (a saved model directory or a CTranslate2 export) or read from `hypotheses_file` the
+    translations of one split of `data` (`split_pairs`), and score them as `settings` say; returns the scores with
+    what was scored and how."""
     if (model is None) == (hypotheses_file is None):
         raise ValueError("give exactly one of a model (a saved model directory or a CTranslate2 export) and a file "
                          "of hypotheses")
-    if by_column is not None and join_pairs > 1:
-        raise ValueError("score either by a column or with joined pairs: a joined input may mix the column's values")
-    pairs, sources, references = split_pairs(data, split, source_lang, target_lang, config_name, max_samples,
-                                             join_pairs, [by_column] if by_column else ())
-    hypotheses = system_hypotheses(model or hypotheses_file, sources, num_beams, batch_size, is_model=bool(model))
-    more = read_references(references_files)
-    settings = dict(tokenize=tokenize, lowercase=lowercase, more_references=more)
-    results = {"data": data, "split": split, "pairs": len(references), "system": model or hypotheses_file,
-               **({"joined_pairs": join_pairs} if join_pairs > 1 else {}),
-               "scores": score(hypotheses, references, metrics, bootstrap, **settings)}
+    by_column = settings.by_column
+    pairs, sources, references = scored_pairs(data, settings, [by_column] if by_column else ())
+    hypotheses = system_hypotheses(model or hypotheses_file, sources, settings.num_beams, settings.batch_size,
+                                   is_model=bool(model))
+    more = read_references(settings.references_files)
+    sacre = dict(tokenize=settings.tokenize, lowercase=settings.lowercase, more_references=more)
+    results = {"data": data, "split": settings.split, "pairs": len(references), "system": model or hypotheses_file,
+               **({"joined_pairs": settings.join_pairs} if settings.join_pairs > 1 else {}),
+               "scores": score(hypotheses, references, settings.metrics, settings.bootstrap, **sacre)}
     if by_column is not None:
         groups = {}
         for index, value in enumerate(pairs[by_column]):
             groups.setdefault(value, []).append(index)
         results[f"by_{by_column}"] = {
             value: {"pairs": len(rows), "scores": score([hypotheses[i] for i in rows], [references[i] for i in rows],
-                                                        metrics, bootstrap, tokenize, lowercase,
+                                                        settings.metrics, settings.bootstrap, settings.tokenize,
+                                                        settings.lowercase,
                                                         [[stream[i] for i in rows] for stream in more])}
             for value, rows in sorted(groups.items())}
-    if segments:
-        results["segments"] = segment_scores(hypotheses, references, **settings)
+    if settings.segments:
+        results["segments"] = segment_scores(hypotheses, references, **sacre)
     return results
 
 
@@ -265,6 +296,6 @@ def write_results(results: dict, path: str) -> None:
         json.dump(results, f, indent=2, ensure_ascii=False)
 
 
-__all__ = ["METRICS", "TOKENIZERS", "compare_systems", "comparison_lines", "evaluate_split", "read_references",
-           "score", "score_saved", "score_sets", "segment_scores", "signature_line", "split_pairs",
-           "system_hypotheses", "translate_with", "translator", "write_results"]
+__all__ = ["METRICS", "TOKENIZERS", "ScoreSettings", "compare_systems", "comparison_lines", "evaluate_split",
+           "read_references", "score", "score_saved", "score_sets", "scored_pairs", "segment_scores",
+           "signature_line", "split_pairs", "system_hypotheses", "translate_with", "translator", "write_results"]

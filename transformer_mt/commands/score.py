@@ -1,5 +1,6 @@
-"""The score command (scripts/score.py) as named steps: its flags (`parse_args`), and its three modes (`run`): one
-system scored on a split, systems compared with a paired test (`compare`), given pairs scored
+"""The score command (scripts/score.py) as named steps: its flags (`parse_args`, which builds the
+`evaluation.ScoreSettings` they give once, `score_settings`), and its modes (`run`): one system scored on a split,
+systems compared with a paired test (`compare`), a model's confidence fitted (`calibrate`), given pairs scored
 (`score_given_pairs`). Scoring itself is `transformer_mt.evaluation`'s."""
 
 import argparse
@@ -11,13 +12,14 @@ from ..engines.pair_scores import read_pairs
 from ..evaluation import (
     METRICS,
     TOKENIZERS,
+    ScoreSettings,
     compare_systems,
     comparison_lines,
     evaluate_split,
     read_references,
     score_saved,
+    scored_pairs,
     signature_line,
-    split_pairs,
     system_hypotheses,
     write_results,
 )
@@ -25,7 +27,8 @@ from .streams import atomic_output
 
 
 def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
-    """The score command's flags, checked: a one-line parser error (exit 2) for a value that cannot work."""
+    """The score command's flags, checked: a one-line parser error (exit 2) for a value that cannot work.
+    `args.settings` is the `ScoreSettings` they give."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     system = parser.add_mutually_exclusive_group(required=True)
     system.add_argument("--model", help="A saved model directory, or a CTranslate2 export.")
@@ -95,6 +98,20 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     for path in [args.segment_scores, args.output]:
         if path and os.path.exists(path):
             parser.error(f"{path!r} exists; results never replace a file")
+    try:
+        args.settings = score_settings(args)
+    except ValueError as error:
+        parser.error(str(error))
+
+
+def score_settings(args: argparse.Namespace) -> ScoreSettings:
+    """The `ScoreSettings` the flags give."""
+    return ScoreSettings(split=args.split, source_lang=args.source_lang, target_lang=args.target_lang,
+                         config_name=args.dataset_config_name, max_samples=args.max_samples,
+                         join_pairs=args.join_pairs, by_column=args.by_column, num_beams=args.num_beams,
+                         batch_size=args.batch_size, metrics=tuple(args.metrics), bootstrap=args.bootstrap,
+                         tokenize=args.tokenize, lowercase=args.lowercase, references_files=tuple(args.references),
+                         segments=bool(args.segment_scores))
 
 
 def run(args: argparse.Namespace) -> None:
@@ -105,10 +122,7 @@ def run(args: argparse.Namespace) -> None:
         return calibrate(args)
     if args.paired:
         return compare(args)
-    results = evaluate_split(args.data, args.split, args.model, args.hypotheses, args.source_lang, args.target_lang,
-                             args.dataset_config_name, args.max_samples, tuple(args.metrics), args.bootstrap,
-                             args.num_beams, args.batch_size, args.join_pairs, args.by_column, args.tokenize,
-                             args.lowercase, args.references, segments=bool(args.segment_scores))
+    results = evaluate_split(args.data, args.settings, model=args.model, hypotheses_file=args.hypotheses)
     inputs = f"{results['pairs']} inputs of {args.join_pairs} joined pairs" if args.join_pairs > 1 \
         else f"{results['pairs']} pairs"
     print(f"{results['system']} on {results['data']} ({results['split']}, {inputs}):")
@@ -123,14 +137,14 @@ def run(args: argparse.Namespace) -> None:
 
 def compare(args) -> None:
     """--paired: this system against --compare's on the split, sacreBLEU's paired test."""
-    _, sources, references = split_pairs(args.data, args.split, args.source_lang, args.target_lang,
-                                         args.dataset_config_name, args.max_samples, args.join_pairs)
+    settings = args.settings
+    _, sources, references = scored_pairs(args.data, settings)
     baseline = args.model or args.hypotheses
-    systems = {name: system_hypotheses(name, sources, args.num_beams, args.batch_size,
+    systems = {name: system_hypotheses(name, sources, settings.num_beams, settings.batch_size,
                                        is_model=True if name == args.model else None)
                for name in [baseline, *args.compare]}
-    compared = compare_systems(systems, references, args.metrics, args.paired, args.paired_samples, args.tokenize,
-                               args.lowercase, read_references(args.references))
+    compared = compare_systems(systems, references, settings.metrics, args.paired, args.paired_samples,
+                               settings.tokenize, settings.lowercase, read_references(settings.references_files))
     print(comparison_lines(compared))
     if args.output:
         write_results(compared, args.output)
@@ -138,8 +152,10 @@ def compare(args) -> None:
 
 def calibrate(args) -> None:
     """--calibrate: the model's confidence fitted on the split and written beside its weights."""
-    calibration = fit(args.model, args.data, args.split, args.chrf_threshold, args.length_data,
-                      max_samples=args.max_samples, source_lang=args.source_lang, target_lang=args.target_lang)
+    settings = args.settings
+    calibration = fit(args.model, args.data, settings.split, args.chrf_threshold, args.length_data,
+                      max_samples=settings.max_samples, source_lang=settings.source_lang,
+                      target_lang=settings.target_lang)
     path = calibration.save(args.model)
     measured = calibration.measured
     print(f"{path}: P(chrF >= {calibration.chrf_threshold:g}) from {', '.join(calibration.features)}, fitted on "
@@ -153,7 +169,7 @@ def calibrate(args) -> None:
 
 def score_given_pairs(args) -> None:
     """--pairs: each given pair's scores under --model, a TSV row each."""
-    scores = score_saved(args.model, *read_pairs(args.pairs), args.batch_size, args.length_penalty)
+    scores = score_saved(args.model, *read_pairs(args.pairs), args.settings.batch_size, args.length_penalty)
     with atomic_output(args.output) as output:
         for number, pair in enumerate(scores, 1):
             print(f"{number}\t{pair.log_prob:.4f}\t{pair.tokens}\t{pair.per_token:.4f}\t{pair.score:.4f}",
@@ -161,4 +177,4 @@ def score_given_pairs(args) -> None:
 
 
 
-__all__ = ["calibrate", "check_args", "compare", "parse_args", "run", "score_given_pairs"]
+__all__ = ["calibrate", "check_args", "compare", "parse_args", "run", "score_given_pairs", "score_settings"]
