@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from safetensors.torch import load_file, save_file
 
 from transformer_mt.engines import EngineSettings, load_engine
-from transformer_mt.options import OptionError, TranslationOptions
+from transformer_mt.options import OptionError, TranslationOptions, guards_in_evaluation
 from transformer_mt.quality import (
     CALIBRATION_FILE,
     Calibration,
@@ -133,6 +133,19 @@ def test_a_loop_is_decoded_again_with_the_fallback_and_kept_when_it_is_fixed(cap
         (3, 4, {"repetition_penalty": 1.2})
     assert "1 translation(s) looped, copied the source or had an unlikely length" in caplog.text
     assert "decoded again; 0 still did (flagged): 1 (loop)" in caplog.text
+
+
+def test_scores_are_of_the_guarded_translation_and_the_calibration_fits_the_first(monkeypatch):
+    """`options.guards_in_evaluation`, the one rule both read: scoring keeps the re-decode that fixed a loop (what
+    users get), calibration rates the model's first decode (the one its confidence is of)."""
+    from transformer_mt import evaluation
+    from transformer_mt.calibration import rated_translations
+
+    assert guards_in_evaluation(fits_confidence=False) and not guards_in_evaluation(fits_confidence=True)
+    engine = ScriptedEngine({"Include the time": "Zeit Zeit"}, {"Include the time": "Zeit einschließen"})
+    monkeypatch.setattr(evaluation, "load_for_scoring", lambda path: engine)
+    assert evaluation.translator("a model")(["Include the time"]) == ["Zeit einschließen"]
+    assert rated_translations(engine, ["Include the time"])[0] == ["Zeit Zeit"]
 
 
 def test_a_loop_the_fallback_cannot_fix_is_flagged_with_confidence_0():

@@ -13,8 +13,8 @@ import math
 import os
 
 from .data import load_parallel_data
-from .engines import load_engine
-from .options import TranslationOptions
+from .engines import EngineSettings, load_engine
+from .options import TranslationOptions, guards_in_evaluation
 from .quality import FEATURES, LENGTH_MIN_CHARS, Calibration, weights_sha256
 from .translation import translate_texts
 from .trust import sentence_features
@@ -34,9 +34,11 @@ def pairs_of(data: str, split: str, source_lang: str = "en", target_lang: str = 
 
 
 def rated_translations(engine, sources: list[str], batch_size: int = 32) -> tuple[list[str], list[dict]]:
-    """Each source's translation as the translate command makes it (case folded, spans put back; no guards: they
-    use the confidence) and the calibration's features of it, each source one sentence."""
-    options = TranslationOptions(split_sentences=False, scores=True, guards=False, batch_size=batch_size)
+    """Each source's translation as the translate command makes it (case folded, spans put back), without the
+    guards (`options.guards_in_evaluation`: the confidence is fitted on the first decode), and the calibration's
+    features of it, each source one sentence."""
+    options = TranslationOptions(split_sentences=False, scores=True, guards=guards_in_evaluation(fits_confidence=True),
+                                 batch_size=batch_size)
     outputs = [hypotheses[0] if hypotheses else ("", 0.0) for hypotheses in translate_texts(engine, sources, options)]
     found = sentence_features(engine, sources, [text for text, _ in outputs], [score for _, score in outputs])
     return [text for text, _ in outputs], found
@@ -63,10 +65,10 @@ def length_band(sources: list[str], targets: list[str]) -> tuple[float, float]:
 
 
 def fit(model_dir: str, data: str, split: str = "validation", chrf_threshold: float = DEFAULT_CHRF_THRESHOLD,
-        length_data: str | None = None, engine: str = "auto", max_samples: int | None = None,
+        length_data: str | None = None, engine: EngineSettings | str = "auto", max_samples: int | None = None,
         source_lang: str = "en", target_lang: str = "de") -> Calibration:
-    """The calibration of the model saved in `model_dir`, fitted on `data`'s `split`, with the length band of
-    `length_data`'s (default `data`'s) train split."""
+    """The calibration of the model saved in `model_dir`, fitted on `data`'s `split` as `engine` decodes it
+    (`engines.load_engine`'s settings), with the length band of `length_data`'s (default `data`'s) train split."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler

@@ -21,7 +21,7 @@ from .data import join_consecutive, load_parallel_data
 from .engines import load_for_scoring
 from .engines.pair_scores import PairScore
 from .metrics import translation_scores
-from .options import TranslationOptions
+from .options import TranslationOptions, guards_in_evaluation
 from .translation import translate_texts
 
 
@@ -77,10 +77,12 @@ def translator(model_path: str, num_beams: int | None = None, batch_size: int = 
     each source whole, as one sequence.
     A test set's sources are segments aligned with their references, so they are never split into sentences, nor
     folded to sentence case, nor their lost spans put back: the studies measure what the model itself does with a
-    long input, capitals or placeholders, not the sentence splitter, `casing` or `spans`."""
+    long input, capitals or placeholders, not the sentence splitter, `casing` or `spans`. The guards decode as
+    `options.guards_in_evaluation` says of scoring."""
     engine = load_for_scoring(model_path)
     options = TranslationOptions(num_beams=num_beams, batch_size=batch_size, max_new_tokens=max_new_tokens,
-                                 split_sentences=False, fold_case=False, repair_spans=False)
+                                 split_sentences=False, fold_case=False, repair_spans=False,
+                                 guards=guards_in_evaluation(fits_confidence=False))
     return lambda sources: [hypotheses[0][0] if hypotheses else ""
                             for hypotheses in translate_texts(engine, sources, options)]
 

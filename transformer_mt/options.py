@@ -258,6 +258,21 @@ def from_args(args: argparse.Namespace) -> TranslationOptions:
         raise OptionError(error.option, error.detail, style="command") from None
 
 
+def guards_in_evaluation(*, fits_confidence: bool) -> bool:
+    """Whether an evaluation of a saved model decodes with the guards (`guards`): the one rule that scoring
+    (`evaluation.translator`: the score command, the studies' `score_sets`, the promotion test) and calibration
+    (`calibration.rated_translations`) read.
+
+    Calibration (`fits_confidence`) runs without them: it fits the confidence of the model's first decode (the
+    features of the translation its search gave), which a guard's re-decode would replace, and the guards read the
+    very calibration being fitted (the length guard's band, a copy's confidence, the confidence a re-decode must
+    keep), so that a fit would depend on the one it replaces. Scoring runs with them, as every translation path
+    does by default: a score is what the model's decode gives its users, re-decodes included (the shipped models'
+    scores.json are the score command's so). The trust study weighs the guards themselves: calibration's
+    translations against the default options'."""
+    return not fits_confidence
+
+
 def request_fields() -> dict[str, str]:
     """The server's request fields that set options: request field -> option."""
     return {field.metadata["request"]: field.name for field in dataclasses.fields(TranslationOptions)
@@ -265,4 +280,4 @@ def request_fields() -> dict[str, str]:
 
 
 __all__ = ["FORMATS", "GROUPS", "OptionError", "TranslationOptions", "add_arguments", "from_args", "from_keywords",
-           "option", "request_fields"]
+           "guards_in_evaluation", "option", "request_fields"]
