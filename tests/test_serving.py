@@ -245,6 +245,21 @@ def test_api_keys_and_the_request_limit(tmp_path):
         assert keyed.get("/frontend/settings").json()["keyRequired"] is True
 
 
+def test_languages_lists_every_language_and_weblate_translates_a_one_direction_server():
+    """Weblate's LibreTranslate backend (weblate/machinery/libretranslate.py) reads /languages as the list of codes
+    it supports and offers a pair only when both codes are listed; then it posts q as a list, with no format."""
+    with TestClient(create_app([ServedModel(FakeEngine("en", "de"), "en", "de")])) as weblate:
+        languages = weblate.get("/languages").json()
+        assert languages == [{"code": "en", "name": "English", "targets": ["de"]},
+                             {"code": "de", "name": "German", "targets": []}]  # a target only: LibreTranslate lists it
+        codes = [language["code"] for language in languages]
+        pairs = {(language["code"], target) for language in languages for target in language["targets"]}
+        assert ("en", "de") in pairs and "en" in codes and "de" in codes
+        answer = weblate.post("/translate", json={"api_key": "", "q": ["Open the file.", "Click Save."],
+                                                  "source": "en", "target": "de"})
+        assert answer.json() == {"translatedText": ["«Open the file.»", "«Click Save.»"]}
+
+
 def test_cors_on_every_answer_and_preflights(client):
     preflight = client.options("/translate", headers={"Origin": "https://example.org",
                                                       "Access-Control-Request-Method": "POST"})
@@ -345,7 +360,8 @@ def test_libretranslatepy_translates_through_a_server_process(copy_model_dir, tm
 
     with server_process(str(copy_model_dir), "--engine", "transformers") as url:
         api = LibreTranslateAPI(url + "/")
-        assert api.languages() == [{"code": "en", "name": "English", "targets": ["de"]}]
+        assert api.languages() == [{"code": "en", "name": "English", "targets": ["de"]},
+                                   {"code": "de", "name": "German", "targets": []}]
         paragraph = "Open the file. Click the Save button. Close the dialog window."
         translated = api.translate(paragraph, "en", "de")
         assert api.detect("Klicken Sie auf die Schaltfläche Speichern, um die Datei zu sichern.")[0]["language"] \

@@ -184,9 +184,12 @@ class Service:
         return detect(text)
 
     def languages(self) -> list[dict]:
-        sources = dict.fromkeys(model.source for model in self.models)
-        return [{"code": source, "name": language_name(source),
-                 "targets": [model.target for model in self.models if model.source == source]} for source in sources]
+        """Every language the server has, as a source or a target, with the targets it translates into (none for a
+        target only), as LibreTranslate lists its installed languages: clients take a pair as supported only when
+        both its codes are listed (Weblate)."""
+        codes = dict.fromkeys(code for model in self.models for code in (model.source, model.target))
+        return [{"code": code, "name": language_name(code),
+                 "targets": [model.target for model in self.models if model.source == code]} for code in codes]
 
     def frontend_settings(self) -> dict:
         first, keyed = self.models[0], self.limits.api_keys is not None
