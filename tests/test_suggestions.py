@@ -4,6 +4,7 @@ through a kill -9."""
 
 import contextlib
 import json
+import math
 import sqlite3
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import urllib.request
 import pytest
 
 from transformer_mt.engines.pair_scores import PairScore
+from transformer_mt.quality import Calibration
 
 from .utils import SCRIPTS, command_env, require, wait_until_listening
 
@@ -42,6 +44,25 @@ class ScoringEngine(FakeEngine):
     def score_pairs(self, sources, targets, batch_size=16, length_penalty=None):
         per_token = [-9.0 if "zzz" in target else -0.5 for target in targets]
         return [PairScore(value * 4, 4, value, value) for value in per_token]
+
+
+class WordTokenizer:
+    """Whitespace words as token ids: what the calibration's features count."""
+
+    is_fast = True
+
+    def __call__(self, texts):
+        return {"input_ids": [text.split() for text in texts]}
+
+
+class CalibratedEngine(ScoringEngine):
+    """ScoringEngine with a calibration: its best hypothesis (score 0) has confidence sigmoid(1), 0.73."""
+
+    tokenizer = WordTokenizer()
+    calibration = Calibration("0" * 64, 50.0, ("score",), (0.0,), (1.0,), (2.0,), 1.0)
+
+
+CONFIDENCE = 1 / (1 + math.exp(-1))  # CalibratedEngine's
 
 
 Q, S = "Open the file.", "Öffnen Sie bitte die Datei."
@@ -105,6 +126,45 @@ def test_accept_mode_takes_a_suggestion_at_once_and_counts_per_key(tmp_path):
     rows = SuggestionStore(tmp_path / "db").rows()
     assert [row["status"] for row in rows] == ["accepted", "rejected"]
     assert rows[0]["client"].startswith("key:") and "k1" not in rows[0]["client"]
+
+
+@contextlib.contextmanager
+def remembering(db):
+    """A client of a server over a CalibratedEngine whose memory holds S for Q, and the engine."""
+    engine = CalibratedEngine()
+    suggestions = Suggestions(SuggestionStore(db), "accept")
+    app = create_app([ServedModel(engine, "en", "de")], Limits(api_keys=frozenset({"k"})), suggestions=suggestions)
+    with TestClient(app) as client:
+        assert client.post("/suggest", json={"q": Q, "s": S, "source": "en", "target": "de", "api_key": "k"}).json() \
+            == {"success": True}
+        yield client, engine
+
+
+def test_the_memory_answers_only_where_it_follows_the_requests_glossary(tmp_path):
+    with remembering(tmp_path / "db") as (client, engine):
+        remembered = {"translatedText": S, "flags": {"memory": True}}
+        # a glossary the memory's translation follows, or none of whose terms the text holds: the memory answers
+        assert translate(client, Q, api_key="k", glossary={"file": "Datei"}) == remembered
+        assert translate(client, Q, api_key="k", glossary={"window": "Fenster"}) == remembered
+        assert translate(client, Q, api_key="k", glossary={"File": "Datei"}, glossary_ignore_case=True) == remembered
+        engine.translated.clear()
+        # a term it does not use: the model translates the text, with the glossary, and the answer says why
+        answer = translate(client, [Q, "Close it."], api_key="k", glossary={"File": "Akte"}, glossary_ignore_case=True,
+                           guards=False)
+        assert answer == {"translatedText": [f"«{Q}»", "«Close it.»"], "confidence": [pytest.approx(CONFIDENCE)] * 2,
+                          "flags": [{"terms_missed": ["Akte"], "memory_passed_over": "glossary"}, {}]}
+        assert engine.translated == [Q, "Close it."]
+
+
+def test_the_memory_answers_no_request_for_a_minimum_confidence(tmp_path):
+    with remembering(tmp_path / "db") as (client, _):
+        # a minimum confidence: a memory entry has no calibrated confidence (its field is null) to hold to it
+        answer = translate(client, Q, api_key="k", min_confidence=0.9)
+        assert answer == {"translatedText": Q, "confidence": pytest.approx(CONFIDENCE),
+                          "flags": {"abstained": True, "memory_passed_over": "min_confidence"}}
+        assert translate(client, Q, api_key="k", min_confidence=0.5) == {
+            "translatedText": f"«{Q}»", "confidence": pytest.approx(CONFIDENCE),
+            "flags": {"memory_passed_over": "min_confidence"}}
 
 
 @pytest.mark.parametrize("s, reason", [

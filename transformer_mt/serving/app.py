@@ -127,16 +127,17 @@ class Service:
         raise RequestError(f"{source}->{target} is not a supported language pair; this server translates "
                            f"{supported}")
 
-    async def translated(self, request, asked: TranslateRequest, model: ServedModel) -> dict:
+    async def translated(self, request, asked: TranslateRequest, model: ServedModel, recall: bool = True) -> dict:
         """translatedText (and alternatives): the texts taken apart into sentences (`translation.segment`: HTML
         runs of text first), the sentences batched with other requests' (`Batcher`), each text put back together;
         `confidence`, per text, its calibrated confidence (its weakest sentence's) when the model has a calibration;
         `flags`, per text, when any text has one (`quality.Flags.as_json`): the placeholders, URLs, numbers, ... put
         back where the model lost them and those still lost, the guards still firing after a re-decode, whether it
-        was decoded again, whether a sentence was left untranslated below the request's `min_confidence`; a text
-        that matches an accepted suggestion is answered by it (`suggestions.Recall`), the others by the model."""
-        if self.suggestions is not None and (recall := self.suggestions.recall(model, asked)) is not None:
-            return await recall.answer(lambda rest: self.translated(request, rest, model))
+        was decoded again, whether a sentence was left untranslated below the request's `min_confidence`; with
+        `recall`, a text that matches an accepted suggestion is answered by it unless the request's glossary or
+        `min_confidence` passes it over (`suggestions.Recall`), the others by the model."""
+        if recall and self.suggestions is not None and (found := self.suggestions.recall(model, asked)) is not None:
+            return await found.answer(lambda rest: self.translated(request, rest, model, recall=False))
         weights = model.weights  # read before the engine is: a swap (serving.reload) changes the engine, then this
         options = model.options(asked)
         if (cached := self.shared.cache.get(model, options, asked)) is not None:  # the same text, model and options

@@ -22,6 +22,8 @@ import time
 import unicodedata
 
 from ..quality import weights_sha256
+from ..text.glossary import term_used
+from ..trust import annotated
 from .fields import RequestError
 from .suggestion_filter import judge_suggestion
 
@@ -166,17 +168,33 @@ def weights_of(model) -> str | None:
     return None
 
 
+def passed_over(text: str, remembered: str, options) -> str | None:
+    """Why the memory's translation `remembered` of `text` cannot answer a request translated with `options`
+    (`TranslationOptions`, the request's own), or None: "min_confidence" when the request asks for a minimum
+    confidence (an accepted suggestion has no calibrated confidence, its field is null, so it cannot be held to
+    one), "glossary" when a glossary term found in `text` (as the model's sentences are searched:
+    `trust.annotated`) is not used in it (`glossary.term_used`, the check a model's translation gets)."""
+    if options.min_confidence is not None:
+        return "min_confidence"
+    if options.glossary and not all(term_used(remembered, target) for _, target in annotated(text, options)[1]):
+        return "glossary"
+    return None
+
+
 @dataclasses.dataclass
 class Recall:
-    """The texts of a request that the memory answers (index -> the accepted suggestion), and how to answer the
-    rest with the model and merge both."""
+    """The texts of a request that the memory answers (index -> the accepted suggestion), those it holds but was
+    passed over for (index -> `passed_over`'s reason), and how to answer the rest with the model and merge all."""
 
     asked: object  # fields.TranslateRequest
     found: dict[int, str]
+    passed: dict[int, str] = dataclasses.field(default_factory=dict)
 
     async def answer(self, translated) -> dict:
         """`translated(asked)` (the model's answer) for the texts not found, merged with the memory's: each found
-        text's `flags` say `{"memory": true}`, its alternatives are none and its confidence null."""
+        text's `flags` say `{"memory": true}`, its alternatives are none and its confidence null; a text the
+        memory was passed over for has the model's answer, its `flags` saying why (`{"memory_passed_over":
+        "glossary"}`)."""
         asked = self.asked
         rest = [text for i, text in enumerate(asked.texts) if i not in self.found]
         answer = await translated(dataclasses.replace(asked, texts=rest, is_list=True)) if rest else {}
@@ -190,6 +208,8 @@ class Recall:
                     merged[field].append(self.found[i] if field == "translatedText" else remembered[field])
                 else:
                     merged[field].append(answer[field][k] if field in answer else {})
+            if i in self.passed:
+                merged["flags"][-1] = {**merged["flags"][-1], "memory_passed_over": self.passed[i]}
             k += i not in self.found
         return merged if asked.is_list else {field: value[0] for field, value in merged.items()}
 
@@ -209,12 +229,21 @@ class Suggestions:
         self.weights: dict[int, str | None] = {}
 
     def recall(self, model, asked) -> Recall | None:
-        """The request's texts found in the memory (plain text only: an HTML text is never matched), or None."""
+        """The request's texts found in the memory (plain text only: an HTML text is never matched), each answered
+        by it unless the request asks what it cannot give (`passed_over`: a glossary it does not follow, a minimum
+        confidence), or None when the memory holds none of them."""
         if asked.format != "text":
             return None
         memory = self.store.memory(model.source, model.target, asked.texts)
-        found = {i: memory[normalise(text)] for i, text in enumerate(asked.texts) if normalise(text) in memory}
-        return Recall(asked, found) if found else None
+        found, passed = {}, {}
+        for i, text in enumerate(asked.texts):
+            if (remembered := memory.get(normalise(text))) is None:
+                continue
+            if (reason := passed_over(text, remembered, asked.options)) is None:
+                found[i] = remembered
+            else:
+                passed[i] = reason
+        return Recall(asked, found, passed) if found or passed else None
 
     def suggest(self, model, fields: dict, client: str) -> dict:
         """Judge and store one suggestion (blocking: the model scores it); `{"success": true}` as LibreTranslate
