@@ -1,9 +1,11 @@
 """Files translated in their own format: .po through polib, XLIFF 1.2 and 2.0 through lxml, HTML through the
 server's markup handling; entries already translated kept, new ones marked for review, placeholders checked."""
 
+import re
+
 import pytest
 
-from transformer_mt.documents.files import placeholders_kept, translate_document, translate_file
+from transformer_mt.documents.files import holds_markup, placeholders_kept, translate_document, translate_file
 from transformer_mt.text.markup import HtmlDocuments
 
 from .utils import require, save_copy_model
@@ -153,12 +155,14 @@ def test_what_is_not_text_stays_untranslated(tmp_path):
 def test_html_keeps_its_markup(tmp_path):
     (tmp_path / "page.html").write_text('<html><head><title>Help</title><style>p {color: red}</style></head>'
                                         '<body><p class="x">Open <b>the file</b>.</p><p translate="no">Name</p>'
+                                        """<p>See <a title="Notes" href='/n?a=1&amp;b=2'>the notes</a>.</p>"""
                                         '</body></html>', encoding="utf-8")
     report = translate_file(str(tmp_path / "page.html"), str(tmp_path / "out.html"), mark)
-    assert report.translated == 2  # the title and the paragraph, each one run of text
+    assert report.translated == 3  # the title and the paragraphs, each one run of text
     assert (tmp_path / "out.html").read_text(encoding="utf-8") == (
         '<html><head><title>«Help»</title><style>p {color: red}</style></head><body><p class="x">«Open '
-        '<b>the file</b>.»</p><p translate="no">Name</p></body></html>')
+        '<b>the file</b>.»</p><p translate="no">Name</p>'
+        """<p>«See <a title="Notes" href='/n?a=1&amp;b=2'>the notes</a>.»</p></body></html>""")  # tags as written
 
 
 def test_translate_py_and_python_translate_a_po_file_with_the_model(tmp_path, capsys):
@@ -188,3 +192,44 @@ def test_a_lost_url_or_number_marks_the_entry_too(tmp_path):
     assert report.placeholders_differ == ["See https://example.org for 2.5 GB."]  # 2,5: the same digits, kept
     entry = polib.pofile(str(tmp_path / "out.po")).find("See https://example.org for 2.5 GB.")
     assert "lost a URL, path or number" in entry.tcomment and "fuzzy" in entry.flags
+
+
+WORDS = {"View": "Siehe", "release": "Versions", "notes": "hinweise", "for": "für", "target": "Ziel",
+         "noopener": "Noopener"}
+
+
+def germanise(texts, format="text"):
+    """A translation word by word through WORDS, as a model would make it: as text, the words of a tag's attributes
+    too (`target="_blank"` -> `Ziel="_blank"`); as HTML, only the text's, its words aligned one to one."""
+    def words(text):
+        return " ".join(WORDS.get(word, word) for word in text.split(" "))
+
+    if format == "text":
+        return [re.sub(r"\w+", lambda match: WORDS.get(match[0], match[0]), text) for text in texts]
+    documents = HtmlDocuments(texts)
+    return documents.fill([words(text) for text in documents.texts],
+                          [[(i, i) for i in range(len(text.split()))] for text in documents.texts])
+
+
+def test_a_po_message_with_attributes_is_html_and_its_tags_come_back_as_written(tmp_path):
+    link = """<a href='https://example.org/?a=1&amp;b=2' target="_blank" rel="noopener">"""
+    message = f"View {link}release notes</a> for Django %(version)s"
+    (tmp_path / "app.po").write_text(PO.replace('msgid "Open the file."', "msgid " + polib.escape(message).join('""')),
+                                     encoding="utf-8")
+    report = translate_file(str(tmp_path / "app.po"), str(tmp_path / "out.po"), germanise)
+    entry = polib.pofile(str(tmp_path / "out.po")).find(message)
+    assert entry.msgstr == f"Siehe {link}Versions hinweise</a> für Django %(version)s"
+    assert report.placeholders_differ == [] and not entry.tcomment
+
+
+@pytest.mark.parametrize("text, markup", [
+    ("""<a href='https://x/?a=1&amp;b=2' target="_blank" rel="noopener">notes</a> for %s""", True),
+    ("<b>%s</b> saved, <i class=x>twice</i>", True),
+    ("Usage: translate <file>", False),  # not an HTML element
+    ("<b>Bold and never closed", False),
+    ("Closed and never opened</b>", False),
+    ("<b>crossed <i>over</b></i>", False),
+    ("No markup at all", False),
+])
+def test_holds_markup_reads_the_structure_not_beautifulsoups_writing(text, markup):
+    assert holds_markup(text) is markup
