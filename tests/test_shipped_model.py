@@ -113,3 +113,18 @@ def test_the_cards_give_the_scores_before_and_after_the_last_fine_tune(model_dir
     card = (model_dir / "README.md").read_text(encoding="utf-8")
     for row in before_after_rows(model_dir):
         assert row in card, row
+
+
+@SHIPPED
+@pytest.mark.parametrize("engine", ["transformers", "ctranslate2"])
+def test_the_command_gives_word_alignments_with_a_calibrated_model(model_dir, engine, tmp_path, capsys):
+    """Both shipped models carry a calibration, whose scores the decode asks for: --alignments, which refuses a
+    user's --scores, failed on them ("drop --num_return_sequences and --scores") though neither was given."""
+    from transformer_mt.scripts import translate as translate_script
+
+    alignments = tmp_path / "out.txt"
+    translate_script.main(["--model", str(model_dir), "--engine", engine, "--alignments", str(alignments),
+                           "--no_progress", "Click the Save button."])
+    assert capsys.readouterr().out.strip()
+    pairs = [pair.split("-") for pair in alignments.read_text(encoding="utf-8").split()]
+    assert pairs and all(len(pair) == 2 and all(part.isdigit() for part in pair) for pair in pairs)

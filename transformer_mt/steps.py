@@ -245,8 +245,11 @@ class Decoder:
         return decode(self.engine, sources, options, names, prefixes)
 
     def scored(self, options: TranslationOptions) -> TranslationOptions:
-        """The options the engine decodes with: scores asked for when a calibration will rate them."""
-        return options.replace(scores=True) if calibration_of(self.engine, options) is not None else options
+        """The options the engine decodes with: scores asked for when a calibration will rate them (the word
+        alignments a caller asked for are its own, made after the decode: `translation.translate_stream`)."""
+        if calibration_of(self.engine, options) is None:
+            return options
+        return options.replace(scores=True, alignments=False)
 
     def _finish(self, sentences: list[Sentence], steps: list, options: TranslationOptions) -> list[Decoded]:
         """The engine, the `after` halves in reverse order, then the trust step over `sentences`."""
