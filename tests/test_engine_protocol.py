@@ -31,6 +31,7 @@ def test_both_engines_are_engines_and_a_fake_one_stands_in(learned):
 
     class Upper:  # what the protocol asks, no more
         name, reason, device, workers, max_positions = "upper", "test", "cpu", 1, None
+        calibration = calibration_problem = None  # the protocol's: no calibration beside it
         config = load_engine(str(learned), "transformers").config
         generation_config = tokenizer = None
 

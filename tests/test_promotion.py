@@ -154,6 +154,7 @@ class SlowEngine:
     """An engine that answers `marker[0]` sentence `marker[1]` after `delay` seconds, and says when it started."""
 
     name, reason, device, workers, max_positions = "fake", "a test engine", "cpu", 1, None
+    calibration = calibration_problem = None  # the protocol's: no calibration beside it
     tokenizer = types.SimpleNamespace(is_fast=True)
 
     def __init__(self, marker, delay=0.0):

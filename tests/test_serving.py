@@ -34,6 +34,7 @@ class FakeEngine:
     call: exact, fast answers for the API's own tests. Records the batch sizes it was called with."""
 
     name, reason, device, workers, max_positions = "fake", "a test engine", "cpu", 1, None
+    calibration = calibration_problem = None  # the protocol's: no calibration beside it
     tokenizer = types.SimpleNamespace(is_fast=True)  # gives character offsets: its translations can be aligned
 
     def __init__(self, source="en", target="de", delay=0.0, marker="«»"):

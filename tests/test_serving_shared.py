@@ -83,6 +83,7 @@ class CountingEngine:
     """Translates a sentence into «sentence» (hypothesis k: «sentence»k) and counts the sentences it was given."""
 
     name, reason, device, workers, max_positions, calibration = "fake", "a test engine", "cpu", 1, None, None
+    calibration_problem = None
     tokenizer = types.SimpleNamespace(is_fast=True)
 
     def __init__(self):

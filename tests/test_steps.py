@@ -99,6 +99,7 @@ class Echo:
     """An engine that writes each sentence reversed word by word, counting what it is asked."""
 
     name, reason, device, workers, max_positions = "echo", "test", "cpu", 1, None
+    calibration = calibration_problem = None  # the protocol's: no calibration beside it
     tokenizer = None  # no character offsets: no alignments, spans reported rather than repaired
     generation_config = SimpleNamespace(early_stopping=True, num_beams=1)
 

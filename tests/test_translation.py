@@ -154,6 +154,7 @@ class EchoEngine:
     """An engine that writes back what it is shown (the tokens a span-token model learned to carry), recording it."""
 
     name, reason, device, workers, max_positions = "echo", "a test engine", "cpu", 1, None
+    calibration = calibration_problem = None  # the protocol's: no calibration beside it
     tokenizer = None  # no character offsets: nothing is aligned or repaired
 
     def __init__(self, span_tokens: bool):

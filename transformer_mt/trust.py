@@ -59,10 +59,10 @@ TERM_PLACES = 12  # the places a term still missed is forced at, each one decode
 def calibration_of(engine, options: TranslationOptions) -> Calibration | None:
     """The engine's calibration when the options need one (a confidence, a minimum) or the guards can use it; an
     OptionError naming the option when one is needed and the model has none that fits its weights."""
-    calibration = getattr(engine, "calibration", None)
+    calibration = engine.calibration
     if calibration is None and options.calibrated:
         option = "min_confidence" if options.min_confidence is not None else "confidence"
-        why = getattr(engine, "calibration_problem", None) or "the model holds no calibration.json"
+        why = engine.calibration_problem or "the model holds no calibration.json"
         raise OptionError(option, f"needs the model's calibrated confidence, and {why}: fit one with "
                                   "transformer-mt-score --model MODEL --calibrate DATA")
     return calibration
