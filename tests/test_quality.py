@@ -129,8 +129,8 @@ def test_a_loop_is_decoded_again_with_the_fallback_and_kept_when_it_is_fixed(cap
     assert text == [("Zeit einschließen", None)]
     assert text.flags == Flags(redecoded=True)
     fallback = engine.asked[1]
-    assert (fallback.no_repeat_ngram_size, fallback.num_beams, dict(fallback.generate_kwargs)) == \
-        (3, 4, {"repetition_penalty": 1.2})
+    assert (fallback.no_repeat_ngram_size, fallback.num_beams, fallback.repetition_penalty) == (3, 4, 1.2)
+    assert fallback.generate_controls()["repetition_penalty"] == 1.2  # what both engines' searches read
     assert "1 translation(s) looped, copied the source or had an unlikely length" in caplog.text
     assert "decoded again; 0 still did (flagged): 1 (loop)" in caplog.text
 

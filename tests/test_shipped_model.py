@@ -128,3 +128,27 @@ def test_the_command_gives_word_alignments_with_a_calibrated_model(model_dir, en
     assert capsys.readouterr().out.strip()
     pairs = [pair.split("-") for pair in alignments.read_text(encoding="utf-8").split()]
     assert pairs and all(len(pair) == 2 and all(part.isdigit() for part in pair) for pair in pairs)
+
+
+@SHIPPED
+@pytest.mark.parametrize("engine", ["transformers", "ctranslate2"])
+def test_the_command_takes_a_repetition_penalty_that_reaches_the_search(model_dir, engine, capsys, monkeypatch):
+    """--repetition_penalty, which both engines map, is a flag of translate.py and reaches each engine's search."""
+    from transformer_mt.engines import load_engine
+    from transformer_mt.options import TranslationOptions
+    from transformer_mt.scripts import translate as translate_script
+
+    loaded = load_engine(str(model_dir), engine)
+    seen = []
+    original = type(loaded).translate_sentences
+
+    def spy(self, sentences, options, *args, **kwargs):
+        seen.append(options.generate_controls().get("repetition_penalty"))
+        return original(self, sentences, options, *args, **kwargs)
+
+    monkeypatch.setattr(type(loaded), "translate_sentences", spy)
+    translate_script.main(["--model", str(model_dir), "--engine", engine, "--repetition_penalty", "1.3",
+                           "--no_progress", "Save the file. Save it again."])
+    assert capsys.readouterr().out.strip() and seen and set(seen) == {1.3}
+    if engine == "ctranslate2":  # mapped to translate_batch's own keyword
+        assert loaded.search_settings(TranslationOptions(repetition_penalty=1.3))["repetition_penalty"] == 1.3

@@ -89,6 +89,8 @@ class TranslationOptions:
     length_penalty: float | None = option(None, "Beam scores are log-probability / length**length_penalty (> 1 "
                                                 "favours longer).", group="search")
     no_repeat_ngram_size: int | None = option(None, "Never repeat an n-gram of this size.", group="search")
+    repetition_penalty: float | None = option(None, "Divide the scores of tokens already written by this (> 1 "
+                                                    "repeats less; CTRL's penalty, on both engines).", group="search")
     do_sample: bool = option(False, "Sample instead of searching (back-translation).", group="search")
     top_k: int | None = option(None, "Sample from the k most likely tokens.", group="search")
     top_p: float | None = option(None, "Sample from the smallest set of tokens of this probability.", group="search")
@@ -145,6 +147,8 @@ class TranslationOptions:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise OptionError(name, f"must be >= 1, got {value!r}")
+        if self.repetition_penalty is not None and not self.repetition_penalty > 0:
+            raise OptionError("repetition_penalty", f"must be > 0 (1 changes nothing), got {self.repetition_penalty}")
         if self.top_p is not None and not 0 < self.top_p <= 1:
             raise OptionError("top_p", f"must be in (0, 1], got {self.top_p}")
         if self.temperature is not None and not self.temperature > 0:
@@ -200,8 +204,9 @@ class TranslationOptions:
 
     def generate_controls(self) -> dict:
         """generate()'s decoding keywords these options set (the rest come from the generation config)."""
-        controls = {name: getattr(self, name) for name in ("length_penalty", "no_repeat_ngram_size", "top_k",
-                                                          "top_p", "temperature") if getattr(self, name) is not None}
+        controls = {name: getattr(self, name) for name in ("length_penalty", "no_repeat_ngram_size",
+                                                          "repetition_penalty", "top_k", "top_p", "temperature")
+                    if getattr(self, name) is not None}
         if self.do_sample:
             controls["do_sample"] = True
         return {**controls, **dict(self.generate_kwargs)}

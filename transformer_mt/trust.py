@@ -308,10 +308,8 @@ def _fallback(engine, options: TranslationOptions) -> TranslationOptions:
     beams (at least 4) unless sampling or the model's generation config stops beams otherwise than with
     `early_stopping=True` (the models this package writes do; CTranslate2 decodes no other beam search); no guards, no
     minimum (the caller judges the result)."""
-    controls = dict(options.generate_kwargs)
-    controls.setdefault("repetition_penalty", FALLBACK_REPETITION_PENALTY)
     changes = {"no_repeat_ngram_size": options.no_repeat_ngram_size or FALLBACK_NO_REPEAT, "guards": False,
-               "min_confidence": None, "generate_kwargs": tuple(controls.items())}
+               "min_confidence": None, "repetition_penalty": options.repetition_penalty or FALLBACK_REPETITION_PENALTY}
     if not options.do_sample and getattr(engine.generation_config, "early_stopping", None) is True:
         changes["num_beams"] = max(4, 2 * options.beams(engine.generation_config))  # else greedily (CTranslate2)
     return options.replace(**changes)
