@@ -62,6 +62,12 @@ class Sentence:
         return dataclasses.replace(self, hypotheses=[], alignments=None, report=None, flags=Flags())
 
 
+def records(sources: list[str], names: list[str], prefixes: list[str | None] | None = None) -> list[Sentence]:
+    """A new record per sentence, shown to the engine as given until a step changes it."""
+    return [Sentence(source, name, prefix, folded=source, shown=source, shown_prefix=prefix)
+            for source, name, prefix in zip(sources, names, prefixes or [None] * len(sources))]
+
+
 class CaseStep:
     """An ALL CAPS or Title Case sentence shown in sentence case (`options.fold_case`; Title Case left as it is in
     html, where a label's case is the markup's), its translation given the case back; a sentence with a forced
@@ -221,8 +227,7 @@ class Decoder:
     def decode(self, sources: list[str], names: list[str], prefixes: list[str | None] | None = None) -> list[Decoded]:
         """Each sentence's hypotheses as `Decoded`, with its alignments (html) and `quality.Flags`."""
         self.prefixed = prefixes is not None
-        self.sentences = [Sentence(source, name, prefix, folded=source, shown=source, shown_prefix=prefix)
-                          for source, name, prefix in zip(sources, names, prefixes or [None] * len(sources))]
+        self.sentences = records(sources, names, prefixes)
         steps = pipeline(self.engine, self.scored(self.options), sources)
         for step in steps:
             step.before(self.sentences)
@@ -311,19 +316,18 @@ def translate_masked(engine: Engine, sentences: list[str], options: TranslationO
                      prefixes: list[str | None] | None) -> list[Hypotheses]:
     """The engine's hypotheses through the span-token and term steps alone (no case folding, repair or trust): what
     the model writes given what it was trained to read (the spans study compares the repair with it)."""
-    records = [Sentence(source, name, prefix, folded=source, shown=source, shown_prefix=prefix)
-               for source, name, prefix in zip(sentences, names, prefixes or [None] * len(sentences))]
+    held = records(sentences, names, prefixes)
     steps = [step for step in pipeline(engine, options, sentences) if isinstance(step, (SpanTokenStep, TermStep))]
     for step in steps:
-        step.before(records)
-    found = engine.translate_sentences(tagged([record.shown for record in records], options.source_prefix), options,
-                                       names, [record.shown_prefix for record in records] if prefixes is not None
+        step.before(held)
+    found = engine.translate_sentences(tagged([record.shown for record in held], options.source_prefix), options,
+                                       names, [record.shown_prefix for record in held] if prefixes is not None
                                        else None)
-    for record, hypotheses in zip(records, found, strict=True):
+    for record, hypotheses in zip(held, found, strict=True):
         record.hypotheses = hypotheses
     for step in reversed(steps):
-        step.after(records)
-    return [record.hypotheses for record in records]
+        step.after(held)
+    return [record.hypotheses for record in held]
 
 
 __all__ = ["Aligner", "CaseStep", "Decoded", "Decoder", "MarkupStep", "Sentence", "SpanRepairStep", "SpanTokenStep",

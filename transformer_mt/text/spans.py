@@ -300,11 +300,12 @@ def repair_counted(sources: list[str], hypotheses: list[list[tuple[str, float | 
             logger.warning(f"Text {names[i]}: the model did not write {', '.join(put)}; put back from the word "
                            f"alignment: {repaired[i][k][0]!r}")
     removed = {}
-    for (i, k), (text, score) in [((i, k), pair) for i, sentence in enumerate(repaired)
-                                  for k, pair in enumerate(sentence)]:
-        kept, removed[i, k] = drop_extra(sources[i], text)
-        if removed[i, k]:
-            repaired[i][k] = (kept, score)
+    for i, sentence in enumerate(repaired):
+        for k, (text, score) in enumerate(sentence):
+            kept, removed[i, k] = drop_extra(sources[i], text)
+            if not removed[i, k]:
+                continue
+            sentence[k] = (kept, score)
             logger.warning(f"Text {names[i]}: the model wrote {', '.join(span.text for span in removed[i, k])} "
                            f"more often than the source holds; removed: {kept!r}")
     for (i, k), spans in still.items():
