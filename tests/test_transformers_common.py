@@ -34,8 +34,10 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "transf
 STUBS = {
     "__init__.py": "",
     "generation/__init__.py": "",
-    "generation/test_utils.py":
-        "class GenerationTesterMixin:  # not in the sdist; see tests/test_generation.py\n    pass\n",
+    "generation/test_utils.py": (
+        "class GenerationTesterMixin:  # not in the sdist; see tests/test_generation.py\n"
+        "    pass\n"
+    ),
     "exporters/__init__.py": "",
     "exporters/test_export.py": "class ExportTesterMixin:  # not in the sdist\n    pass\n",
 }

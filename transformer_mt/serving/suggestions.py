@@ -105,8 +105,8 @@ class SuggestionStore:
         if not keys:
             return {}
         rows = self.connection().execute(
-            f"SELECT q_norm, s FROM suggestions WHERE status = 'accepted' AND source = ? AND target = ? AND q_norm "
-            f"IN ({', '.join('?' * len(keys))}) ORDER BY decided, id", (source, target, *keys)).fetchall()
+            "SELECT q_norm, s FROM suggestions WHERE status = 'accepted' AND source = ? AND target = ? "
+            f"AND q_norm IN ({', '.join('?' * len(keys))}) ORDER BY decided, id", (source, target, *keys)).fetchall()
         return {row["q_norm"]: row["s"] for row in rows}  # the newest decision last, so it wins
 
     def rows(self, status: str | None = None) -> list[dict]:

@@ -44,6 +44,11 @@ def ctranslate2_worker(spec: dict) -> dict:
     return {"tokens_per_second": sum(map(len, outputs)) / seconds, "outputs": outputs}
 
 
+def agreement(outputs: list, reference: list) -> str:
+    """How many of `outputs` equal the reference's, as "equal/total"."""
+    return f"{sum(a == b for a, b in zip(outputs, reference))}/{len(reference)}"
+
+
 def compare_with_ctranslate2(model_dir: str, sentences: list[str], batch_size: int = 16, max_new_tokens: int = 64,
                              threads: int = 1, repeats: int = 3, beam_sizes=(1, 4)) -> dict:
     """generate() vs CTranslate2 float32 and int8: each engine in its own process per repeat, interleaved."""
@@ -66,9 +71,7 @@ def compare_with_ctranslate2(model_dir: str, sentences: list[str], batch_size: i
             results["search"][search] = {
                 ("generate()" if engine == "generate()" else f"CTranslate2 {engine}"): {
                     **sample_stats([run["tokens_per_second"] for run in engine_runs]),
-                    "outputs equal to generate()":
-                        f"{sum(a == b for a, b in zip(engine_runs[0]['outputs'], reference))}"
-                                                   f"/{len(reference)}",
+                    "outputs equal to generate()": agreement(engine_runs[0]["outputs"], reference),
                 }
                 for engine, engine_runs in runs.items()
             }
