@@ -270,11 +270,20 @@ def test_the_shipped_model_trained_on_annotations_writes_an_unseen_term(engine):
 
     model = load_engine(str(REPO / "models" / "transformer-mt-en-de-broad"), engine)
     assert model.config.term_annotations
-    source = "The frobnicator could not be started."
+    # "Quirlgerät" (a whisk) is no copy of any English word and no translation of "widget" the model has seen:
+    # shown the annotation, it writes the term itself, with no step after the decode (an unseen noun's gender is
+    # not known to it: "Die Quirlgerät", where German says "das")
+    source = "The widget could not be started."
     [plain] = translate_texts(model, [source], TranslationOptions())
-    [termed] = translate_texts(model, [source], TranslationOptions(glossary={"frobnicator": "Frobnikator"}))
-    assert not term_used(plain[0][0], "Frobnikator")  # a word it has never seen as a translation
-    assert term_used(termed[0][0], "Frobnikator") and termed.flags.terms_missed == ()
+    [termed] = translate_texts(model, [source], TranslationOptions(glossary={"widget": "Quirlgerät"}))
+    assert not term_used(plain[0][0], "Quirlgerät")
+    assert termed == [("Die Quirlgerät konnte nicht gestartet werden.", None)]
+    assert termed.flags.terms_placed == termed.flags.terms_forced == termed.flags.terms_missed == ()
+    # a source word it copies instead ("Frobnicator") gets the term from the placement step, in the copy's place
+    [placed] = translate_texts(model, ["The frobnicator could not be started."], TranslationOptions(
+        glossary={"frobnicator": "Quirlgerät"}))
+    assert placed == [("Der Quirlgerät konnte nicht gestartet werden.", None)]
+    assert placed.flags.terms_placed == ("Quirlgerät",) and placed.flags.terms_missed == ()
     # a term it leaves out of every hypothesis and has no word of its own for is forced in, the placeholders kept
     [forced] = translate_texts(model, ['Failed loading theme "%s"! Trying "%s"'], TranslationOptions(
         glossary={"theme": "Thema"}))
