@@ -13,8 +13,8 @@ in modules named after what they do, each on a floor of docs/development.md's ta
    sentence's flags), `options` (`TranslationOptions`, how to translate);
 3. `bridges` (Marian, BERT, CTranslate2); 4. `training` (the Seq2SeqTrainer entry point, token batches, averaging);
 5. `engines` (the `Engine` protocol, generate() and CTranslate2, the loader, what every engine shares, word
-   alignments, pair scores); 6. `trust` (the trust step: confidence, guards, abstaining, a glossary's terms
-   followed);
+   alignments, pair scores); 6. `trust` (the trust step: confidence, guards and their re-decode, abstaining, a
+   glossary's terms followed; a subpackage by concern);
 7. `steps` (the steps around the engine: case, spans, markup alignments, then the trust step);
 8. `translation` (the batch API and the stream);
 9. `evaluation` (scores of saved models), `calibration` (a model's confidence fitted), `documents` (files in

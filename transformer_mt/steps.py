@@ -31,7 +31,7 @@ from .quality import Flags
 from .text.casing import fold_sentences, restore
 from .text.glossary import strip_annotations
 from .text.spans import TOKEN, SpanReport, mask, mask_as, protected_spans, repair_counted, span_problems, unmask
-from .trust import Decoded, annotated, calibration_of, has_offsets, judge
+from .trust import Aligner, Decoded, annotated, calibration_of, has_offsets, judge
 
 
 logger = logging.getLogger(__name__)
@@ -162,26 +162,6 @@ class TermStep:
     def after(self, sentences: list[Sentence]) -> None:
         for sentence in sentences:
             sentence.hypotheses = [(strip_annotations(text), score) for text, score in sentence.hypotheses]
-
-
-class Aligner:
-    """Word alignments of (source, translation) pairs from the engine; none for a pair the model cannot read whole
-    (a translation cut at the length bound, past a learned position table)."""
-
-    def __init__(self, engine: Engine, options: TranslationOptions):
-        self.engine, self.options = engine, options
-
-    def __call__(self, sources: list[str], targets: list[str]) -> list:
-        try:
-            return self.engine.align_pairs(sources, targets, self.options)
-        except ValueError:
-            return [self._alone(source, target) for source, target in zip(sources, targets)]
-
-    def _alone(self, source: str, target: str) -> list:
-        try:
-            return self.engine.align_pairs([source], [target], self.options)[0]
-        except ValueError:
-            return []
 
 
 _WARNED_SPANS = weakref.WeakSet()  # the engines whose missing span tokens were named once
