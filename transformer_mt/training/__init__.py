@@ -11,18 +11,18 @@ predicts and pushes as the training arguments ask, and leaves the model, the tok
 `output_dir`, loadable with `AutoModelForSeq2SeqLM`/`AutoTokenizer`, with `all_results.json` and the trainer state
 beside them.
 
-One module per question: `arguments` (the command line), `trainer` (the Trainer, its callbacks, collator and
-metrics), `preprocessing` (the data), `augmentation` (a share of the training pairs upper-cased, title-cased or with
-reserved span tokens), `checks` (what a run checks before it writes anything), `run` (the steps of a run), `ema`
-(the moving average of the weights), `outputs` (what a run leaves behind), `suggestion_data` (a fine-tune on
-accepted suggestions: some held out, the rest mixed with replayed original data).
+One module per question: `arguments` (the command line, its setup and model flags), `data_arguments` (the data a
+run reads and the training-time transforms), `trainer` (the Trainer, its callbacks, collator and metrics),
+`preprocessing` (the data), `batching` (token-sized batches, the padding multiple), `augmentation` (a share of the
+training pairs upper-cased, title-cased or with reserved span tokens), `checks` (what a run checks before it writes
+anything), `run` (the steps of a run), `ema` (the moving average of the weights), `outputs` (what a run leaves
+behind), `suggestion_data` (a fine-tune on accepted suggestions: some held out, the rest mixed with replayed original
+data).
 """
 
 from ..checkpoints import RESUMABLE_FIELDS
 from .arguments import (
     DEFAULT_VOCAB_SIZE,
-    PAD_TO_MULTIPLE_OF,
-    DataArguments,
     ModelArguments,
     SetupArguments,
     argument_parser,
@@ -30,7 +30,9 @@ from .arguments import (
     config_overrides,
     parse_args,
 )
+from .batching import PAD_TO_MULTIPLE_OF
 from .checks import check_launch, check_resume_flags, check_run
+from .data_arguments import DataArguments
 from .outputs import average_at_end, load_weights, write_test_predictions, write_training_info
 from .preprocessing import check_splits, encode_pairs, limit_samples, load_splits, preprocess
 from .run import (

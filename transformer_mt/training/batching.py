@@ -14,6 +14,9 @@ import torch
 from torch.utils.data import Sampler
 
 
+PAD_TO_MULTIPLE_OF = 8  # batches are padded to a multiple of 8 tokens (tensor-core and vector friendly)
+
+
 def padded(length: int, multiple: int) -> int:
     """`length` rounded up to a multiple of `multiple`, as the collator pads it."""
     return -(-length // multiple) * multiple

@@ -9,7 +9,8 @@ from transformers import AutoConfig, AutoTokenizer, Seq2SeqTrainingArguments
 from ..checkpoints import RESUMABLE_FIELDS, check_output_dir, resolve_checkpoint
 from ..configuration import TransformerMTConfig
 from ..tokenization import tokenizer_type_of
-from .arguments import DEFAULT_VOCAB_SIZE, DataArguments, SetupArguments, config_overrides
+from .arguments import DEFAULT_VOCAB_SIZE, SetupArguments, config_overrides
+from .data_arguments import DataArguments
 from .ema import check_resume as check_ema_resume
 from .trainer import VocabularyRequest
 

@@ -10,8 +10,9 @@ import numpy as np
 
 from ..data import data_sources, dataset_card_data
 from ..hub import push_to_hub
-from .arguments import DataArguments, SetupArguments
+from .arguments import SetupArguments
 from .averaging import average_weights, newest_complete
+from .data_arguments import DataArguments
 
 
 logger = logging.getLogger(__name__)

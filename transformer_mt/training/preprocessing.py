@@ -9,8 +9,9 @@ from ..data import add_joined_pairs, load_parallel_data
 from ..tags import language_token
 from ..text.glossary import mine_terms, read_glossary
 from ..tokenization import target_side
-from .arguments import DataArguments, SetupArguments
+from .arguments import SetupArguments
 from .augmentation import augment, side_constraints
+from .data_arguments import DataArguments
 from .suggestion_data import suggestion_splits
 
 
@@ -128,6 +129,50 @@ def training_terms(dataset, data_args: DataArguments, output_dir: str):
     return terms
 
 
+def transform_training_split(dataset, tokenizer, data_args: DataArguments, training_args, report: dict):
+    """The training split with joined pairs added, then a share augmented, then side constraints (formality tags,
+    contexts) drawn; what each did goes into `report`."""
+    language_column, contexts = data_args.target_lang_column, context_column(data_args)
+    # a joined target must leave room for its language token, which the check below does not add
+    limits = dataclasses.replace(data_args, max_target_length=data_args.max_target_length - 1) \
+        if language_column else data_args
+
+    def fits(sources, targets):
+        return [not long for long in encode_pairs(tokenizer, sources, targets, limits)["long"]]
+
+    if data_args.joined_pairs_share:
+        dataset, report["joined_pairs"] = add_joined_pairs(
+            dataset, data_args.source_lang, data_args.target_lang, data_args.joined_pairs_share,
+            data_seed(training_args), fits, same=language_column,
+            blank=[contexts] if contexts in dataset.column_names else [])
+    if any(augmentation_shares(data_args).values()):
+        dataset, report["augmented_pairs"] = augment(
+            dataset, data_args.source_lang, data_args.target_lang, augmentation_shares(data_args),
+            data_seed(training_args), training_terms(dataset, data_args, training_args.output_dir))
+    if data_args.formality_share or contexts:
+        dataset, report["side_constraints"] = side_constraints(
+            dataset, data_args.source_lang, data_args.target_lang, data_args.formality_share,
+            context_column_of(dataset, data_args), data_args.context_share, data_seed(training_args))
+    return dataset
+
+
+def handle_long_pairs(tokenized, data_args: DataArguments, report: dict):
+    """The tokenized training split with its long pairs dropped (--long_pairs drop; truncate cut them already),
+    counted in `report` and logged."""
+    long = sum(tokenized["long"])
+    report["long_pairs"] = {"policy": data_args.long_pairs, "pairs": long,
+                            "max_source_length": data_args.max_source_length,
+                            "max_target_length": data_args.max_target_length}
+    if data_args.long_pairs == "drop" and long:
+        tokenized = tokenized.filter(lambda batch: [not x for x in batch["long"]], batched=True,
+                                     desc="Dropping long pairs")
+    if long:
+        done = "dropped" if data_args.long_pairs == "drop" else "truncated"
+        logger.warning(f"{long} training pair(s) longer than --max_source_length {data_args.max_source_length} or "
+                       f"--max_target_length {data_args.max_target_length} {done} (--long_pairs).")
+    return tokenized
+
+
 def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, keep_training_text: bool = False):
     """Tokenize every split once; return the tokenized splits and what was done to the training split (`{"long_pairs":
     dropped or truncated, "joined_pairs": added, "augmented_pairs": changed by each augmentation}`; the joined pairs
@@ -141,47 +186,17 @@ def preprocess(datasets, tokenizer, data_args: DataArguments, training_args, kee
                             batch[language_column] if language_column else None,
                             batch[contexts] if contexts and contexts in batch else None)
 
-    # a joined target must leave room for its language token, which the check below does not add
-    limits = dataclasses.replace(data_args, max_target_length=data_args.max_target_length - 1) \
-        if language_column else data_args
-
-    def fits(sources, targets):
-        return [not long for long in encode_pairs(tokenizer, sources, targets, limits)["long"]]
-
     tokenized, report = {}, {}
     with training_args.main_process_first(desc="tokenization"):
         for split, dataset in datasets.items():
-            if split == "train" and data_args.joined_pairs_share:
-                dataset, report["joined_pairs"] = add_joined_pairs(
-                    dataset, data_args.source_lang, data_args.target_lang, data_args.joined_pairs_share,
-                    data_seed(training_args), fits, same=language_column,
-                    blank=[contexts] if contexts in dataset.column_names else [])
-            if split == "train" and any(augmentation_shares(data_args).values()):
-                dataset, report["augmented_pairs"] = augment(
-                    dataset, data_args.source_lang, data_args.target_lang, augmentation_shares(data_args),
-                    data_seed(training_args), training_terms(dataset, data_args, training_args.output_dir))
-            if split == "train" and (data_args.formality_share or contexts):
-                dataset, report["side_constraints"] = side_constraints(
-                    dataset, data_args.source_lang, data_args.target_lang, data_args.formality_share,
-                    context_column_of(dataset, data_args), data_args.context_share, data_seed(training_args))
+            if split == "train":
+                dataset = transform_training_split(dataset, tokenizer, data_args, training_args, report)
             kept = (data_args.source_lang, data_args.target_lang) if keep_training_text and split == "train" else ()
             tokenized[split] = dataset.map(
                 tokenize, batched=True, remove_columns=[name for name in dataset.column_names if name not in kept],
                 desc=f"Tokenizing {split}"
             )
             if split == "train":
-                long = sum(tokenized[split]["long"])
-                report["long_pairs"] = {"policy": data_args.long_pairs, "pairs": long,
-                                        "max_source_length": data_args.max_source_length,
-                                        "max_target_length": data_args.max_target_length}
-                if data_args.long_pairs == "drop" and long:
-                    tokenized[split] = tokenized[split].filter(lambda batch: [not x for x in batch["long"]],
-                                                               batched=True, desc="Dropping long pairs")
-                if long:
-                    done = "dropped" if data_args.long_pairs == "drop" else "truncated"
-                    logger.warning(f"{long} training pair(s) longer than --max_source_length "
-                                   f"{data_args.max_source_length} or --max_target_length "
-                                   f"{data_args.max_target_length} {done} (--long_pairs).")
+                tokenized[split] = handle_long_pairs(tokenized[split], data_args, report)
             tokenized[split] = tokenized[split].remove_columns("long")
     return tokenized, report
-

@@ -32,7 +32,8 @@ from ..modeling import TransformerMTForConditionalGeneration
 from ..tags import add_special_tokens, fit_model_to_tokenizer, language_token
 from ..text.formality import TAGS as FORMALITY_TAGS
 from ..tokenization import target_side, tokenizer_fingerprint, tokenizer_type_of, train_tokenizer
-from .arguments import DEFAULT_VOCAB_SIZE, PAD_TO_MULTIPLE_OF, DataArguments, SetupArguments, config_overrides
+from .arguments import DEFAULT_VOCAB_SIZE, DataArguments, SetupArguments, config_overrides
+from .batching import PAD_TO_MULTIPLE_OF
 from .checks import check_run, vocabulary_request
 from .outputs import average_at_end, push_run, write_test_predictions, write_training_info
 from .preprocessing import load_splits, preprocess

@@ -20,8 +20,8 @@ from ..constraints import ForcedFirstTokens
 from ..metrics import load_translation_metric
 from ..modeling.modeling_transformer_mt import seq2seq_loss
 from ..tokenization import target_side
-from .arguments import PAD_TO_MULTIPLE_OF, DataArguments
-from .batching import TokenBatchSampler
+from .batching import PAD_TO_MULTIPLE_OF, TokenBatchSampler
+from .data_arguments import DataArguments
 from .ema import WeightEMA
 from .preprocessing import encode_pairs
 
