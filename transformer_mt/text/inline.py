@@ -8,14 +8,14 @@ the text the engine translated, its inline elements as `Inline` spans over it, t
 (`hints`); `place` answers where each element goes in the translation (`markup.nest` turns that into a tree).
 Element by element in document order, so that a parent is placed before what it holds:
 
-- `wrap` (`<a>`, `<b>`, `<kbd>`, XLIFF `<g>`), within its parent's placement and outside what its earlier
-  siblings took, the first of: its text as it was, where the translation kept it (a path, a name; reserved for it
-  against the others' alignments); its own translation, or words that much alike (difflib, `HINT_SIMILARITY`);
-  the same part of one word cut alike ("<kbd>Ctrl</kbd>+<kbd>C</kbd>" in "Strg+C", "H<sub>2</sub>O"); the
-  longest run of the words aligned to its words. Punctuation at the edges stays outside unless the element held
-  it ("<a>partitions</a>." gives "<a>Partitionen</a>."). A UI label ("Copy List", capitalised) that the sentence
-  left untranslated, or placed only by the alignment, takes its own translation in those words' place: labels are
-  what a small model translates best alone (the markup study: docs/results/markup/).
+- `wrap` (`<a>`, `<b>`, `<kbd>`, XLIFF `<g>`), within its parent's placement and outside what its earlier siblings
+  took, the first of (`text.wrapping`): its text as it was, where the translation kept it (a path, a name; reserved
+  for it against the others' alignments); its own translation, or words that much alike (difflib, `HINT_SIMILARITY`);
+  the same part of one word cut alike ("<kbd>Ctrl</kbd>+<kbd>C</kbd>" in "Strg+C", "H<sub>2</sub>O"); the longest run
+  of the words aligned to its words. Punctuation at the edges stays outside unless the element held it
+  ("<a>partitions</a>." gives "<a>Partitionen</a>."). A UI label ("Copy List", capitalised) that the sentence left
+  untranslated, or placed only by the alignment, takes its own translation in those words' place: labels are what a
+  small model translates best alone (the markup study: docs/results/markup/).
 - `verbatim` (`<code>`, a Mastodon hashtag, `translate="no"`, XLIFF `<x/>`, `<ph>`): the engine saw a placeholder
   `token` in its place and the element goes where the translation holds that token.
 - `point` (a void element, `<img>`, a comment): after the translation of the source word before it.
@@ -28,12 +28,12 @@ and children stay inside their parent, so the tree is always well-formed.
 """
 
 import dataclasses
-import difflib
 import re
+
+from .wrapping import EDGE_PUNCTUATION, copied, wrap
 
 
 WRAP, VERBATIM, POINT = "wrap", "verbatim", "point"
-EDGE_PUNCTUATION = ".,;:!?\"'()[]«»„“”‚‘’…"  # kept outside a placed element unless the element held it there
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,7 +71,7 @@ def words(text: str) -> list[tuple[int, int]]:
 def place(source: str, elements: list[Inline], translation: str, alignment: list[tuple[int, int]],
           hints: list[str | None] | None = None) -> Placement:
     """Each of `elements` (over `source`, parents before children) placed in `translation` by `alignment`, and
-    by `hints` where given: each element's own text translated on its own (see `_wrap`)."""
+    by `hints` where given: each element's own text translated on its own (see `wrapping.wrap`)."""
     source_words, target_words = words(source), words(translation)
     targets_of: dict[int, set[int]] = {}
     for i, j in alignment:
@@ -81,7 +81,7 @@ def place(source: str, elements: list[Inline], translation: str, alignment: list
     spans: list[tuple[int, int] | None] = []
     fallback, settled = [], set()
     taken: dict[int | None, list[tuple[int, int]]] = {}  # per parent: the characters its placed children hold
-    copies = {k: _copied(translation, source[e.start : e.end], (0, len(translation)), [], [])
+    copies = {k: copied(translation, source[e.start : e.end], (0, len(translation)), [], [])
               for k, e in enumerate(elements) if e.kind == WRAP}  # kept as they were: reserved for their element
     token_from = 0
     for k, element in enumerate(elements):
@@ -104,8 +104,8 @@ def place(source: str, elements: list[Inline], translation: str, alignment: list
                               if target_words[j][0] < bounds[1] and target_words[j][1] > bounds[0]})
             others = siblings + [copy for other, copy in copies.items() if copy and other != k]
             clipped = [(max(target_words[j][0], bounds[0]), min(target_words[j][1], bounds[1])) for j in aligned]
-            span, kept = _wrap(source, element, translation, source_words, clipped, target_words, bounds, siblings,
-                               others, hints[k])
+            span, kept = wrap(source, (element.start, element.end), translation, source_words, clipped,
+                              target_words, bounds, siblings, others, hints[k])
             if kept:
                 settled.add(k)
         if span is not None:
@@ -117,13 +117,20 @@ def place(source: str, elements: list[Inline], translation: str, alignment: list
         spans.append((point, point))
         fallback.append(element.kind != POINT)
     _keep_source_order(elements, spans, fallback)
+    swaps = _swaps(source, elements, spans, fallback, settled, hints)
+    translation, spans = _swap_in(translation, spans, swaps, elements)
+    return Placement(spans, fallback, translation)
+
+
+def _swaps(source: str, elements: list[Inline], spans: list, fallback: list[bool], settled: set[int],
+           hints: list[str | None]) -> dict[int, str]:
+    """What takes the place of an element's words or point: its own translation, for a label or a name whose words
+    are not settled (`_label_or_name`), and a lost token, written back (and counted as a fallback)."""
     swaps = {k: hints[k] for k in _outermost_of_same_text(elements, source)
              if hints[k] and spans[k] is not None and k not in settled
              and _label_or_name(source[elements[k].start : elements[k].end], hints[k])}
-    swaps.update({k: element.token for k, element in enumerate(elements)  # a lost token: written back, counted
-                  if element.kind == VERBATIM and fallback[k]})
-    translation, spans = _swap_in(translation, spans, swaps, elements)
-    return Placement(spans, fallback, translation)
+    swaps.update({k: element.token for k, element in enumerate(elements) if element.kind == VERBATIM and fallback[k]})
+    return swaps
 
 
 def _keep_source_order(elements: list[Inline], spans: list, fallback: list[bool]) -> None:
@@ -143,32 +150,6 @@ def _keep_source_order(elements: list[Inline], spans: list, fallback: list[bool]
             point = max(point, before) if before is not None else point
         point = next((spans[j][1] for j in placed if spans[j][0] < point < spans[j][1]), point)
         spans[k] = (point, point)
-
-
-def _wrap(source, element: Inline, translation: str, source_words, aligned: list[tuple[int, int]], target_words,
-          bounds, siblings, others, hint: str | None) -> tuple[tuple[int, int] | None, bool]:
-    """A wrapping element's span in the translation, and whether its words are settled (else its own text's
-    translation, `hint`, may take their place). Tried in order: its text kept as it was (a path, a name: settled
-    when the hint keeps it too); words like the hint; the same part of a word ("<kbd>Ctrl</kbd>+C"); the longest
-    run of aligned words (as the alignment gives them; the hint may replace them)."""
-    held = source[element.start : element.end]
-    span = _copied(translation, held, bounds, siblings, aligned)
-    if span is not None:
-        return span, hint is None or difflib.SequenceMatcher(None, hint.strip(), held.strip()).ratio() >= 0.9
-    if hint:
-        span = _copied(translation, hint, bounds, others, aligned)
-        if span is not None:
-            return span, True
-        span = _like_hint(translation, target_words, aligned, bounds, others, hint, held)
-        if span is not None:  # alike: a label there takes its own translation's exact words
-            return span, False
-    covered = [word for word in source_words if word[0] < element.end and word[1] > element.start]
-    if len(covered) == 1:
-        span = _within_word(source, covered[0], element, translation, target_words, aligned, bounds, others)
-        if span is not None:
-            return span, True
-    run = _longest_free_run(aligned, others)
-    return (None if run is None else _trim(translation, *run, held)), False
 
 
 def _label(text: str) -> bool:
@@ -255,112 +236,6 @@ def _swap_in(translation: str, spans: list, hints: dict[int, str], elements: lis
 
 def _bounds(spans, parent: int | None, length: int) -> tuple[int, int]:
     return (0, length) if parent is None else spans[parent]
-
-
-def _longest_free_run(aligned: list[tuple[int, int]], taken: list[tuple[int, int]]) -> tuple[int, int] | None:
-    """The characters from the first to the last of the longest run of `aligned` words (character spans, in
-    order) that no `taken` span overlaps or interrupts."""
-    runs: list[list[tuple[int, int]]] = []
-    for start, end in aligned:
-        if any(first < end and last > start for first, last in taken):
-            continue
-        if runs and not any(runs[-1][-1][1] <= first < start for first, _ in taken):
-            runs[-1].append((start, end))
-        else:
-            runs.append([(start, end)])
-    if not runs:
-        return None
-    best = max(runs, key=len)  # the first of the longest
-    return best[0][0], best[-1][1]
-
-
-def _copied(translation: str, held: str, bounds, taken, aligned: list[tuple[int, int]]) -> tuple[int, int] | None:
-    """Where the translation holds the element's text as it was (a path, a number, a name the model kept), as
-    whole words, free, within `bounds`: the occurrence that overlaps an aligned word first, else the first."""
-    held = held.strip(EDGE_PUNCTUATION + " ")
-    if not held:
-        return None
-    found = [match.span() for match in re.finditer(rf"(?<!\w){re.escape(held)}(?!\w)", translation)
-             if bounds[0] <= match.start() and match.end() <= bounds[1]
-             and not any(first < match.end() and last > match.start() for first, last in taken)]
-    aligned_first = sorted(found, key=lambda span: not any(a < span[1] and b > span[0] for a, b in aligned))
-    return aligned_first[0] if aligned_first else None
-
-
-HINT_SIMILARITY = 0.9  # difflib's ratio of a candidate run of words to the hint, at least
-PIECE = re.compile(r"[^\W\d_]+|\d+|\W|_")  # letters, digits, one other character: "H2O" is H, 2, O
-
-
-def _like_hint(translation: str, target_words, aligned: list[tuple[int, int]], bounds, taken, hint: str,
-               held: str) -> tuple[int, int] | None:
-    """The run of free words in `bounds` most like `hint` (difflib's ratio, lower-cased, edge punctuation aside),
-    the share of its words that the alignment gives the element breaking ties and near-ties; None when no run is
-    `HINT_SIMILARITY` alike."""
-    hint = hint.strip(EDGE_PUNCTUATION + " ").lower()
-    free = [j for j, (start, end) in enumerate(target_words) if bounds[0] <= start and end <= bounds[1]
-            and not any(first < end and last > start for first, last in taken)]
-    longest = len(hint.split()) + 2
-    best, best_score = None, HINT_SIMILARITY
-    for k, first in enumerate(free):
-        for last in free[k : k + longest]:
-            if last - first != free.index(last) - k:  # a taken word between
-                break
-            span = _trim(translation, target_words[first][0], target_words[last][1], held)
-            similarity = difflib.SequenceMatcher(None, translation[span[0] : span[1]].lower(), hint).ratio()
-            share = sum(target_words[j] in aligned for j in range(first, last + 1)) / (last - first + 1)
-            if similarity >= HINT_SIMILARITY and similarity + 0.3 * share > best_score:
-                best, best_score = span, similarity + 0.3 * share
-    return best
-
-
-def _within_word(source: str, word: tuple[int, int], element: Inline, translation: str, target_words,
-                 aligned: list[tuple[int, int]], bounds, taken: list[tuple[int, int]]) -> tuple[int, int] | None:
-    """For an element that holds part of one source word ("<kbd>Ctrl</kbd>+<kbd>C</kbd>", "x<sub>2</sub>"), the
-    same part of a translation word cut alike: the same word kept as it was first, else an aligned word cut by the
-    same punctuation ("Strg+C"); for part of one run of letters ("x<sub>i</sub>"), the same characters of the same
-    word kept as it was, and no other. None when no such word is free."""
-    trimmed = _trim(source, *word, "")
-    if element.start <= trimmed[0] and element.end >= trimmed[1]:  # the whole word but its punctuation
-        return None
-    same = [span for span in target_words if bounds[0] <= span[0] and span[1] <= bounds[1]
-            and translation[slice(*_trim(translation, *span, ""))] == source[slice(*_trim(source, *word, ""))]]
-    aligned = same + aligned
-    word = _trim(source, *word, "")
-    pieces = [match.span() for match in re.finditer(PIECE, source[word[0] : word[1]])]
-    held = [k for k, (start, end) in enumerate(pieces)
-            if word[0] + start < element.end and word[0] + end > element.start]
-    if any(word[0] + pieces[k][0] < element.start or word[0] + pieces[k][1] > element.end for k in held):
-        # part of one run of letters ("x<sub>i</sub>"): the same characters of the same word kept as it was
-        for target_start, target_end in same:
-            start = _trim(translation, target_start, target_end, "")[0] + element.start - word[0]
-            span = (start, start + element.end - element.start)
-            if not any(first < span[1] and last > span[0] for first, last in taken):
-                return span
-        return None
-    for target_start, target_end in aligned:
-        target_start, target_end = _trim(translation, target_start, target_end, "")
-        target_pieces = [match.span() for match in re.finditer(PIECE, translation[target_start:target_end])]
-        if len(target_pieces) != len(pieces) or not held or any(
-                not source[word[0] + a : word[0] + b].isalnum()
-                and source[word[0] + a : word[0] + b] != translation[target_start + c : target_start + d]
-                for (a, b), (c, d) in zip(pieces, target_pieces)):
-            continue
-        span = (target_start + target_pieces[held[0]][0], target_start + target_pieces[held[-1]][1])
-        if not any(first < span[1] and last > span[0] for first, last in taken):
-            return span
-    return None
-
-
-def _trim(translation: str, start: int, end: int, held: str) -> tuple[int, int]:
-    """`start:end` without the edge punctuation the element did not hold at that edge (never empty)."""
-    first, last = start, end
-    if not held[:1] or held[0] not in EDGE_PUNCTUATION:
-        while first < last and translation[first] in EDGE_PUNCTUATION:
-            first += 1
-    if not held[-1:] or held[-1] not in EDGE_PUNCTUATION:
-        while last > first and translation[last - 1] in EDGE_PUNCTUATION:
-            last -= 1
-    return (first, last) if first < last else (start, end)
 
 
 def _point(source: str, position: int, source_words, targets_of, target_words, bounds: tuple[int, int],
