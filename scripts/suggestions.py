@@ -15,7 +15,7 @@ data is laid out. Filters, storage and the memory: docs/serving.md, "Suggestions
 import argparse
 
 from transformer_mt.commands.cli import command
-from transformer_mt.serving.suggestions import DEFAULT_DB, STATUSES, administer
+from transformer_mt.serving.suggestion_store import DEFAULT_DB, STATUSES, administer
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -28,7 +28,8 @@ from transformer_mt.commands import serve as command  # noqa: E402
 from transformer_mt.options import TranslationOptions  # noqa: E402
 from transformer_mt.serving import Limits, ServedModel, create_app, shared  # noqa: E402
 from transformer_mt.serving.fields import RequestError  # noqa: E402
-from transformer_mt.serving.suggestions import Suggestions, SuggestionStore  # noqa: E402
+from transformer_mt.serving.suggestion_store import SuggestionStore  # noqa: E402
+from transformer_mt.serving.suggestions import Suggestions  # noqa: E402
 
 
 FIELDS = {"q": "Open the file.", "source": "en", "target": "de"}

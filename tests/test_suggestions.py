@@ -24,7 +24,8 @@ from fastapi.testclient import TestClient  # noqa: E402
 from transformer_mt.scripts.suggestions import main as suggestions_command  # noqa: E402
 from transformer_mt.serving import Limits, ServedModel, create_app  # noqa: E402
 from transformer_mt.serving.suggestion_filter import judge_suggestion  # noqa: E402
-from transformer_mt.serving.suggestions import Suggestions, SuggestionStore, normalise  # noqa: E402
+from transformer_mt.serving.suggestion_store import SuggestionStore, normalise  # noqa: E402
+from transformer_mt.serving.suggestions import Suggestions  # noqa: E402
 
 from .test_serving import FakeEngine, free_port  # noqa: E402
 
