@@ -11,7 +11,8 @@ from ..engines import add_engine_arguments, engine_settings, load_engine
 from ..serving.languages import warm_up
 from ..serving.limits import Limits
 from ..serving.reload import POLL_SECONDS, watch
-from ..serving.suggestions import DEFAULT_DB, MODES, suggestions_of
+from ..serving.suggestion_store import DEFAULT_DB
+from ..serving.suggestions import MODES, suggestions_of
 from ..serving.uploads import DEFAULT_DIRECTORY, DEFAULT_EXPIRY_MINUTES, FileStore
 from ..tags import model_target_languages
 
@@ -23,6 +24,21 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1", help="Address to listen on (default: loopback only).")
     parser.add_argument("--port", type=int, default=5000, help="LibreTranslate's default port, 5000.")
     add_engine_arguments(parser, export=False)  # one export per --model would need a flag per model
+    add_limit_arguments(parser)
+    add_file_arguments(parser)
+    add_suggestion_arguments(parser)
+    parser.add_argument("--watch_seconds", type=float, default=POLL_SECONDS,
+                        help="Every this many seconds each process looks whether a MODEL directory (a symlink "
+                             "transformer-mt-promote switches) holds other weights, and swaps them in without "
+                             "dropping a request (serving.reload; default %(default)s; 0: never).")
+    args = parser.parse_args(argv)
+    check_args(parser, args)
+    return args
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """What a request may ask, how requests are batched and shared between processes (`Limits`' defaults), and
+    the confidence below which a sentence is answered with its source."""
     parser.add_argument("--char_limit", type=int, default=Limits.char_limit, help="Characters per request (all of q).")
     parser.add_argument("--batch_limit", type=int, default=Limits.batch_limit, help="Texts per request when q is a "
                         "list.")
@@ -43,6 +59,10 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("--min_confidence", type=float,
                         help="Answer a sentence whose calibrated confidence is below this with its source, flagged "
                              "(a request's min_confidence field overrides it; the models need a calibration.json).")
+
+
+def add_file_arguments(parser: argparse.ArgumentParser) -> None:
+    """/translate_file: its limits, where translated files wait, and the switch that turns it off."""
     parser.add_argument("--file_size_limit", type=int, default=Limits.file_size_limit,
                         help="Bytes per /translate_file upload.")
     parser.add_argument("--file_char_limit", type=int, default=Limits.file_char_limit,
@@ -54,6 +74,10 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
                         help="A translated file never downloaded is deleted after this (a download deletes it).")
     parser.add_argument("--disable_files_translation", action="store_true",
                         help="Answer /translate_file with 403 (LibreTranslate's flag).")
+
+
+def add_suggestion_arguments(parser: argparse.ArgumentParser) -> None:
+    """/suggest and the translation memory: the mode and the store."""
     parser.add_argument("--suggestions", nargs="?", const="review", choices=MODES,
                         help="Take /suggest (off without it): review (the default when given) keeps each for an admin "
                              "(transformer-mt-suggestions); accept takes those that pass the filters at once (needs "
@@ -61,11 +85,10 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("--suggestions_db", default=DEFAULT_DB, metavar="PATH",
                         help="The SQLite file of suggestions, shared by every process given it (default: "
                              "%(default)s in the working directory).")
-    parser.add_argument("--watch_seconds", type=float, default=POLL_SECONDS,
-                        help="Every this many seconds each process looks whether a MODEL directory (a symlink "
-                             "transformer-mt-promote switches) holds other weights, and swaps them in without "
-                             "dropping a request (serving.reload; default %(default)s; 0: never).")
-    args = parser.parse_args(argv)
+
+
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A parser error (exit 2) for a value of `args` that cannot work."""
     if args.min_confidence is not None and not 0 <= args.min_confidence <= 1:
         parser.error(f"--min_confidence is a probability in [0, 1], got {args.min_confidence}")
     try:
@@ -88,7 +111,6 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     if args.suggestions == "accept" and not args.api_keys:
         parser.error("--suggestions accept needs --api_keys: suggestions taken without review must come from known "
                      "clients (or use --suggestions review)")
-    return args
 
 
 def read_api_keys(path: str) -> frozenset[str]:

@@ -205,28 +205,11 @@ class Service:
         return {"status": "ok"}
 
 
-def create_app(models: list[ServedModel], limits: Limits | None = None, files: FileStore | None = None,
-               redis: str | None = None, suggestions: Suggestions | None = None):
-    """The FastAPI application serving `models` (one per language direction) under `limits` (batching included):
-    LibreTranslate's routes over a `Service`, its errors as `{"error": ...}`, CORS on every answer; `files` keeps
-    translated files for their download (None: /translate_file is off); `redis`: the URL of the Redis that several
-    processes share limits and cache through (`serving.shared`; None: this process's own); `suggestions`: /suggest
-    and the translation memory (`serving.suggestions`; None: off)."""
-    from fastapi import FastAPI, Request
-    from fastapi.middleware.cors import CORSMiddleware
-    from fastapi.responses import HTMLResponse, JSONResponse, Response
+def add_error_handlers(app) -> None:
+    """Every error answered as `{"error": ...}`: a refused request with its status (a 503 with Retry-After), an
+    unknown route or method, and anything else as a 500 whose detail goes to the log."""
+    from fastapi.responses import JSONResponse
     from starlette.exceptions import HTTPException as StarletteHTTPException
-
-    service = Service(models, limits or Limits(), files, redis, suggestions)
-
-    async def lifespan(app):
-        service.batcher.start()
-        yield
-        await service.batcher.stop()
-
-    app = FastAPI(title="transformer-mt", lifespan=lifespan)
-    app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["*"], allow_headers=["*"])
-    app.state.service, app.state.models = service, models
 
     @app.exception_handler(RequestError)
     async def request_error(request, error: RequestError):
@@ -245,6 +228,31 @@ def create_app(models: list[ServedModel], limits: Limits | None = None, files: F
         logger.exception("error answering %s %s", request.method, request.url.path)
         return JSONResponse({"error": f"Internal server error ({type(error).__name__})"}, status_code=500,
                             headers={"Access-Control-Allow-Origin": "*"})
+
+
+def create_app(models: list[ServedModel], limits: Limits | None = None, files: FileStore | None = None,
+               redis: str | None = None, suggestions: Suggestions | None = None):
+    """The FastAPI application serving `models` (one per language direction) under `limits` (batching included):
+    LibreTranslate's routes over a `Service`, its errors as `{"error": ...}`, CORS on every answer; `files` keeps
+    translated files for their download (None: /translate_file is off); `redis`: the URL of the Redis that several
+    processes share limits and cache through (`serving.shared`; None: this process's own); `suggestions`: /suggest
+    and the translation memory (`serving.suggestions`; None: off)."""
+    from fastapi import FastAPI, Request
+    from fastapi.middleware.cors import CORSMiddleware
+    from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+    service = Service(models, limits or Limits(), files, redis, suggestions)
+
+    async def lifespan(app):
+        service.batcher.start()
+        yield
+        await service.batcher.stop()
+
+    app = FastAPI(title="transformer-mt", lifespan=lifespan)
+    app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["*"], allow_headers=["*"])
+    app.state.service, app.state.models = service, models
+
+    add_error_handlers(app)
 
     # answers are JSONResponse at once: plain dicts and lists of strings need none of FastAPI's encoding pass
     @app.post("/translate")
