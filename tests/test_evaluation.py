@@ -35,6 +35,17 @@ def test_bootstrap_adds_a_confidence_interval_and_says_so():
         score(HYPOTHESES, REFERENCES[:2])
 
 
+def test_bootstrap_results_of_every_metric_are_written_as_json(tmp_path):
+    """chrF's bootstrap mean and interval are numpy float32, which `--output` could not write (issue 51)."""
+    import json
+
+    from transformer_mt.commands.score import write_results
+
+    results = score(HYPOTHESES * 10, REFERENCES * 10, metrics=("bleu", "chrf", "ter"), bootstrap=20)
+    write_results(results, str(tmp_path / "scores.json"))
+    assert json.loads((tmp_path / "scores.json").read_text(encoding="utf-8")) == results
+
+
 def test_a_file_of_hypotheses_is_scored_against_the_split(tmp_path):
     from transformer_mt.data import load_parallel_data
 

@@ -11,7 +11,6 @@ scripts/score.py is the command (not scripts/evaluate.py: run as a file, it woul
 """
 
 import dataclasses
-import json
 import os
 from collections.abc import Callable
 
@@ -64,7 +63,7 @@ def score(hypotheses: list[str], references: list[str], metrics=METRICS, bootstr
         result = metric.corpus_score(hypotheses, streams, n_bootstrap=bootstrap or 1)
         entry = {"score": round(result.score, 2), "signature": str(metric.get_signature())}
         if bootstrap:
-            entry.update(mean=round(result._mean, 2), ci95=round(result._ci, 2))
+            entry.update(mean=round(float(result._mean), 2), ci95=round(float(result._ci), 2))  # chrF: float32
         results[name] = entry
     return results
 
@@ -264,40 +263,6 @@ def compare_systems(systems: dict[str, list[str]], references: list[str], metric
 _SACREBLEU_NAMES = {"bleu": "BLEU", "chrf": "chrF2", "chrf++": "chrF2++", "ter": "TER"}
 
 
-def comparison_lines(compared: dict) -> str:
-    """A table as sacreBLEU prints its paired tests: one row per system, the p-value against the baseline."""
-    lines = [f"{compared['test']} ({compared['samples']} samples), baseline {compared['baseline']}:"]
-    for name, metric in compared["metrics"].items():
-        lines.append(f"{name}: {metric['signature']}")
-        for system, entry in metric["systems"].items():
-            interval = f" (μ = {entry['mean']} ± {entry['ci95']})" if "ci95" in entry else ""
-            p_value = "" if entry["p_value"] is None else f"  p = {entry['p_value']:.4f}" + (
-                " *" if entry["p_value"] < 0.05 else "")
-            lines.append(f"  {system}: {entry['score']}{interval}{p_value}")
-    return "\n".join(lines)
-
-
-def signature_line(results: dict) -> str:
-    """One line per metric as papers print them: `BLEU 23.31 (nrefs:1|...)`; then, scored by a column, one line
-    per value: `origin=ddtp (1,500 pairs): BLEU 15.20, chrF 40.10`."""
-    names = {"bleu": "BLEU", "chrf": "chrF", "chrf++": "chrF++", "ter": "TER"}
-    lines = []
-    for name, entry in results["scores"].items():
-        interval = f" (mean {entry['mean']} ± {entry['ci95']})" if "ci95" in entry else ""
-        lines.append(f"{names[name]} {entry['score']}{interval}  {entry['signature']}")
-    for key, groups in results.items():
-        if key.startswith("by_"):
-            for value, group in groups.items():
-                scores = ", ".join(f"{names[name]} {entry['score']:.2f}" for name, entry in group["scores"].items())
-                lines.append(f"{key[3:]}={value} ({group['pairs']:,} pairs): {scores}")
-    return "\n".join(lines)
-
-
-def write_results(results: dict, path: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(results, f, indent=2, ensure_ascii=False)
-
-
-__all__ = ["METRICS", "TOKENIZERS", "ScoreSettings", "compare_systems", "comparison_lines", "evaluate_split",
-           "read_references", "score", "score_saved", "score_sets", "scored_pairs", "segment_scores",
-           "signature_line", "split_pairs", "system_hypotheses", "translate_with", "translator", "write_results"]
+__all__ = ["METRICS", "TOKENIZERS", "ScoreSettings", "compare_systems", "evaluate_split", "read_references", "score",
+           "score_saved", "score_sets", "scored_pairs", "segment_scores", "split_pairs", "system_hypotheses",
+           "translate_with", "translator"]
