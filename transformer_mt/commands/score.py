@@ -1,10 +1,12 @@
 """The score command (scripts/score.py) as named steps: its flags (`parse_args`, which builds the
 `evaluation.ScoreSettings` they give once, `score_settings`), and its modes (`run`): one system scored on a split,
 systems compared with a paired test (`compare`), a model's confidence fitted (`calibrate`), given pairs scored
-(`score_given_pairs`). Scoring itself is `transformer_mt.evaluation`'s."""
+(`score_given_pairs`); and how results are printed (`signature_line`, `comparison_lines`) and written
+(`write_results`). Scoring itself is `transformer_mt.evaluation`'s."""
 
 import argparse
 import dataclasses
+import json
 import os
 
 from ..calibration import DEFAULT_CHRF_THRESHOLD, fit
@@ -14,14 +16,11 @@ from ..evaluation import (
     TOKENIZERS,
     ScoreSettings,
     compare_systems,
-    comparison_lines,
     evaluate_split,
     read_references,
     score_saved,
     scored_pairs,
-    signature_line,
     system_hypotheses,
-    write_results,
 )
 from .streams import atomic_output
 
@@ -176,5 +175,40 @@ def score_given_pairs(args) -> None:
                   file=output)
 
 
+def comparison_lines(compared: dict) -> str:
+    """A table as sacreBLEU prints its paired tests: one row per system, the p-value against the baseline."""
+    lines = [f"{compared['test']} ({compared['samples']} samples), baseline {compared['baseline']}:"]
+    for name, metric in compared["metrics"].items():
+        lines.append(f"{name}: {metric['signature']}")
+        for system, entry in metric["systems"].items():
+            interval = f" (μ = {entry['mean']} ± {entry['ci95']})" if "ci95" in entry else ""
+            p_value = "" if entry["p_value"] is None else f"  p = {entry['p_value']:.4f}" + (
+                " *" if entry["p_value"] < 0.05 else "")
+            lines.append(f"  {system}: {entry['score']}{interval}{p_value}")
+    return "\n".join(lines)
 
-__all__ = ["calibrate", "check_args", "compare", "parse_args", "run", "score_given_pairs", "score_settings"]
+
+def signature_line(results: dict) -> str:
+    """One line per metric as papers print them: `BLEU 23.31 (nrefs:1|...)`; then, scored by a column, one line
+    per value: `origin=ddtp (1,500 pairs): BLEU 15.20, chrF 40.10`."""
+    names = {"bleu": "BLEU", "chrf": "chrF", "chrf++": "chrF++", "ter": "TER"}
+    lines = []
+    for name, entry in results["scores"].items():
+        interval = f" (mean {entry['mean']} ± {entry['ci95']})" if "ci95" in entry else ""
+        lines.append(f"{names[name]} {entry['score']}{interval}  {entry['signature']}")
+    for key, groups in results.items():
+        if key.startswith("by_"):
+            for value, group in groups.items():
+                scores = ", ".join(f"{names[name]} {entry['score']:.2f}" for name, entry in group["scores"].items())
+                lines.append(f"{key[3:]}={value} ({group['pairs']:,} pairs): {scores}")
+    return "\n".join(lines)
+
+
+def write_results(results: dict, path: str) -> None:
+    """`results` as JSON at `path` (--output)."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2, ensure_ascii=False)
+
+
+__all__ = ["calibrate", "check_args", "compare", "comparison_lines", "parse_args", "run", "score_given_pairs",
+           "score_settings", "signature_line", "write_results"]
