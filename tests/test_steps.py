@@ -3,7 +3,6 @@ built from the options and the model, and one Decoder whose re-decode reuses wha
 
 from types import SimpleNamespace
 
-from transformer_mt import steps
 from transformer_mt.options import TranslationOptions
 from transformer_mt.steps import (
     CaseStep,
@@ -14,6 +13,7 @@ from transformer_mt.steps import (
     SpanTokenStep,
     TermStep,
     pipeline,
+    transforms,
 )
 
 
@@ -125,8 +125,8 @@ def test_the_pipeline_is_built_from_the_options_and_the_model():
 def test_the_decoder_redecodes_through_the_same_records_and_folds_once(monkeypatch):
     engine = Echo(span_tokens=True)
     folds = []
-    real = steps.fold_sentences
-    monkeypatch.setattr(steps, "fold_sentences", lambda sentences, titles: folds.append(sentences) or real(
+    real = transforms.fold_sentences
+    monkeypatch.setattr(transforms, "fold_sentences", lambda sentences, titles: folds.append(sentences) or real(
         sentences, titles=titles))
     decoder = Decoder(engine, TranslationOptions(guards=False))
     first = decoder.decode(["OPEN %s NOW", "Close it"], ["1", "2"])

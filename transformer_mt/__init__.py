@@ -15,7 +15,8 @@ in modules named after what they do, each on a floor of docs/development.md's ta
 5. `engines` (the `Engine` protocol, generate() and CTranslate2, the loader, what every engine shares, word
    alignments, pair scores); 6. `trust` (the trust step: confidence, guards and their re-decode, abstaining, a
    glossary's terms followed; a subpackage by concern);
-7. `steps` (the steps around the engine: case, spans, markup alignments, then the trust step);
+7. `steps` (the steps around the engine: case, spans, markup alignments, then the trust step; a subpackage:
+   the record and the steps, the pipeline and the `Decoder`);
 8. `translation` (the batch API and the stream);
 9. `evaluation` (scores of saved models), `calibration` (a model's confidence fitted), `documents` (files in
    their formats: .po, XLIFF, HTML, Markdown, subtitles, string files, office documents), `pipelines`
