@@ -124,6 +124,37 @@ def _update_json(path: Path, key: str, value) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
+def card_eval_results(info: dict, scores: dict) -> list[EvalResult] | None:
+    """The card's test BLEU and chrF (test_results.json's `scores`) as Hub eval results, or None without any."""
+    return [
+        EvalResult(task_type="translation", dataset_type=info.get("data") or "text",
+                   dataset_name=f"{info.get('data') or 'held-out'} test split", metric_type=metric, metric_name=name,
+                   metric_value=round(scores[f"test_{metric}"], 2),
+                   metric_config=scores.get(f"test_{metric}_signature"))
+        for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")) if f"test_{metric}" in scores
+    ] or None
+
+
+def known_facts(info: dict, licenses: list[str], eval_results: list[EvalResult] | None) -> list[str]:
+    """The card's lines of what is known: the test scores with their signatures, then (training_info.json's `info`)
+    the training data, its licenses, attribution and sources, and the recipe."""
+    lines = []
+    if eval_results:
+        lines.append("Test scores (sacreBLEU): " + "; ".join(
+            f"{r.metric_name} {r.metric_value} ({r.metric_config})" if r.metric_config else
+            f"{r.metric_name} {r.metric_value}" for r in eval_results) + ".")
+    if info:
+        data_name = info["data"] + (f" ({info['dataset_config_name']})" if info.get("dataset_config_name") else "")
+        lines.append(f"Training data: {data_name}" + (f", licensed {' and '.join(licenses)}" if licenses else
+                                                      ", license not stated")
+                     + (f"; attribution: {info['data_attribution']}" if info.get("data_attribution") else "") + ".")
+        lines.extend(sources_markdown(info.get("data_sources") or []))
+        recipe = info.get("recipe", {})
+        lines.append("Recipe: " + (f"preset {info['preset']}, " if info.get("preset") else "")
+                     + ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in recipe.items()) + ".")
+    return lines
+
+
 def model_card(directory: Path, scores_dir: Path, repo_id: str, license: str | None = None) -> ModelCard:
     """README.md from what is known: Hub metadata and text with the languages, the training data's licenses and
     attribution and the recipe (training_info.json, written by training), the test scores with their sacreBLEU
@@ -134,13 +165,7 @@ def model_card(directory: Path, scores_dir: Path, repo_id: str, license: str | N
     info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.is_file() else {}
     results = scores_dir / "test_results.json"
     scores = json.loads(results.read_text(encoding="utf-8")) if results.is_file() else {}
-    eval_results = [
-        EvalResult(task_type="translation", dataset_type=info.get("data") or "text",
-                   dataset_name=f"{info.get('data') or 'held-out'} test split", metric_type=metric, metric_name=name,
-                   metric_value=round(scores[f"test_{metric}"], 2),
-                   metric_config=scores.get(f"test_{metric}_signature"))
-        for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")) if f"test_{metric}" in scores
-    ] or None
+    eval_results = card_eval_results(info, scores)
     licenses = info.get("data_licenses") or []
     if license is None:
         license = licenses[0] if len(licenses) == 1 else ("other" if licenses else None)
@@ -156,20 +181,7 @@ def model_card(directory: Path, scores_dir: Path, repo_id: str, license: str | N
         eval_results=eval_results,
     )
     pair = f"{info['source_lang']}-{info['target_lang']}" if languages else "A"
-    lines = []
-    if eval_results:
-        lines.append("Test scores (sacreBLEU): " + "; ".join(
-            f"{r.metric_name} {r.metric_value} ({r.metric_config})" if r.metric_config else
-            f"{r.metric_name} {r.metric_value}" for r in eval_results) + ".")
-    if info:
-        data_name = info["data"] + (f" ({info['dataset_config_name']})" if info.get("dataset_config_name") else "")
-        lines.append(f"Training data: {data_name}" + (f", licensed {' and '.join(licenses)}" if licenses else
-                                                      ", license not stated")
-                     + (f"; attribution: {info['data_attribution']}" if info.get("data_attribution") else "") + ".")
-        lines.extend(sources_markdown(info.get("data_sources") or []))
-        recipe = info.get("recipe", {})
-        lines.append("Recipe: " + (f"preset {info['preset']}, " if info.get("preset") else "")
-                     + ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in recipe.items()) + ".")
+    lines = known_facts(info, licenses, eval_results)
     known = "\n".join(lines) + ("\n" if lines else "")
     body = f"""
 # {repo_id}
