@@ -1,7 +1,10 @@
 """The steps around the engine (transformer_mt.steps): each step's before and after halves on records, the pipeline
 built from the options and the model, and one Decoder whose re-decode reuses what the before halves did."""
 
+import logging
 from types import SimpleNamespace
+
+import pytest
 
 from transformer_mt.options import TranslationOptions
 from transformer_mt.steps import (
@@ -15,6 +18,7 @@ from transformer_mt.steps import (
     pipeline,
     transforms,
 )
+from transformer_mt.translation import translate_texts
 
 
 def record(source: str, prefix: str | None = None) -> Sentence:
@@ -137,3 +141,45 @@ def test_the_decoder_redecodes_through_the_same_records_and_folds_once(monkeypat
     assert again[0] == [("NOW %s OPEN", None)] * 2
     other = decoder.redecode([1], TranslationOptions(guards=False, fold_case=False))  # another before: a new record
     assert other[0] == [("it Close", None)] and len(folds) == 1
+
+
+class Words:
+    """A token a word, with character offsets as a fast tokenizer gives them: alignments can be asked for."""
+
+    is_fast = True
+
+    def __call__(self, texts):
+        return {"input_ids": [text.split() for text in texts]}
+
+
+class Rated(Echo):
+    """An engine that translates one sentence and copies every other one, rated 0.1 by its calibration (so a short
+    copy sets off the copy guard), and counts the decodes and the alignments it is asked for."""
+
+    calibration = SimpleNamespace(confidence=lambda values: 0.1, off_length=lambda source, output: False)
+
+    def __init__(self, table: dict[str, str]):
+        super().__init__()
+        self.config.source_lang, self.tokenizer, self.table, self.aligned = "en", Words(), table, []
+
+    def translate_sentences(self, sentences, options, names=None, target_prefix=None):
+        self.calls.append((list(sentences), options.num_beams, target_prefix))
+        return [[(self.table.get(sentence, sentence), -0.5)] * options.num_return_sequences for sentence in sentences]
+
+    def align_pairs(self, sources, targets, options):
+        self.aligned.append(list(sources))
+        return [[(i, i) for i in range(min(len(s.split()), len(t.split())))] for s, t in zip(sources, targets)]
+
+
+def test_an_inline_elements_own_text_is_decoded_without_guards_warnings_or_alignment(caplog):
+    """<kbd>S</kbd>'s own text "S" is translated alone only as a hint for where the element goes: a copy of it is
+    no failure of the user's text, so it sets off no guard, no warning naming a text the user never sent, no
+    re-decode, and no alignment (nothing reads one)."""
+    pytest.importorskip("bs4")
+    engine = Rated({"Press S to save.": "Drücken Sie S zum Speichern."})
+    with caplog.at_level(logging.WARNING):
+        [text] = translate_texts(engine, ["Press <kbd>S</kbd> to save."], TranslationOptions(format="html"))
+    assert text[0][0] == "Drücken Sie <kbd>S</kbd> zum Speichern."
+    assert caplog.records == []
+    assert sorted(sentence for sentences, *_ in engine.calls for sentence in sentences) == ["Press S to save.", "S"]
+    assert engine.aligned == [["Press S to save."]]

@@ -37,7 +37,8 @@ logger = logging.getLogger(__name__)
 class Segments:
     """Texts taken apart for an engine: `sentences` (untagged: `decode` begins each with the source tag), their
     names in warnings, the `layout` that joins them back per text (or per HTML text node), the parsed HTML
-    documents with `format="html"`, and each sentence's forced prefix."""
+    documents with `format="html"`, each sentence's forced prefix, and whether each is an inline element's own
+    text (`alone`: translated alone as a hint for where the element goes, decoded without guards or alignment)."""
 
     texts: list[str]
     sentences: list[str]
@@ -46,6 +47,7 @@ class Segments:
     options: TranslationOptions
     documents: object | None = None  # markup.HtmlDocuments
     prefixes: list[str | None] | None = None
+    alone: list[bool] | None = None
 
 
 def segment(texts: list[str], options: TranslationOptions, config, numbers: Iterable[int] | None = None,
@@ -65,7 +67,11 @@ def segment(texts: list[str], options: TranslationOptions, config, numbers: Iter
     language = sentences.segmenter_language(config, options.source_lang) if options.split_sentences else None
     flat, names, layout = split_texts(units, language, numbers or range(1, len(units) + 1))
     prefixes = first_sentence_prefixes(layout, target_prefix, len(flat)) if target_prefix is not None else None
-    return Segments(texts, flat, names, layout, options, documents, prefixes)
+    alone = None
+    if documents is not None:  # the elements' own texts, after the runs
+        first_own = sum(len(span) for span, _ in layout[: len(documents.texts)])
+        alone = [i >= first_own for i in range(len(flat))]
+    return Segments(texts, flat, names, layout, options, documents, prefixes, alone)
 
 
 def assemble(segments: Segments, hypotheses: list[Hypotheses]) -> list[Hypotheses]:
@@ -133,7 +139,7 @@ def translate_texts(engine: Engine, texts: list[str], options: TranslationOption
     translated by `engine` in length-sorted batches; `numbers` name texts in warnings ("Text 3, sentence 2")."""
     start(engine, options)
     segments = segment(texts, options, engine.config, numbers, target_prefix)
-    decoded = decode(engine, segments.sentences, options, segments.names, segments.prefixes)
+    decoded = decode(engine, segments.sentences, options, segments.names, segments.prefixes, segments.alone)
     return [Decoded(hypotheses, flags=flags) for hypotheses, flags in zip(assemble(segments, decoded),
                                                                           text_flags(segments, decoded))]
 
@@ -239,7 +245,9 @@ def _translate_share(engine: Engine, segments: Segments, state) -> _Share:
     indices = [i for batch in length_batches(lengths, options.batch_size)[state.process_index :: state.num_processes]
                for i in batch]
     prefixes = [segments.prefixes[i] for i in indices] if segments.prefixes else None
-    outputs = decode(engine, [flat[i] for i in indices], options, [segments.names[i] for i in indices], prefixes)
+    alone = [segments.alone[i] for i in indices] if segments.alone else None
+    outputs = decode(engine, [flat[i] for i in indices], options, [segments.names[i] for i in indices], prefixes,
+                     alone)
     mine = dict(zip(indices, outputs))
     found = {}
     if options.alignments:  # each process aligns its own sentences with their best translations
