@@ -3,12 +3,8 @@
 - gettext `.po`/`.pot` through polib: each message's msgid (and msgid_plural) translated into msgstr (the plural
   forms: the singular's translation first, the plural's for the others); entries already translated are kept
   unless `overwrite`; every entry this writes is marked fuzzy, for a translator's review.
-- XLIFF 1.2 and 2.0 through lxml: each `<source>` translated into its `<target>` (created when missing), the
-  state set (1.2 `state="needs-review-translation"`, 2.0 `state="translated"`); units already translated kept
-  unless `overwrite`. A source with inline elements is translated whole, as HTML is: the elements around text
-  (`<g>`, `<mrk>`, `<pc>`) put back around their words' translation, the inline codes (`<x/>`, `<bx/>`, `<ex/>`,
-  `<ph>`, `<bpt>`, `<ept>`, `<it>`; 2.0 `<ph/>`, `<sc/>`, `<ec/>`) and comments kept as they are, where the
-  sentence puts them.
+- XLIFF 1.2 and 2.0 (`documents.xliff`): each `<source>` translated into its `<target>`, its inline elements put
+  back around their words' translation or kept where the sentence puts them.
 - HTML as the server's `format: "html"` translates it (`transformer_mt.text.markup`): each sentence whole, its inline
   tags put back around their words' translation; attributes and untranslated elements kept, the text escaped, and
   each start tag written back as the source wrote it (`as_written`: its attributes' order, quotes and entities).
@@ -19,44 +15,31 @@
 
 Placeholders (`%s`, `%(name)s`, `{0}`, `{name}`, `%1$s`) and tags are checked: a translation that does not hold the
 same ones as its source is counted, and in a `.po` file gets a translator comment saying so (the entry is fuzzy
-either way). `translate_file` returns what it did: entries translated, kept, and those whose placeholders differ.
+either way; `documents.review`). `translate_file` returns what it did: entries translated, kept, and those whose
+placeholders differ.
 """
 
-import collections
-import dataclasses
 import os
 import re
 from collections.abc import Callable
 
-from ..quality import Flags, Translation, together
+from ..quality import Translation
 from ..text.sentences import rewrap
-from ..text.spans import lost_spans, placeholders
 from ..translation import translate
 from . import FormatError
 from . import text as lines
 from .html_fragments import HTML_INLINE, as_written, holds_markup
+from .review import PLACEHOLDERS_DIFFER, TAG, FileReport, entry_flags, is_trusted, placeholders_kept
+from .xliff import translate_xliff
 
 
 FORMATS = {".po": "po", ".pot": "po", ".xlf": "xliff", ".xliff": "xliff", ".html": "html", ".htm": "html",
            ".txt": "text", ".md": "markdown", ".markdown": "markdown", ".srt": "srt", ".vtt": "vtt", ".json": "json",
            ".yaml": "yaml", ".yml": "yaml", ".docx": "docx", ".pptx": "pptx", ".odt": "odt"}
 STRUCTURED = set(FORMATS.values()) - {"text"}  # the command translates a text file line by line, with its columns
-TAG = re.compile(r"</?\w+[^>]*>")  # inline markup a message holds (<b>, <a href="%s">)
-PLACEHOLDERS_DIFFER = ("transformer-mt: the translation's placeholders or tags differ from the source's, or it lost "
-                       "a URL, path or number")
 
 
 COMMENT = "transformer-mt:"  # begins the .po translator comment that carries a translation's flags
-NOTE = "transformer-mt"  # names the XLIFF note that does
-
-
-@dataclasses.dataclass
-class FileReport:
-    format: str
-    translated: int = 0
-    kept: int = 0
-    abstained: int = 0  # left untranslated: their confidence was below the minimum
-    placeholders_differ: list[str] = dataclasses.field(default_factory=list)
 
 
 def file_format(path: str) -> str | None:
@@ -64,15 +47,6 @@ def file_format(path: str) -> str | None:
     translate command reads one text a line (and `translate_file` translates line by line too)."""
     kind = FORMATS.get(os.path.splitext(path)[1].lower())
     return kind if kind in STRUCTURED else None
-
-
-def placeholders_kept(source: str, translation: str) -> bool:
-    """Whether the translation holds the same placeholders and tags as the source (in any order), and every other
-    protected span of it (URLs, paths, numbers by their digits, ...)."""
-    def held(text: str) -> collections.Counter:
-        return collections.Counter([*placeholders(text), *TAG.findall(text)])
-
-    return held(source) == held(translation) and not lost_spans(source, translation)
 
 
 def translate_file(input_path: str, output_path: str, translate_texts: Callable[..., list[str]],
@@ -99,7 +73,7 @@ def translate_bytes(data: bytes, kind: str, translate_texts: Callable[..., list[
     if trusted_above is not None and not 0 <= trusted_above <= 1:
         raise ValueError(f"trusted_above is a confidence in [0, 1], got {trusted_above}")
     if kind in ("po", "xliff"):
-        return {"po": _translate_po, "xliff": _translate_xliff}[kind](data, translate_texts, overwrite, trusted_above)
+        return {"po": _translate_po, "xliff": translate_xliff}[kind](data, translate_texts, overwrite, trusted_above)
     if kind == "html":
         return _translate_html(data, translate_texts)
     if kind in FORMATS.values():
@@ -135,16 +109,6 @@ def _checked(translate_texts, report: FileReport):
         return translations
 
     return translate
-
-
-def _flags(translations: list) -> Flags:
-    """The flags of one entry's translations (`quality.Translation`s; plain strings have none)."""
-    return together([getattr(translation, "flags", None) or Flags() for translation in translations])
-
-
-def _trusted(flags: Flags, trusted_above: float | None) -> bool:
-    return trusted_above is not None and flags.confidence is not None and flags.confidence > trusted_above \
-        and not flags.guards and not flags.abstained and not flags.spans.lost
 
 
 def _translate_mixed(texts: list[str], translate_texts) -> list[str]:
@@ -185,7 +149,7 @@ def _translate_po(data: bytes, translate_texts, overwrite, trusted_above) -> tup
     translations = iter([(rewrap(text, translation), translation) for text, translation in zip(texts, found)])
     for entry in todo:
         done = [next(translations) for _ in range(2 if entry.msgid_plural else 1)]
-        flags = _flags([translation for _, translation in done])
+        flags = entry_flags([translation for _, translation in done])
         entry.tcomment = "\n".join(line for line in entry.tcomment.splitlines() if not line.startswith(COMMENT))
         if flags.comment():
             entry.tcomment = "\n".join(filter(None, [entry.tcomment, f"{COMMENT} {flags.comment()}"]))
@@ -200,7 +164,7 @@ def _translate_po(data: bytes, translate_texts, overwrite, trusted_above) -> tup
         else:
             entry.msgstr = singular
             pairs = [(entry.msgid, singular)]
-        if _trusted(flags, trusted_above):
+        if is_trusted(flags, trusted_above):
             if "fuzzy" in entry.flags:
                 entry.flags.remove("fuzzy")
         elif "fuzzy" not in entry.flags:
@@ -213,138 +177,6 @@ def _translate_po(data: bytes, translate_texts, overwrite, trusted_above) -> tup
                 entry.flags.append("fuzzy")
         report.translated += 1
     return catalogue.__unicode__().encode(catalogue.encoding), report
-
-
-def _translate_xliff(data: bytes, translate_texts, overwrite, trusted_above) -> tuple[bytes, FileReport]:
-    from lxml import etree
-
-    try:
-        root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True))
-    except etree.XMLSyntaxError as error:
-        raise FormatError("xliff", str(error)) from None
-    if not _local(root.tag) == "xliff":
-        raise FormatError("xliff", f"its root element is <{_local(root.tag)}>, not <xliff>")
-    tree = root.getroottree()
-    namespace = root.nsmap.get(None, "")
-    version = "2.0" if namespace.endswith(":2.0") or root.get("version", "").startswith("2") else "1.2"
-    tag = (lambda name: f"{{{namespace}}}{name}") if namespace else (lambda name: name)
-    report = FileReport("xliff")
-    units = root.iter(tag("segment") if version == "2.0" else tag("trans-unit"))
-    todo = []
-    for unit in units:
-        source, target = unit.find(tag("source")), unit.find(tag("target"))
-        if source is None or any(node.get("translate") == "no" for node in (unit, *unit.iterancestors())):
-            continue
-        if target is not None and "".join(target.itertext()).strip() and not overwrite:
-            report.kept += 1
-            continue
-        todo.append((unit, source, target))
-    fragments = [_as_html(source) for _, source, _ in todo]
-    translations = translate_texts([fragment for fragment, _ in fragments], "html") if todo else []
-    for (unit, source, target), (_, codes), translation in zip(todo, fragments, translations, strict=True):
-        flags = _flags([translation])
-        _note(unit, tag, version, flags.comment())
-        if flags.abstained:  # left for a translator
-            report.abstained += 1
-            continue
-        new = _from_html(translation, source, tag("target"), codes)
-        if target is not None:
-            unit.replace(target, new)
-        else:
-            source.addnext(new)
-        trusted = _trusted(flags, trusted_above)
-        if version == "2.0":
-            unit.set("state", "translated" if trusted else "initial")
-            if not trusted:
-                unit.set("subState", "transformer-mt:needs-review")
-        else:
-            new.set("state", "translated" if trusted else "needs-review-translation")
-        source_text = "".join(source.itertext())  # inline elements are copied as they are: check the text
-        if not placeholders_kept(source_text, "".join(new.itertext())):
-            report.placeholders_differ.append(source_text)
-        report.translated += 1
-    return etree.tostring(tree, encoding="utf-8", xml_declaration=True), report
-
-
-def _note(unit, tag, version: str, comment: str) -> None:
-    """The unit's transformer-mt note (1.2: `<note from="transformer-mt">` in the trans-unit; 2.0: a `<note
-    category="transformer-mt">` in the unit's `<notes>`), replacing one written before; none when `comment` is
-    empty."""
-    from lxml import etree
-
-    holder = unit if version == "1.2" else unit.getparent()
-    notes = holder.find(tag("notes")) if version == "2.0" else holder
-    for old in [] if notes is None else list(notes.iterchildren(tag("note"))):
-        if NOTE in (old.get("from"), old.get("category")):
-            notes.remove(old)
-    if not comment:
-        return
-    if notes is None:
-        notes = etree.Element(tag("notes"))
-        holder.insert(0, notes)
-    note = etree.SubElement(notes, tag("note"), {"from" if version == "1.2" else "category": NOTE})
-    note.text = comment
-
-
-WRAPPING = {"g", "mrk", "pc"}  # XLIFF's inline elements around text; every other one is a code, kept as it is
-
-
-def _local(tag) -> str | None:
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else None  # None: a comment or processing instruction
-
-
-def _as_html(source) -> tuple[str, list]:
-    """A `<source>`'s content as an HTML fragment for `format="html"`, and its inline elements in document order:
-    each wrapping one as `<span data-xliff="k">` around its content, each code (and comment) as an empty
-    `<code data-xliff="k">`, which the html step keeps verbatim where the sentence puts it."""
-    import html
-
-    elements = []
-
-    def render(node) -> str:
-        parts = [html.escape(node.text or "", quote=False)]
-        for child in node:
-            k = len(elements)
-            elements.append(child)
-            if _local(child.tag) in WRAPPING and child.get("translate") != "no":
-                parts.append(f'<span data-xliff="{k}">{render(child)}</span>')
-            else:
-                parts.append(f'<code data-xliff="{k}"></code>')
-            parts.append(html.escape(child.tail or "", quote=False))
-        return "".join(parts)
-
-    return render(source), elements
-
-
-def _from_html(fragment: str, source, target_tag: str, elements: list):
-    """The `<target>` named `target_tag` that `fragment` (the translation of `_as_html(source)`) describes: its text,
-    each wrapping element rebuilt around its translated content, each code a copy of the source's."""
-    import copy
-
-    from bs4 import BeautifulSoup, NavigableString
-
-    def fill(element, nodes) -> None:
-        last = None
-        for node in nodes:
-            if isinstance(node, NavigableString):
-                if last is None:
-                    element.text = (element.text or "") + str(node)
-                else:
-                    last.tail = (last.tail or "") + str(node)
-                continue
-            original = elements[int(node["data-xliff"])]
-            if node.name == "code":
-                new = copy.deepcopy(original)
-                new.tail = None
-            else:
-                new = original.makeelement(original.tag, dict(original.attrib))
-                fill(new, node.children)
-            element.append(new)
-            last = new
-
-    target = source.makeelement(target_tag, {})
-    fill(target, BeautifulSoup(fragment, "html.parser").children)
-    return target
 
 
 def _translate_html(data: bytes, translate_texts) -> tuple[bytes, FileReport]:
@@ -366,5 +198,5 @@ def translate_document(model, tokenizer, input_path: str, output_path: str, over
         model, tokenizer, texts, **{**options, "format": format}), overwrite, trusted_above)
 
 
-__all__ = ["FORMATS", "FileReport", "HTML_INLINE", "TAG", "as_written", "file_format", "holds_markup",
-           "placeholders_kept", "translate_document", "translate_file"]
+__all__ = ["FORMATS", "PLACEHOLDERS_DIFFER", "FileReport", "HTML_INLINE", "TAG", "as_written", "file_format",
+           "holds_markup", "placeholders_kept", "translate_bytes", "translate_document", "translate_file"]
