@@ -359,7 +359,10 @@ def cells_of(row: str) -> list[str]:
 
 
 def test_the_promotion_table_is_its_json():
-    """The two promotion runs against the shipped model: BLEU / chrF and paired p on each set, and the decision."""
+    """The two promotion runs against the shipped model: BLEU / chrF and paired p on each set, the decision then, and
+    what today's rule decides by each metric from the same p-values."""
+    from transformer_mt.serving.promotion import PromotionSettings, decide
+
     rows = table_rows("docs/serving.md", "## Suggestions that teach the model", "| set | shipped model |")
     for number, name in ((1, "help_text_ui_suggestions.json"), (2, "help_text_ui_suggestions_more_replay.json")):
         run = read(f"promotion/{name}")
@@ -375,6 +378,13 @@ def test_the_promotion_table_is_its_json():
             assert cells[1 + number] == f"{new_bleu:.2f} / {new_chrf:.2f} (p {p_bleu:.2g} / {p_chrf:.2g})", row
         decision = cells_of(rows[3])[1 + number]
         assert decision.startswith("**promoted**" if promotion["promoted"] else "**not promoted**"), decision
+        for row, metric in zip(rows[4:], ("chrf", "bleu")):  # the rule of today, on the recorded p-values
+            promoted, _ = decide(promotion["original"], promotion["suggestions"], PromotionSettings(metric=metric))
+            decision = cells_of(row)[1 + number]
+            assert decision.startswith("**promoted**" if promoted else "**not promoted**"), decision
+            p_values = [promotion[held_out][metric]["p_value"] for held_out in ("original", "suggestions")]
+            assert any(f"(p {p_value:.2g})" in decision for p_value in p_values), decision
+        assert len(rows) == 6, rows
 
 
 def test_the_load_tables_are_their_json():
