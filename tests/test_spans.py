@@ -180,3 +180,38 @@ def test_repair_removes_a_placeholder_written_twice_and_reports_it():
     repaired, reports = repair_counted(sources, hypotheses, ["1"], lambda sources, targets: [[] for _ in sources])
     assert repaired == [[("%s löschen?", -1.0), ("%s löschen?", -2.0)]]
     assert [span.text for span in reports[0].removed] == ["%s"] and reports[0].lost == []
+
+
+def test_a_star_width_or_precision_is_part_of_its_placeholder():
+    # printf's `*` takes the width or precision from an argument: `%*s` and `%.*s` are one placeholder each
+    assert placeholders("%*sIgnored from undo %d:") == ["%*s", "%d"]
+    assert placeholders("entry \"%*.*s\" from %.*s, %-*d") == ["%*.*s", "%.*s", "%-*d"]
+    assert lost_placeholders("%*sIgnored from undo %d:", "%*Ignoriert aus %d:") == ["%*s"]
+
+
+def test_removing_an_extra_placeholder_never_leaves_one_its_neighbours_make():
+    from transformer_mt.text.spans import drop_extra
+
+    # removing the `{}` inside `{{}}` joins `{` and `}` into a new `{}`: it goes too
+    kept, removed = drop_extra("Real IP: %C30[$3%C30]", "Echte IP: %C30{{}}{$3")
+    assert placeholders(kept) == ["%C30", "$3"] and [span.text for span in removed] == ["{}", "{}"]
+
+
+def test_repair_writes_printfs_sequential_placeholders_in_the_source_order(caplog):
+    # printf takes its unnumbered arguments in order: "%u (%llu" for "%llu (%u" prints garbage, and msgfmt
+    # --check-format refuses it; numbered, named and Qt's placeholders may move
+    source = "%s offset %lld startblock %llu (%u/%u) count %llu flag %u"
+    hypotheses = [[("%s bietet %lld mit %u (%llu/%u) %u %llu", -1.0)]]
+    with caplog.at_level("WARNING"):
+        repaired, reports = repair_counted([source], hypotheses, ["1"], None)
+    assert repaired[0][0][0] == "%s bietet %lld mit %llu (%u/%u) %llu %u"
+    assert "in the source's order" in caplog.text and reports[0].lost == []
+    for moved in (("%1$s of %2$d", "%2$d von %1$s"), ("Page %1 of %2", "%2 von %1"), ("%(a)s %(b)d", "%(b)d %(a)s")):
+        assert repair_counted([moved[0]], [[(moved[1], -1.0)]], ["1"], None)[0][0][0][0] == moved[1]
+
+
+def test_repair_escapes_a_bare_percent_sign_in_a_printf_message():
+    # "%d%% (%d)" came back as "%d % (%d)": `% (` is no conversion, and msgfmt refuses the message
+    repaired, _ = repair_counted(["%d%% (%d) long sentences", "Use 100% of it"],
+                                 [[("%d % (%d) lange Sätze", -1.0)], [("Nutze 100 % davon", -1.0)]], ["1", "2"], None)
+    assert [sentence[0][0] for sentence in repaired] == ["%d %% (%d) lange Sätze", "Nutze 100 % davon"]

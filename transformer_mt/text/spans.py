@@ -7,9 +7,11 @@ A small model rewrites what it rarely saw (`%s` -> `%`, `%(protocol)s` -> `%(pro
 word when that word holds a damaged copy (a `%` or `{` the model began, a URL, path or number of its own), after it
 otherwise, at the end when nothing aligns; then checks again, and counts per sentence what the model carried, what
 was repaired and what is still lost. Placeholders are compared as multisets: one the translation holds more often
-than its source (written twice, or invented) is removed (`drop_extra`), its later occurrences first. Every repair,
-every removal and every loss is named in a warning. Imports nothing of the
-package: the translation layer hands it the engine's aligner.
+than its source (written twice, or invented) is removed (`drop_extra`), its later occurrences first. So that a
+printf message still formats, printf's unnumbered placeholders are written in the source's order
+(`in_source_order`) and a bare `%` as `%%` (`escape_percents`). Every repair, every removal, every reordering and
+every loss is named in a warning. Imports nothing of the package: the translation layer hands it the engine's
+aligner.
 
 A model trained with span tokens (training's `--span_token_share`) is shown its spans as reserved tokens instead:
 `mask` replaces each by `{0}`, `{1}`, ... and `unmask` puts them back; `mask_shared` masks a training pair's spans
@@ -28,10 +30,10 @@ logger = logging.getLogger(__name__)
 
 # Each kind is one regex; KINDS' order decides where two kinds could start at one place (a URL holding `%s` is one
 # URL). Placeholders: a literal `%%` (matched, then dropped, so "100%% done" holds none), printf (`%s`, `%1$s`,
-# `%-5.2f`, `%ld`, `%(name)s`), HexChat's colours (`%C23`, `%C4,1`), Qt's `%1`..`%99`, a letter's code (strftime's
-# `%Y`, HexChat's `%O`), `${var}`, `$1`, and format fields (`{0}`, `{name}`, `{!s}`, `{}`); no space flag and no
-# bare `%`: "50% discount" and "100 %" hold none.
-PLACEHOLDER = re.compile(r"%%|%(?:\d+\$)?(?:\([\w.]+\))?[-+#0]*\d*(?:\.\d+)?(?:hh|h|ll|l|L|z|j|t|q)?"
+# `%-5.2f`, `%ld`, `%(name)s`; `%*s`, `%.*s`: the width or precision an argument), HexChat's colours (`%C23`,
+# `%C4,1`), Qt's `%1`..`%99`, a letter's code (strftime's `%Y`, HexChat's `%O`), `${var}`, `$1`, and format fields
+# (`{0}`, `{name}`, `{!s}`, `{}`); no space flag and no bare `%`: "50% discount" and "100 %" hold none.
+PLACEHOLDER = re.compile(r"%%|%(?:\d+\$)?(?:\([\w.]+\))?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q)?"
                          r"[sdifuxXeEgGcrop]|%C\d\d?(?:,\d\d?)?|%[1-9]\d?(?![\d$])|%[A-Za-z]|\$\{\w+\}|\$\d(?!\d)"
                          r"|\{[\w.:!]*\}")
 _URL = r"(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]]"  # trailing punctuation is the sentence's
@@ -52,6 +54,8 @@ _EMOJI = rf"{_EMOJI_CHAR}(?:\u200D{_EMOJI_CHAR})*"
 KINDS = {"code": _CODE, "url": _URL, "email": _EMAIL, "path": _PATH, "placeholder": PLACEHOLDER.pattern,
          "number": _NUMBER, "emoji": _EMOJI}
 _SPAN = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in KINDS.items()))
+# printf's unnumbered placeholders (`%s`, `%-5.2f`, `%*d`), which take their arguments in the order they are written
+_SEQUENTIAL = re.compile(r"%[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q)?[sdifuxXeEgGcrop]")
 TOKEN = re.compile(r"\{(\d+)\}")  # a reserved token `{k}`: a masked span, or a format field of the text
 _DAMAGED = re.compile(r"[%{][^\s]*?(?=[.,:;!?]*$)")  # a placeholder the model began, up to trailing punctuation
 
@@ -208,15 +212,50 @@ def span_problems(source: str, translation: str) -> list[Span]:
 
 def drop_extra(source: str, translation: str) -> tuple[str, list[Span]]:
     """`translation` without the placeholders it holds more often than `source` (with the space before each, or
-    after one that begins the text), and those removed."""
-    extra = extra_placeholders(source, translation)
-    for _, start, end in reversed(extra):
-        if start and translation[start - 1] == " ":
-            start -= 1
-        elif end < len(translation) and translation[end] == " ":
-            end += 1
-        translation = translation[:start] + translation[end:]
-    return translation, [span for span, _, _ in extra]
+    after one that begins the text), and those removed; again while a removal leaves a new one (`{{}}` less its
+    `{}` is `{}`)."""
+    removed = []
+    while extra := extra_placeholders(source, translation):
+        for _, start, end in reversed(extra):
+            if start and translation[start - 1] == " ":
+                start -= 1
+            elif end < len(translation) and translation[end] == " ":
+                end += 1
+            translation = translation[:start] + translation[end:]
+        removed += [span for span, _, _ in extra]
+    return translation, removed
+
+
+def in_source_order(source: str, translation: str) -> str:
+    """`translation` with printf's unnumbered placeholders (`_SEQUENTIAL`) written in the order `source` writes
+    them, where it holds the same ones in another order: printf takes their arguments in that order, so "%u (%llu"
+    for "%llu (%u" would print garbage. Unchanged when the source numbers any (`%1$s`: a translation may move
+    those) or the two hold different ones."""
+    wanted = [span for span in placeholders(source) if _SEQUENTIAL.fullmatch(span)]
+    found = [match for match in PLACEHOLDER.finditer(translation) if _SEQUENTIAL.fullmatch(match[0])]
+    if [match[0] for match in found] == wanted or sorted(match[0] for match in found) != sorted(wanted) \
+            or re.search(r"%\d+\$", source):
+        return translation
+    pieces, end = [], 0
+    for match, span in zip(found, wanted):
+        pieces += [translation[end:match.start()], span]
+        end = match.end()
+    return "".join(pieces) + translation[end:]
+
+
+def escape_percents(source: str, translation: str) -> str:
+    """`translation` with each `%` that begins no placeholder written `%%`, where `source` is a printf message (it
+    holds one of printf's placeholders or a literal `%%`): "%d %" or "% (" would not format."""
+    if not (_SEQUENTIAL.search(source) or "%%" in source or re.search(r"%(?:\d+\$|\([\w.]+\))", source)):
+        return translation
+    covered = [(match.start(), match.end()) for match in PLACEHOLDER.finditer(translation)] + \
+        [(start, start + len(span.text)) for span, start in _found(translation)]  # a URL's `%2F` too
+    pieces, end = [], 0
+    for at in (at for at, character in enumerate(translation) if character == "%"):
+        if not any(start <= at < stop for start, stop in covered):
+            pieces += [translation[end:at], "%%"]
+            end = at + 1
+    return "".join(pieces) + translation[end:]
 
 
 def _word_of(text: str, start: int) -> int:
@@ -281,9 +320,10 @@ def repair_counted(sources: list[str], hypotheses: list[list[tuple[str, float | 
                    align: Callable[[list[str], list[str]], list] | None
                    ) -> tuple[list[list[tuple[str, float | None]]], list[SpanReport]]:
     """Each sentence's hypotheses with the spans its source holds put back where the model lost them and the
-    placeholders it holds more often than its source removed (`drop_extra`), and one `SpanReport` per sentence for
-    its best hypothesis; `align(sources, targets)` gives the word alignments of the pairs that need it, in one call
-    (None: nothing is put back, extra placeholders are still removed). Each repair, removal and loss is named in a
+    placeholders it holds more often than its source removed (`drop_extra`), printf's unnumbered ones in the
+    source's order and a bare `%` escaped (`in_source_order`, `escape_percents`), and one `SpanReport` per sentence
+    for its best hypothesis; `align(sources, targets)` gives the word alignments of the pairs that need it, in one
+    call (None: nothing is put back; the rest is still done). Each repair, removal, reordering and loss is named in a
     warning."""
     found = [_found(source) for source in sources]
     lost = {(i, k): _lost(found[i], text) for i, sentence in enumerate(hypotheses)
@@ -303,11 +343,14 @@ def repair_counted(sources: list[str], hypotheses: list[list[tuple[str, float | 
     for i, sentence in enumerate(repaired):
         for k, (text, score) in enumerate(sentence):
             kept, removed[i, k] = drop_extra(sources[i], text)
-            if not removed[i, k]:
-                continue
-            sentence[k] = (kept, score)
-            logger.warning(f"Text {names[i]}: the model wrote {', '.join(span.text for span in removed[i, k])} "
-                           f"more often than the source holds; removed: {kept!r}")
+            if removed[i, k]:
+                logger.warning(f"Text {names[i]}: the model wrote {', '.join(span.text for span in removed[i, k])} "
+                               f"more often than the source holds; removed: {kept!r}")
+            if (ordered := in_source_order(sources[i], kept)) != kept:
+                logger.warning(f"Text {names[i]}: printf's placeholders written in the source's order: {ordered!r}")
+            if (escaped := escape_percents(sources[i], ordered)) != ordered:
+                logger.warning(f"Text {names[i]}: a bare % written %% as the printf message needs: {escaped!r}")
+            sentence[k] = (escaped, score)
     for (i, k), spans in still.items():
         if spans:
             logger.warning(f"Text {names[i]}: the model did not write {', '.join(span.text for span, _ in spans)}, "
@@ -328,6 +371,7 @@ def repair(sources: list[str], hypotheses: list[list[tuple[str, float | None]]],
     return repair_counted(sources, hypotheses, names, align)[0]
 
 
-__all__ = ["KINDS", "PLACEHOLDER", "TOKEN", "Span", "SpanReport", "drop_extra", "extra_placeholders",
-           "lost_placeholders", "lost_spans", "mask", "mask_as", "mask_shared", "placeholders", "protected_spans",
-           "put_back", "repair", "repair_counted", "span_problems", "unmask"]
+__all__ = ["KINDS", "PLACEHOLDER", "TOKEN", "Span", "SpanReport", "drop_extra", "escape_percents",
+           "extra_placeholders", "in_source_order", "lost_placeholders", "lost_spans", "mask", "mask_as",
+           "mask_shared", "placeholders", "protected_spans", "put_back", "repair", "repair_counted", "span_problems",
+           "unmask"]
