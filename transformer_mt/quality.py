@@ -15,7 +15,7 @@ chrF against a reference is at least `Calibration.chrf_threshold`. The fit is st
   German article or pronoun written exactly twice ("..., die die Datei enthält") is grammatical and not one;
 - a *copy*: an output equal to its source (case-insensitive, spaces collapsed) of more than `COPY_MIN_WORDS` words,
   or of any length at a confidence below `COPY_CONFIDENCE` (UI strings such as "Name", "Status", "OK" are
-  rightly left as they are);
+  rightly left as they are; a short one flagged is tried in its other forms, `trust.labels`);
 - a *length* ratio (output characters / source characters, for sources of at least `LENGTH_MIN_CHARS`) outside the
   band the calibration measured on the training data (its 0.5th to 99.5th percentile); without a calibration this
   guard is off.

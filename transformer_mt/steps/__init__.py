@@ -16,7 +16,8 @@ each step's `after` in reverse order, so that each step undoes what it did with 
 and last the trust step (`trust.judge`: the calibrated confidence, the guards and their re-decode, abstaining below
 `options.min_confidence`, the glossary's terms followed), which decodes again through the same `Decoder`: a
 re-decode of the same sentences with other options reuses their records' `before` halves (the folding and the
-annotation are done once), other sentences (a term alone, a term forced in) go through a pipeline of their own.
+annotation are done once), other sentences (a copied label's other forms, a term alone, a term forced in) go
+through a pipeline of their own.
 Adding a step is one class and one line in `pipeline`.
 
 By concern: `transforms` (the record and the steps, each one class), `decoder` (`pipeline`, the `Decoder`, `decode`).

@@ -7,9 +7,9 @@ term in the place of the model's own word, the term forced in). `transformer_mt.
 around the engine, and hands it the `steps.Decoder` it decodes again through (`redecode`: the same sentences with
 other options; `decode_other`: other sentences) and whose records say how each sentence was shown to the engine.
 
-By concern: `judge` (the verdict: confidence, guards and their re-decode, abstaining), `terms` (a glossary's terms
-followed), `decoded` (what the step reads of a decode: `Decoded`, word alignments from the engine, the
-calibration's inputs, the guards a translation sets off).
+By concern: `judge` (the verdict: confidence, guards and their re-decode, abstaining), `labels` (a copied short label
+tried in its other forms), `terms` (a glossary's terms followed), `decoded` (what the step reads of a decode:
+`Decoded`, word alignments from the engine, the calibration's inputs, the guards a translation sets off).
 """
 
 from .decoded import Aligner, Decoded, calibration_of, guards_fired, has_offsets, sentence_features

@@ -7,6 +7,7 @@ from ..engines.inputs import Hypotheses
 from ..options import TranslationOptions
 from ..quality import Flags
 from .decoded import calibration_of, guards_fired, sentence_features
+from .labels import retry_copied_labels
 from .terms import follow_terms
 
 
@@ -53,8 +54,9 @@ def _guard(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: l
     """The sentences whose best translation sets off a guard decoded again with the fallback search (`_fallback`),
     in place: a re-decoded translation replaces the first when no guard fires on it and, with a calibration, its
     confidence keeps FALLBACK_CONFIDENCE_KEPT of the first's (a fallback search can trade a loop for garbage); else
-    the first stays, flagged with the guards it set off and confidence 0. A sample (`do_sample`) is flagged, never
-    decoded again: it is what was asked for, and its seed must give it again."""
+    the first stays, flagged with the guards it set off and confidence 0; a short label still flagged only as a copy
+    is then tried in its other forms (`labels`). A sample (`do_sample`) is flagged, never decoded again: it is what
+    was asked for, and its seed must give it again."""
     fired = {i: guards_fired(sentences[i], hypotheses[i], flags[i], calibration) for i in range(len(sentences))}
     fired = {i: guards for i, guards in fired.items() if guards}
     if fired and options.do_sample:  # a sample is what was asked for (and a seed must give it again): flagged
@@ -76,8 +78,10 @@ def _guard(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: l
         else:
             hypotheses[i], flags[i] = sentence, sentence.flags
             flags[i].redecoded = True
+    labels = retry_copied_labels(decoder, sentences, hypotheses, flags, again, options, calibration)
     logger.warning(f"{len(fired)} translation(s) looped, copied the source or had an unlikely length and were "
-                   f"decoded again; {sum(bool(flags[i].guards) for i in fired)} still did (flagged): "
+                   f"decoded again{f' ({labels} copied label(s) in another form)' if labels else ''}; "
+                   f"{sum(bool(flags[i].guards) for i in fired)} still did (flagged): "
                    + ", ".join(f"{names[i]} ({'/'.join(fired[i])})" for i in again))
 
 
