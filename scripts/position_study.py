@@ -13,32 +13,13 @@ run cut short resumes from its last checkpoint. Writes position_study.json and p
 import argparse
 
 from transformer_mt.commands.cli import command
-from transformer_mt.configuration import POSITION_EMBEDDING_TYPES
 from transformer_mt.experiments import position_study
-from transformer_mt.experiments.studies import add_study_arguments
 
 
 @command
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_study_arguments(parser, output_dir="runs/position-study")
-    parser.add_argument("--results_dir", help="One JSON per scored run. Default: OUTPUT_DIR/results.")
-    parser.add_argument("--seeds", type=int, nargs="+", help="Default 0 1 2 (--quick: 0).")
-    parser.add_argument("--steps", type=int, help="Optimizer steps of every model. Default 2000 (--quick: 20).")
-    parser.add_argument("--position_types", nargs="+", choices=POSITION_EMBEDDING_TYPES,
-                        default=list(POSITION_EMBEDDING_TYPES))
-    parser.add_argument("--no_joined_variant", action="store_true",
-                        help="Leave out the variant trained with a share of joined pairs (--quick leaves it out).")
-    parser.add_argument("--count_sentences", action="store_true",
-                        help="Instead: how many sentences the models in --output_dir write for 2, 4 and 8 joined "
-                             "test pairs (the first 40 of each, greedy), against the references; to "
-                             "OUTPUT_DIR/sentence_counts.json.")
-    parser.add_argument("--of_joined_variant", action="store_true",
-                        help="With --count_sentences: count the \"+ joined pairs\" variant's models, at 2, 4, 8 "
-                             "and 16 joined pairs.")
-    parser.add_argument("--quick", action="store_true",
-                        help="A tiny model on 400 pairs, 20 steps, one seed, scored on 48 test pairs with "
-                             "translations of at most 31 tokens: checks the pipeline in under a minute.")
+    position_study.add_arguments(parser)
     args = parser.parse_args(argv)
     steps = args.steps or (20 if args.quick else 2000)
     if steps < 1:

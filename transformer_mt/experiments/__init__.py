@@ -2,7 +2,8 @@
 it (tests/test_layout.py holds that); it imports the library like any user.
 
 - `studies` (what the studies share: the recipe, the runner, one JSON per run), `position_study` (the position
-  types across seeds and input lengths), `recipe_search` (candidate recipes across seeds);
+  types across seeds and input lengths; what it measures in `position_sets`, its tables and figure in
+  `position_report`), `recipe_search` (candidate recipes across seeds);
 - `benchmarks` (speed against MarianMT, CTranslate2 and the engines, batches, positions, the server under load);
 - `spans_study` (protected spans carried by the model, repaired, lost; BLEU and chrF with and without repair);
 - `gpu_check` (what a CUDA machine is checked for).
