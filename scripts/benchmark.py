@@ -13,31 +13,14 @@ cache, transformers' Seq2SeqTrainer). Run it on a quiet machine: see `transforme
 
 import argparse
 
-import torch
-
 from transformer_mt.commands.cli import command
-from transformer_mt.experiments.benchmarks import GENERATION_TASKS, MODEL_SIZES, run_benchmark, save_results
+from transformer_mt.experiments.benchmarks import add_benchmark_arguments, run_benchmark, save_results
 
 
 @command
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default="data/en-de", help="Parallel data: training pairs and test sources.")
-    parser.add_argument("--presets", nargs="+", choices=list(MODEL_SIZES), default=["main-job", "base"])
-    parser.add_argument("--tasks", nargs="+", choices=list(GENERATION_TASKS), default=list(GENERATION_TASKS))
-    parser.add_argument("--repeats", type=int, default=4, help="Timed runs per engine (interleaved).")
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
-    parser.add_argument("--new_tokens", type=int, default=32, help="Tokens generated per sequence (EOS off).")
-    parser.add_argument("--train_steps", type=int, default=30, help="Timed optimizer steps (a quarter for base).")
-    parser.add_argument("--no_compiled", action="store_true", help="Leave out the compiled generation engines.")
-    parser.add_argument("--no_training", action="store_true", help="Benchmark generation only.")
-    parser.add_argument("--batching", action="store_true",
-                        help="Instead: real target tokens/s of sentence batches against --max_tokens_per_batch.")
-    parser.add_argument("--max_tokens_per_batch", type=int, nargs="+", default=[2048, 4096],
-                        help="Token-batch sizes for --batching.")
-    parser.add_argument("--positions", action="store_true",
-                        help="Instead: generate() and training throughput of every position type (first preset).")
-    parser.add_argument("--json", help="Also write the results here.")
+    add_benchmark_arguments(parser)
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1, got {args.repeats}")

@@ -16,28 +16,15 @@ and the latencies (`transformer_mt.experiments.benchmarks.shared_load`).
 import argparse
 
 from transformer_mt.commands.cli import command
-from transformer_mt.engines import ENGINES
 from transformer_mt.experiments.benchmarks import save_results
-from transformer_mt.experiments.benchmarks.serving import load_report, run_load_test
+from transformer_mt.experiments.benchmarks.serving import add_load_test_arguments, load_report, run_load_test
 from transformer_mt.experiments.benchmarks.shared_load import run_shared_load_test, shared_load_report
 
 
 @command
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model_dir")
-    parser.add_argument("--data", default="data/en-de", help="Its test split's sources are the requests' texts.")
-    parser.add_argument("--engine", choices=ENGINES, default="auto")
-    parser.add_argument("--clients", type=int, default=16)
-    parser.add_argument("--requests", type=int, default=800)
-    parser.add_argument("--overload_clients", type=int, default=256)
-    parser.add_argument("--queue_limit", type=int, default=64)
-    parser.add_argument("--max_batch", type=int, help="The server's --max_batch (default: its own default).")
-    parser.add_argument("--max_wait_ms", type=float, default=2.0)
-    parser.add_argument("--repeats", type=int, default=3, help="Offline and loaded runs, interleaved.")
-    parser.add_argument("--json", help="Also write the results here.")
-    parser.add_argument("--shared", action="store_true", help="Two workers sharing Redis against one process.")
-    parser.add_argument("--seconds", type=float, default=30, help="With --shared: how long each load lasts.")
+    add_load_test_arguments(parser)
     args = parser.parse_args(argv)
     for name in ("clients", "requests", "overload_clients", "queue_limit", "max_batch", "repeats"):
         if getattr(args, name) is not None and getattr(args, name) < 1:

@@ -23,7 +23,7 @@ import time
 from transformer_mt.checkpoints import read_config
 from transformer_mt.configuration import TransformerMTConfig
 from transformer_mt.data import load_parallel_data
-from transformer_mt.engines import load_engine
+from transformer_mt.engines import ENGINES, load_engine
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
 
@@ -145,6 +145,24 @@ def run_load_test(model_dir: str, data_dir: str, engine: str = "auto", clients: 
                         queue_limit, max_batch, max_wait_ms, repeats=repeats)
     results["matmul_gflops"] = gflops
     return results
+
+
+def add_load_test_arguments(parser) -> None:
+    """scripts/load_test.py's flags: the model and its data, the clients and requests of each load, the server's
+    batching, and --shared (two workers sharing Redis against one process)."""
+    parser.add_argument("model_dir")
+    parser.add_argument("--data", default="data/en-de", help="Its test split's sources are the requests' texts.")
+    parser.add_argument("--engine", choices=ENGINES, default="auto")
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--requests", type=int, default=800)
+    parser.add_argument("--overload_clients", type=int, default=256)
+    parser.add_argument("--queue_limit", type=int, default=64)
+    parser.add_argument("--max_batch", type=int, help="The server's --max_batch (default: its own default).")
+    parser.add_argument("--max_wait_ms", type=float, default=2.0)
+    parser.add_argument("--repeats", type=int, default=3, help="Offline and loaded runs, interleaved.")
+    parser.add_argument("--json", help="Also write the results here.")
+    parser.add_argument("--shared", action="store_true", help="Two workers sharing Redis against one process.")
+    parser.add_argument("--seconds", type=float, default=30, help="With --shared: how long each load lasts.")
 
 
 def load_report(results: dict) -> str:
