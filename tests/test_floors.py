@@ -186,7 +186,7 @@ def copied_tree(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("file, line, found", [
-    ("transformer_mt/text/formality.py", "from ..translation import translate", "up (floor 1 -> 8)"),
+    ("transformer_mt/text/formality.py", "from ..plots import figure", "up (floor 1 -> 2)"),
     ("transformer_mt/documents/files.py", "from ..pipelines import TranslationPipeline", "sideways (floor 9 -> 9)"),
     ("transformer_mt/evaluation.py", "from .experiments import studies", "up (floor 9 -> 12)"),
     ("transformer_mt/engines/inputs.py", "def f():\n    from ..lengths import input_limit",

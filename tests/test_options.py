@@ -111,9 +111,14 @@ def test_an_option_added_to_the_dataclass_becomes_a_flag_without_touching_the_co
 def test_the_server_reads_option_fields_as_the_metadata_names_them():
     from transformer_mt.serving.fields import RequestError, request_options
 
-    assert request_fields() == {"format": "format", "fold_case": "fold_case", "repair_spans": "repair_spans",
+    assert request_fields() == {"context": "context", "formality": "formality", "format": "format",
+                                "fold_case": "fold_case", "repair_spans": "repair_spans",
                                 "min_confidence": "min_confidence", "guards": "guards",
                                 "glossary_ignore_case": "glossary_ignore_case"}
+    assert request_options({"q": "x", "context": "Menu", "formality": "prefer_less"}) == TranslationOptions(
+        context="Menu", formality="prefer_less")
+    with pytest.raises(RequestError, match="formality must be one of default, more, less, prefer_more"):
+        request_options({"q": "x", "formality": "polite"})
     for given in ("0.25", 0.25):  # a form's text, JSON's number
         assert request_options({"q": "x", "min_confidence": given}) == TranslationOptions(min_confidence=0.25)
     with pytest.raises(RequestError, match=r"Invalid request: min_confidence is a probability in \[0, 1\], got 2.0"):

@@ -424,3 +424,16 @@ def test_the_page_translates_in_a_real_browser():
         driver.quit()
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def test_a_register_the_model_cannot_write_is_refused_and_a_preference_falls_back():
+    """formality "more"/"less" on a model trained without the register tags is a 400 naming it (issue 52);
+    "prefer_more" is translated as the model chooses."""
+    with TestClient(fake_app()) as client:
+        refused = client.post("/translate", json={"q": "Open it.", "source": "en", "target": "de",
+                                                  "formality": "more"})
+        assert refused.status_code == 400
+        assert "formality 'more' needs a model trained with the register tags" in refused.json()["error"]
+        preferred = client.post("/translate", json={"q": "Open it.", "source": "en", "target": "de",
+                                                    "formality": "prefer_more", "context": "Menu"})
+        assert preferred.status_code == 200 and preferred.json()["translatedText"] == "«Open it.»"

@@ -10,7 +10,8 @@ comes from: `help` for the command's flag (`add_arguments`, `from_args`), `reque
 Each option is read in one place. The search options (beams, hypotheses, lengths, the generate() controls, the
 seed, forbidden words) are mapped by the engines (`transformer_mt.engines`); the steps around the engine read
 theirs: `split_sentences` and `source_lang` (sentences), `fold_case` (casing), `repair_spans` (spans),
-`source_prefix` and `target_lang` (tags), `format` (markup), `confidence`, `min_confidence` and `guards` (trust),
+`source_prefix` and `target_lang` (tags), `context` and `formality` (the engines: a second segment and a
+register tag), `format` (markup), `confidence`, `min_confidence` and `guards` (trust),
 `glossary` and `glossary_ignore_case` (the terms the model is shown), `scores` and `alignments` (what comes back).
 An option the next step needs (a cache bypass) is a field here plus the step that reads it.
 """
@@ -24,6 +25,9 @@ from .text.glossary import check_glossary
 
 
 FORMATS = ("text", "html")
+# the register asked for (DeepL's values): `more`/`less` need a model trained with the tags (--formality_share),
+# `prefer_*` fall back to the model's own choice on one without, `default` lets the model choose
+FORMALITIES = ("default", "more", "less", "prefer_more", "prefer_less")
 
 
 class OptionError(ValueError):
@@ -117,6 +121,14 @@ class TranslationOptions:
                                       "the word alignment takes their source words (transformer_mt.text.spans), each "
                                       "named in a warning; --no_repair_spans leaves the model's output as it is.",
                                 group="sentences", request="repair_spans")
+    context: str | None = option(None, "What the texts are about (a message's msgctxt, a key path, a translator's "
+                                       "comment): read by a model trained with context (--context_column) as each "
+                                       "sentence's second segment, never translated, masked or aligned itself.",
+                                 group="given", request="context")
+    formality: str = option("default", "The register to address the reader in: more or less (a model trained with "
+                                       "the tags, --formality_share; refused by any other), prefer_more or "
+                                       "prefer_less (the model's own choice on one without), or default.",
+                            group="given", request="formality")
     format: str = option("text", "text, or html: the text of HTML fragments is translated and their markup kept.",
                          group="given", request="format")
     confidence: bool = option(False, "Return each translation's calibrated confidence: the probability that its chrF "
@@ -167,6 +179,10 @@ class TranslationOptions:
         for name in ("fold_case", "repair_spans", "guards", "confidence", "glossary_ignore_case"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(name, f"must be true or false, got {getattr(self, name)!r}")
+        if self.context is not None and (not isinstance(self.context, str) or not self.context.strip()):
+            raise OptionError("context", f"is a text to read beside the source, got {self.context!r}")
+        if self.formality not in FORMALITIES:
+            raise OptionError("formality", f"must be one of {', '.join(FORMALITIES)}, got {self.formality!r}")
         if self.format not in FORMATS:
             raise OptionError("format", f"must be one of {', '.join(FORMATS)}, got {self.format!r}")
         if self.alignments and (self.num_return_sequences > 1 or self.scores):
@@ -240,8 +256,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                help=help)
         elif field.name == "bad_words":
             group.add_argument(_flag(field.name), nargs="+", metavar="WORD", help=help)
-        elif field.name == "format":
-            group.add_argument(_flag(field.name), choices=FORMATS, help=help)
+        elif field.name in ("format", "formality"):
+            group.add_argument(_flag(field.name), choices=FORMATS if field.name == "format" else FORMALITIES,
+                               help=help)
         else:
             group.add_argument(_flag(field.name), type=_scalar_type(field), help=help)
 
@@ -284,5 +301,5 @@ def request_fields() -> dict[str, str]:
             if field.metadata["request"]}
 
 
-__all__ = ["FORMATS", "GROUPS", "OptionError", "TranslationOptions", "add_arguments", "from_args", "from_keywords",
-           "guards_in_evaluation", "option", "request_fields"]
+__all__ = ["FORMALITIES", "FORMATS", "GROUPS", "OptionError", "TranslationOptions", "add_arguments", "from_args",
+           "from_keywords", "guards_in_evaluation", "option", "request_fields"]

@@ -31,6 +31,7 @@ from transformer_mt.bridges.ctranslate2 import (  # noqa: E402
     exported_max_positions,
     generated_tokens,
     hypothesis_text,
+    segmented_tokens,
     source_tokens,
     translate_options,
 )
@@ -219,3 +220,33 @@ def test_export_problem_and_positions_are_known_from_the_config(position_type):
         == (2048 if position_type in ABSOLUTE_POSITION_TYPES else None)
     mish = export_problem(tiny_config(position_embedding_type=position_type, activation_function="mish"))
     assert mish == problem if problem else mish.startswith("`activation_function`='mish' has no CTranslate2")
+
+
+@pytest.mark.parametrize("position_type", EXPORTED_POSITION_TYPES)
+def test_a_model_trained_with_context_reads_its_segments_as_generate_does(position_type, tokenizer, tmp_path):
+    """A model trained with context (issue 52) is exported with a second source embedding of its segments: a
+    sentence with its context as segment 1 decodes as generate() decodes it, and a sentence alone as before."""
+    model = train_copy_model(tokenizer, position_embedding_type=position_type, source_context=True)
+    with torch.no_grad():  # a segment-1 vector training on single sentences never moved: make it matter
+        model.model.encoder.embeddings.token_type_embeddings.weight[1].normal_(std=1.0)
+    exported = export_ctranslate2(str(save(model, tokenizer, tmp_path / "model")), str(tmp_path / "ct2"))
+    model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "model").eval()
+    translator = ctranslate2.Translator(str(exported), compute_type="float32", intra_threads=1)
+    context = "Menu of the file dialog"
+    for num_beams in (1, 4):
+        batch = tokenizer(SENTENCES, [context] * len(SENTENCES), return_tensors="pt", padding=True,
+                          return_token_type_ids=True)
+        with torch.no_grad():
+            output = model.generate(**batch, num_beams=num_beams, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
+                                    early_stopping=True)
+        expected = generated_tokens(tokenizer, output, model.generation_config.eos_token_id)
+        alone = generate_tokens(model, tokenizer, SENTENCES, num_beams)
+        assert expected != alone  # the context changes what the model writes
+        pairs = tokenizer(SENTENCES, [context] * len(SENTENCES), return_token_type_ids=True)
+        sources = [segmented_tokens(tokenizer.convert_ids_to_tokens(ids), segments)
+                   for ids, segments in zip(pairs["input_ids"], pairs["token_type_ids"])]
+        results = translator.translate_batch(sources, **translate_options(num_beams, MAX_NEW_TOKENS))
+        assert [result.hypotheses[0] for result in results] == expected
+        results = translator.translate_batch(source_tokens(tokenizer, SENTENCES, model.config),
+                                             **translate_options(num_beams, MAX_NEW_TOKENS))
+        assert [result.hypotheses[0] for result in results] == alone

@@ -24,10 +24,14 @@ projection with an optional bias. How the config maps:
   10000^(-i/(d/2-1)) of tensor2tensor instead of 10000^(-2i/d)). Learned positions: the table itself
   (`max_position_embeddings` rows). Sinusoids, either `sinusoidal_layout`: our own table for
   max(`max_position_embeddings`, 1024) positions, 1024 being `translate_batch`'s default `max_input_length`;
-  CTranslate2 rejects a longer sequence. Rotary: see `_set_stack`.
-* segments (`type_vocab_size` > 0): CTranslate2 has no segment input. A single sentence is segment 0, so the
-  segment-0 vector is added to every row of the position table (both are added before the optional LayerNorm).
-  Limitation: sentence pairs with segment 1 (`tokenizer(a, b)`) cannot be represented by the export.
+  CTranslate2 rejects a longer sequence. Rotary: see `ctranslate2_weights.set_stack`.
+* segments (`type_vocab_size` > 0): a model trained with context (`source_context`: a sentence, `</s>`, its
+  context as segment 1) gets a second source embedding merged by addition (`num_source_embeddings=2`,
+  `EmbeddingsMerge.ADD`), the segment table, and every source token is given as `token￨segment`
+  (`segmented_tokens`); CTranslate2 scales the merged sum, so the token rows are written already scaled and the
+  scaling is off, giving forward()'s floats ((token * scale + segment) + position). Any other model reads one
+  segment: the segment-0 vector is added to every row of the encoder's position table (both are added before the
+  optional LayerNorm). The decoder is always segment 0, folded the same way.
 * `scale_embedding` -> `scale_embeddings` (sqrt(d_model) or off), `layernorm_embedding` -> `layernorm_embedding`,
   `normalize_before` -> `pre_norm` (+ the stacks' final LayerNorms), `layer_norm_eps` -> `layer_norm_epsilon`,
   `activation_function` -> the activation enum, encoder/decoder layers and heads per stack.
@@ -44,7 +48,8 @@ Greedy search equals generate()'s. Beam search equals generate(..., early_stoppi
 `num_beams` hypotheses are finished, whereas generate()'s default `early_stopping=False` keeps extending beams
 while a running one could still score better, so it can return a different hypothesis.
 
-Not exact: folding the segment vector into the position table changes the order of two float additions
+Not exact without `source_context`: folding the segment vector into the position table changes the order of two
+float additions
 ((token + segment) + position vs token + (segment + position)), a difference of about one float32 ulp that can
 flip a greedy choice only between near-tied tokens. int8 and float16 exports are approximations by design.
 Generation-config options other than the beam size and length (`bad_words_ids`, `no_repeat_ngram_size`,
@@ -66,13 +71,15 @@ from ..configuration import TransformerMTConfig
 from ..diagnostics import alignment_heads as alignment_heads_of
 from ..modeling.positional_embeddings import POSITION_STRATEGIES, position_strategy_class
 from ..tokenization import target_side
+from .ctranslate2_weights import set_attention, set_layer, set_stack
 
 
 # CTranslate2 rejects positions beyond the table; this many cover translate_batch's default max_input_length.
 SINUSOID_POSITIONS = 1024
 # raised when the same model files export differently (2: the alignment layer and heads; 3: the model's config and
-# generation config carried beside the weights)
-EXPORT_FORMAT = 3
+# generation config carried beside the weights; 4: a model trained with context reads its segments)
+EXPORT_FORMAT = 4
+SEGMENT_SEPARATOR = "￨"  # CTranslate2's separator of a token's features: `token￨segment`
 MODEL_CONFIG = "transformer_mt_config.json"  # the model's config in an export: CTranslate2's own is config.json
 _ACTIVATIONS = {
     "relu": common_spec.Activation.RELU,
@@ -124,9 +131,21 @@ def translate_options(num_beams: int = 1, max_new_tokens: int = 256, do_sample: 
     return options
 
 
-def source_tokens(tokenizer, texts: list[str]) -> list[list[str]]:
-    """Translator inputs for `texts`: the token strings of the ids generate() gets (ending with </s>)."""
-    return [tokenizer.convert_ids_to_tokens(ids) for ids in tokenizer(texts)["input_ids"]]
+def source_tokens(tokenizer, texts: list[str], config=None) -> list[list[str]]:
+    """Translator inputs for `texts`: the token strings of the ids generate() gets (ending with </s>), each with
+    its segment 0 when the export of `config` reads segments (`reads_segments`)."""
+    rows = [tokenizer.convert_ids_to_tokens(ids) for ids in tokenizer(texts)["input_ids"]]
+    return [segmented_tokens(row, None) for row in rows] if config is not None and reads_segments(config) else rows
+
+
+def reads_segments(config) -> bool:
+    """Whether an export of `config` takes each source token with its segment: a model trained with context."""
+    return bool(getattr(config, "source_context", False)) and config.type_vocab_size > 1
+
+
+def segmented_tokens(tokens: list[str], segments: list[int] | None) -> list[str]:
+    """`tokens` as an export that reads segments takes them: `token￨segment` (segment 0 throughout for None)."""
+    return [f"{token}{SEGMENT_SEPARATOR}{segment}" for token, segment in zip(tokens, segments or [0] * len(tokens))]
 
 
 def generated_tokens(tokenizer, sequences, eos_token_id: int) -> list[list[str]]:
@@ -207,19 +226,22 @@ class TransformerMTConverter(Converter):
                 stack_options.update(rotary_dim=rotary_dim, rotary_interleave=False, rotary_base=positions.rotary_base)
         # the attention its return_attention gives: the layer and heads that word alignments read
         alignment_layer, alignment_heads = alignment_heads_of(config)
+        if reads_segments(config):  # token and segment embeddings added, as forward() adds them
+            encoder_stack.update(num_source_embeddings=2, embeddings_merge=common_spec.EmbeddingsMerge.ADD)
         spec = TransformerSpec(
             TransformerEncoderSpec(config.encoder_layers, config.encoder_attention_heads, **encoder_stack),
             TransformerDecoderSpec(config.decoder_layers, config.decoder_attention_heads, **decoder_stack,
                                    alignment_layer=alignment_layer, alignment_heads=alignment_heads),
         )
         encoder, decoder = self._model.model.encoder, self._model.model.decoder
-        _set_stack(spec.encoder, spec.encoder.embeddings[0], encoder, config)
-        _set_stack(spec.decoder, spec.decoder.embeddings, decoder, config)
+        length = _table_length(config)
+        set_stack(spec.encoder, spec.encoder.embeddings[0], encoder, config, length, spec.encoder.embeddings[1:])
+        set_stack(spec.decoder, spec.decoder.embeddings, decoder, config, length)
         for layer_spec, layer in zip(spec.encoder.layer, encoder.layers, strict=True):
-            _set_layer(layer_spec, layer)
+            set_layer(layer_spec, layer)
         for layer_spec, layer in zip(spec.decoder.layer, decoder.layers, strict=True):
-            _set_layer(layer_spec, layer)
-            _set_attention(layer_spec.attention, layer.encoder_attn, layer.encoder_attn_layer_norm, fused=False)
+            set_layer(layer_spec, layer)
+            set_attention(layer_spec.attention, layer.encoder_attn, layer.encoder_attn_layer_norm, fused=False)
         spec.decoder.projection.weight = self._model.get_output_embeddings().weight
         if config.use_final_logits_bias:
             spec.decoder.projection.bias = self._model.final_logits_bias.squeeze(0)
@@ -232,6 +254,8 @@ class TransformerMTConverter(Converter):
             if token is not None:
                 setattr(spec.config, name, token)
         spec.register_source_vocabulary(source_vocabulary)
+        if reads_segments(config):
+            spec.register_source_vocabulary([str(segment) for segment in range(config.type_vocab_size)])
         spec.register_target_vocabulary(target_vocabulary)
         return spec
 
@@ -264,65 +288,6 @@ def _vocabulary(tokenizer, size: int, field: str) -> list[str]:
                              "strings to ids, so each must be unique.")
         first_id[token] = token_id
     return tokens
-
-
-def _set_stack(spec, embeddings_spec, stack, config) -> None:
-    """Embeddings, positions (with the segment-0 vector folded in) and LayerNorms of an encoder or decoder.
-
-    Rotary positions act in attention, and CTranslate2 then adds no position vector (its encoder table, which must
-    exist, is zeros): the token rows are written already scaled and with the segment vector added, computed as
-    forward() computes them, so the sums are the same floats."""
-    block = stack.embeddings
-    weight = block.embed_tokens.weight
-    segment = block.token_type_embeddings.weight[0] if block.token_type_embeddings is not None else None
-    positions = block.embed_positions
-    length = _table_length(config)
-    if positions.absolute:
-        embeddings_spec.weight = weight
-        spec.scale_embeddings = block.embed_scale if config.scale_embedding else False
-        table = positions.table(length)
-        if segment is not None:
-            table = table + segment  # segment 0: what every single sentence gets
-        spec.position_encodings.encodings = table.to(weight.dtype)
-    else:
-        rows = weight * block.embed_scale
-        embeddings_spec.weight = rows + segment if segment is not None else rows
-        spec.scale_embeddings = False
-        if hasattr(spec, "position_encodings"):
-            spec.position_encodings.encodings = torch.zeros(length, config.d_model, dtype=weight.dtype)
-    if block.layernorm_embedding is not None:
-        _set_layer_norm(spec.layernorm_embedding, block.layernorm_embedding)
-    if stack.layer_norm is not None:
-        _set_layer_norm(spec.layer_norm, stack.layer_norm)
-
-
-def _set_layer(spec, layer) -> None:
-    """Self-attention and feed-forward network, shared by encoder and decoder layers."""
-    _set_attention(spec.self_attention, layer.self_attn, layer.self_attn_layer_norm, fused=True)
-    _set_linear(spec.ffn.linear_0, layer.fc1)
-    _set_linear(spec.ffn.linear_1, layer.fc2)
-    _set_layer_norm(spec.ffn.layer_norm, layer.final_layer_norm)
-
-
-def _set_attention(spec, attention, layer_norm, fused: bool) -> None:
-    """Self-attention takes one fused QKV projection; cross-attention takes Q, then fused KV (from the encoder)."""
-    projections = (attention.q_proj, attention.k_proj, attention.v_proj)
-    groups = [projections] if fused else [projections[:1], projections[1:]]
-    for linear_spec, group in zip(spec.linear[:-1], groups, strict=True):  # the last one is out_proj
-        linear_spec.weight = torch.cat([linear.weight for linear in group])
-        linear_spec.bias = torch.cat([linear.bias for linear in group])
-    _set_linear(spec.linear[-1], attention.out_proj)
-    _set_layer_norm(spec.layer_norm, layer_norm)
-
-
-def _set_linear(spec, linear) -> None:
-    spec.weight = linear.weight
-    spec.bias = linear.bias
-
-
-def _set_layer_norm(spec, layer_norm) -> None:
-    spec.gamma = layer_norm.weight
-    spec.beta = layer_norm.bias
 
 
 def export_ctranslate2(model_dir: str, output_dir: str, quantization: str | None = None, force: bool = False) -> str:

@@ -9,14 +9,20 @@ import os
 import ctranslate2
 from transformers import set_seed
 
-from ..bridges.ctranslate2 import exported_max_positions, hypothesis_text, translate_options
+from ..bridges.ctranslate2 import (
+    exported_max_positions,
+    hypothesis_text,
+    reads_segments,
+    segmented_tokens,
+    translate_options,
+)
 from ..constraints import bad_words_ids, prefix_token_ids
 from ..lengths import length_bound
 from ..options import TranslationOptions
 from ..tags import target_language_id
 from ..tokenization import target_side
 from .alignment import Alignment, encode_aligned_pairs, word_alignment
-from .inputs import Hypotheses, checked_inputs, length_batches, warn_unended
+from .inputs import Hypotheses, checked_inputs, cut, length_batches, warn_unended
 from .pair_scores import PairScore, encode_scored_pairs, length_penalty_of, pair_score
 from .protocol import Engine
 
@@ -58,10 +64,9 @@ class CTranslate2Engine(Engine):
     def translate_sentences(self, sentences: list[str], options: TranslationOptions, names: list[str] | None = None,
                             target_prefix: list[str | None] | None = None) -> list[Hypotheses]:
         tokenizer, target = self.tokenizer, target_side(self.tokenizer)
-        ids, names, limit = checked_inputs(tokenizer, sentences, names, self.max_positions, self.max_positions,
-                                           options.max_new_tokens)
-        if limit is not None:  # cut as the tokenizer truncates: the end token stays
-            ids = [row if len(row) <= limit else row[: limit - 1] + row[-1:] for row in ids]
+        ids, segments, names, limit = checked_inputs(tokenizer, self.config, sentences, names, self.max_positions,
+                                                     self.max_positions, options)
+        ids = [cut(row, limit) for row in ids]  # as the tokenizer truncates: the end token stays
         settings = self.search_settings(options)
         prefixes = [target.convert_ids_to_tokens(ids) if ids else None
                     for ids in prefix_token_ids(tokenizer, target_prefix)] if target_prefix else None
@@ -75,7 +80,7 @@ class CTranslate2Engine(Engine):
         for indices in length_batches([len(row) for row in ids], options.batch_size):
             budget = options.max_new_tokens or length_bound(max(len(ids[i]) for i in indices),
                                                             self.generation_config.max_length, self.max_positions)
-            batch = [tokenizer.convert_ids_to_tokens(ids[i]) for i in indices]
+            batch = [self.source(ids[i], segments[i] if segments else None) for i in indices]
             batch_prefixes = [prefixes[i] for i in indices] if prefixes else None
             pending.append((indices, budget, translator.translate_batch(
                 batch, batch_prefixes, max_decoding_length=budget, max_batch_size=len(batch), max_input_length=0,
@@ -92,6 +97,12 @@ class CTranslate2Engine(Engine):
                 if options.max_new_tokens is None and len(hypotheses[0]) >= budget and not ended:
                     warn_unended(names[index], budget)
         return translations
+
+    def source(self, ids: list[int], segments: list[int] | None = None) -> list[str]:
+        """The translator's input for a source's `ids`: token strings, each with its segment where the export
+        reads segments (a model trained with context: `bridges.ctranslate2.reads_segments`)."""
+        tokens = self.tokenizer.convert_ids_to_tokens(ids)
+        return segmented_tokens(tokens, segments) if reads_segments(self.config) else tokens
 
     def search_settings(self, options: TranslationOptions) -> dict:
         """translate_batch's keywords for `options`: the generation config's settings unless the options give
@@ -122,7 +133,7 @@ class CTranslate2Engine(Engine):
         tokenizer, target = self.tokenizer, target_side(self.tokenizer)
         encoded = encode_scored_pairs(tokenizer, sources, targets)
         penalty = length_penalty_of(self.generation_config, length_penalty)
-        sources_tokens = [tokenizer.convert_ids_to_tokens(ids) for ids in encoded["input_ids"]]
+        sources_tokens = [self.source(ids) for ids in encoded["input_ids"]]
         target_tokens = [target.convert_ids_to_tokens(ids)[:-1] for ids in encoded["labels"]]  # it adds </s>
         results = self.translator.score_batch(sources_tokens, target_tokens, max_batch_size=batch_size,
                                               max_input_length=0)
@@ -139,7 +150,7 @@ class CTranslate2Engine(Engine):
                                                            else ids) for ids in target["input_ids"]]
         attention = [None] * len(sources)
         for indices in length_batches([len(prefix) for prefix in prefixes], options.batch_size):
-            batch = [tokenizer.convert_ids_to_tokens(source["input_ids"][i]) for i in indices]
+            batch = [self.source(source["input_ids"][i]) for i in indices]
             results = self.translator.translate_batch(
                 batch, [prefixes[i] for i in indices], beam_size=1, max_decoding_length=max(
                     len(prefixes[i]) for i in indices) + 1, return_attention=True, max_input_length=0)

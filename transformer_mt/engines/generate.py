@@ -15,9 +15,16 @@ from ..lengths import length_bound, length_settings, stack_max_positions
 from ..options import TranslationOptions
 from ..tags import target_language_id
 from .alignment import Alignment, encode_aligned_pairs, word_alignment
-from .inputs import Hypotheses, checked_inputs, length_batches, warn_unended
+from .inputs import Hypotheses, checked_inputs, cut, length_batches, warn_unended
 from .pair_scores import PairScore, encode_scored_pairs, length_penalty_of, pair_score, teacher_forcing_batch
 from .protocol import Engine
+
+
+def padded(tokenizer, rows: list[list[int]], segments: list[list[int]] | None):
+    """A batch of source `rows` (and their `segments`, if any) padded as the tokenizer pads: input_ids and
+    attention_mask (and token_type_ids) tensors."""
+    features = {"input_ids": rows, **({"token_type_ids": segments} if segments else {})}
+    return tokenizer.pad(features, return_tensors="pt", return_attention_mask=True)
 
 
 class GenerateEngine(Engine):
@@ -49,8 +56,8 @@ class GenerateEngine(Engine):
             prefixes = [[language_id, *(prefix or [])] for prefix in prefixes]
         elif language_id is not None:
             settings["forced_bos_token_id"] = language_id
-        encoded, names, limit = checked_inputs(tokenizer, sentences, names, self.max_input_positions,
-                                               self.max_positions, options.max_new_tokens)
+        encoded, segments, names, limit = checked_inputs(tokenizer, model.config, sentences, names,
+                                                         self.max_input_positions, self.max_positions, options)
         lengths = [len(row) for row in encoded]
         translations = [None] * len(sentences)
         model.eval()
@@ -59,8 +66,8 @@ class GenerateEngine(Engine):
         for indices in length_batches(lengths, options.batch_size):
             budget = options.max_new_tokens or length_bound(min(max(lengths[i] for i in indices), limit or 10**9),
                                                             model.generation_config.max_length, self.max_positions)
-            batch = tokenizer([sentences[i] for i in indices], return_tensors="pt", padding=True,
-                              truncation=limit is not None, max_length=limit).to(model.device)
+            batch = padded(tokenizer, [cut(encoded[i], limit) for i in indices],
+                           [segments[i] for i in indices] if segments else None).to(model.device)
             call = {**length_settings(budget), **settings}
             if prefixes and any(prefixes[i] for i in indices):
                 vocab_size = model.get_output_embeddings().weight.shape[0]

@@ -1,7 +1,15 @@
 """What every engine and every entry of the batch API share around decoding: texts split into the sentences an
 engine sees and the hypotheses joined back (`split_texts`, `join_hypotheses`), length-sorted batches
 (`length_batches`), and the inputs' limits with their warnings and refusals (`warn_long_inputs`,
-`check_positions`, `warn_unended`), which every engine runs first on the sentences it is given (`checked_inputs`).
+`check_positions`, `warn_unended`), which every engine runs first on the sentences it is given (`checked_inputs`),
+with the register tag and the context the options ask for (`source_rows`).
+
+A context (`options.context`) is read by a model trained with it as each sentence's second segment (`sentence </s>
+context </s>`, segment ids 1 on the context, as training encodes it) and counts toward the input's length; where the
+two do not fit in the tokenizer's limit the sentence is read alone, with a warning naming it, as training leaves such
+a context out (never cut). A model trained without context reads no context, with one warning a call. A register
+(`options.formality`) is the tag a model trained with them (`config.formality_tags`) reads first (after a
+`source_prefix`); `more` or `less` on any other model is refused, `prefer_*` falls back to its own choice.
 
 A sentence longer than the tokenizer's `model_max_length` is cut there with a warning naming it, as every engine
 cuts it. A sentence or a length bound past a learned position table is refused in one line that names the sentence
@@ -12,8 +20,9 @@ import logging
 from collections.abc import Iterable
 
 from ..lengths import input_limit
-from ..options import OptionError
+from ..options import OptionError, TranslationOptions
 from ..text import sentences
+from ..text.formality import FORMAL, INFORMAL, TAGS
 
 
 logger = logging.getLogger(__name__)
@@ -55,19 +64,73 @@ def check_positions(lengths: list[int], names: list[str], limit: int | None, inp
                              "position table): shorten it, or split it into sentences")
 
 
-def checked_inputs(tokenizer, sentences: list[str], names: list[str] | None, input_positions: int | None,
-                   output_positions: int | None, max_new_tokens: int | None) -> tuple[list[list[int]], list[str],
-                                                                                    int | None]:
-    """What every engine does first with the sentences it is given: their token ids (not yet cut), their names for
-    warnings (default 1, 2, ...) and the tokenizer's input limit, after naming each sentence past the limit in a
-    warning (`warn_long_inputs`) and refusing one, or `max_new_tokens`, past a position table (`check_positions`)."""
+def register_tag(config, options: TranslationOptions) -> str | None:
+    """The tag of the register `options.formality` asks a model of `config` for (None: the model chooses); `more`
+    or `less` of a model trained without the tags is an OptionError."""
+    if options.formality == "default":
+        return None
+    if not getattr(config, "formality_tags", False):
+        if options.formality in ("more", "less"):
+            raise OptionError("formality", f"{options.formality!r} needs a model trained with the register tags "
+                                           f"(--formality_share), and this one has none: ask for "
+                                           f"prefer_{options.formality} (the model's own register) or default")
+        return None
+    return TAGS[FORMAL if options.formality.endswith("more") else INFORMAL]
+
+
+def reads_context(config, options: TranslationOptions) -> bool:
+    """Whether a model of `config` reads `options.context` (warned about once a call when it cannot)."""
+    if options.context is None:
+        return False
+    if not getattr(config, "source_context", False):
+        logger.warning("This model was not trained with context (--context_column): the context is not read.")
+        return False
+    return True
+
+
+def source_rows(tokenizer, config, sentences: list[str], options: TranslationOptions, names: list[str],
+                limit: int | None) -> tuple[list[list[int]], list[list[int]] | None]:
+    """Each sentence's token ids (not yet cut) as the engine reads it, begun with the register's tag
+    (`register_tag`, after `options.source_prefix`) and followed by the context as its second segment where the
+    model reads one and the two fit in `limit`; and each row's segment ids (None without a context)."""
+    tag, prefix = register_tag(config, options), options.source_prefix
+    if tag is not None:
+        sentences = [f"{prefix} {tag} {sentence[len(prefix) + 1:]}" if prefix and sentence.startswith(f"{prefix} ")
+                     else f"{tag} {sentence}" for sentence in sentences]
+    alone = tokenizer(sentences)["input_ids"] if sentences else []
+    if not sentences or not reads_context(config, options):
+        return alone, None
+    paired = tokenizer(sentences, [options.context] * len(sentences), return_token_type_ids=True)
+    ids, segments = [], []
+    for name, row, pair, pair_segments in zip(names, alone, paired["input_ids"], paired["token_type_ids"]):
+        if limit is not None and len(pair) > limit:
+            logger.warning(f"Text {name}: its context does not fit beside it in {limit} tokens; translated without "
+                           "it.")
+            ids.append(row), segments.append([0] * len(row))
+        else:
+            ids.append(pair), segments.append(pair_segments)
+    return ids, segments
+
+
+def checked_inputs(tokenizer, config, sentences: list[str], names: list[str] | None, input_positions: int | None,
+                   output_positions: int | None, options: TranslationOptions
+                   ) -> tuple[list[list[int]], list[list[int]] | None, list[str], int | None]:
+    """What every engine does first with the sentences it is given: their token ids (not yet cut) with the register
+    tag and the context (`source_rows`) and their segment ids (None without a context), their names for warnings
+    (default 1, 2, ...) and the tokenizer's input limit, after naming each sentence past the limit in a warning
+    (`warn_long_inputs`) and refusing one, or `max_new_tokens`, past a position table (`check_positions`)."""
     names = names or default_names(len(sentences))
     limit = input_limit(tokenizer)
-    ids = tokenizer(sentences)["input_ids"] if sentences else []
+    ids, segments = source_rows(tokenizer, config, sentences, options, names, limit)
     lengths = [len(row) for row in ids]
     warn_long_inputs(lengths, names, limit)
-    check_positions(lengths, names, limit, input_positions, output_positions, max_new_tokens)
-    return ids, names, limit
+    check_positions(lengths, names, limit, input_positions, output_positions, options.max_new_tokens)
+    return ids, segments, names, limit
+
+
+def cut(row: list[int], limit: int | None) -> list[int]:
+    """`row` cut at `limit` tokens as the tokenizer truncates a single sentence: its end token kept."""
+    return row if limit is None or len(row) <= limit else row[: limit - 1] + row[-1:]
 
 
 def warn_unended(name: str, budget: int) -> None:
@@ -109,5 +172,6 @@ def join_hypotheses(sentence_hypotheses: list[Hypotheses], separators: list[str]
     return joined
 
 
-__all__ = ["Hypotheses", "Layout", "check_positions", "checked_inputs", "default_names", "join_hypotheses",
-           "length_batches", "split_texts", "tagged", "warn_long_inputs", "warn_unended"]
+__all__ = ["Hypotheses", "Layout", "check_positions", "checked_inputs", "cut", "default_names", "join_hypotheses",
+           "length_batches", "reads_context", "register_tag", "source_rows", "split_texts", "tagged",
+           "warn_long_inputs", "warn_unended"]

@@ -15,8 +15,8 @@ import asyncio
 import logging
 from importlib import resources
 
-from ..engines.inputs import default_names
-from ..options import TranslationOptions
+from ..engines.inputs import default_names, register_tag
+from ..options import OptionError, TranslationOptions
 from ..text.markup import html_text
 from ..translation import assemble, decode, segment, text_flags
 from .batcher import Batcher, Overloaded
@@ -47,6 +47,10 @@ class ServedModel:
         """The options a request translates with: its own (format, hypotheses), this direction's languages, and
         at least as many beams as hypotheses."""
         count = asked.alternatives + 1
+        try:  # a register this model was not trained to write is refused with the request, by name
+            register_tag(self.engine.config, asked.options)
+        except OptionError as error:
+            raise RequestError(f"Invalid request: {error}") from None
         return asked.options.replace(num_return_sequences=count, source_lang=self.source, target_lang=self.target,
                                      num_beams=max(self.engine.generation_config.num_beams or 1, count),
                                      confidence=getattr(self.engine, "calibration", None) is not None,
