@@ -4,6 +4,7 @@ overload, a real client against a server process, and the page in a real browser
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shutil
 import socket
@@ -437,3 +438,19 @@ def test_a_register_the_model_cannot_write_is_refused_and_a_preference_falls_bac
         preferred = client.post("/translate", json={"q": "Open it.", "source": "en", "target": "de",
                                                     "formality": "prefer_more", "context": "Menu"})
         assert preferred.status_code == 200 and preferred.json()["translatedText"] == "«Open it.»"
+
+
+def test_an_inline_elements_own_text_is_decoded_once_without_guards(caplog):
+    """In html mode an element's own text is decoded alone only as a hint for where the element goes: the server
+    batches it apart and decodes it once, with no guard's re-decode and no warning about a text the client never
+    sent (issue 51, item 7). The engine here copies, which sets off the copy guard on both texts."""
+    app = fake_app(marker=("", ""))
+    engine = app.state.service.pairs[("en", "de")].engine
+    with TestClient(app) as client, caplog.at_level(logging.WARNING):
+        answer = client.post("/translate", json={
+            "q": "<p>Read <em>the whole manual of this program</em> before you start it.</p>", "source": "en",
+            "target": "de", "format": "html"})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["flags"] == {"guards": ["copy"], "redecoded": True}  # the paragraph's own copy
+    assert sum(engine.calls) == 3  # the run of text, the guard's re-decode of it, the element's text once (was 4)
+    assert "1 translation(s) looped, copied the source" in caplog.text  # the run alone (was 2, naming the element)

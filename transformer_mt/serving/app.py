@@ -57,9 +57,11 @@ class ServedModel:
                                      min_confidence=asked.options.min_confidence if asked.options.min_confidence
                                      is not None else self.min_confidence)
 
-    def translate(self, sentences: list[str], options: TranslationOptions) -> list:
+    def translate(self, sentences: list[str], options: TranslationOptions, alone: bool = False) -> list:
+        """One batch's hypotheses; `alone`: the batch holds inline elements' own texts (`translation.segment`),
+        decoded without guards or alignment."""
         return decode(self.engine, sentences, options.replace(batch_size=len(sentences) or 1),
-                      default_names(len(sentences)))
+                      default_names(len(sentences)), alone=[alone] * len(sentences) if alone else None)
 
 
 class Service:
@@ -74,7 +76,7 @@ class Service:
             raise ValueError("two models serve the same language pair: "
                              f"{', '.join(f'{m.source}->{m.target}' for m in models)}")
         concurrency = max(model.engine.workers for model in models)
-        self.batcher = Batcher(lambda key, sentences: self.pairs[key[0]].translate(sentences, key[1]),
+        self.batcher = Batcher(lambda key, sentences: self.pairs[key[0]].translate(sentences, *key[1:]),
                                max_batch=limits.batch_size(concurrency), max_wait=limits.max_wait_ms / 1000,
                                max_queued=limits.queue_limit, concurrency=concurrency)
         self.counters = Counters(self.batcher, models)
@@ -131,6 +133,21 @@ class Service:
         raise RequestError(f"{source}->{target} is not a supported language pair; this server translates "
                            f"{supported}")
 
+    async def decoded(self, model: ServedModel, options: TranslationOptions, sentences: list[str],
+                      alone: list[bool] | None = None) -> list:
+        """The hypotheses of `sentences` through the batcher, with other requests' of the same model and options;
+        inline elements' own texts (`alone`) batched apart, as they decode without guards or alignment."""
+        pair = (model.source, model.target)
+        if not alone or not any(alone):
+            return await self.batcher.translate((pair, options), sentences)
+        found = [None] * len(sentences)
+        for own in (False, True):
+            group = [i for i, flag in enumerate(alone) if flag == own]
+            for i, hypotheses in zip(group, await self.batcher.translate((pair, options, own),
+                                                                          [sentences[i] for i in group])):
+                found[i] = hypotheses
+        return found
+
     async def translated(self, request, asked: TranslateRequest, model: ServedModel, recall: bool = True) -> dict:
         """translatedText (and alternatives): the texts taken apart into sentences (`translation.segment`: HTML
         runs of text first), the sentences batched with other requests' (`Batcher`), each text put back together;
@@ -147,8 +164,8 @@ class Service:
         if (cached := self.shared.cache.get(model, options, asked)) is not None:  # the same text, model and options
             return cached
         segments = segment(asked.texts, options, model.engine.config)
-        hypotheses = await until_disconnected(request, self.batcher.translate(((model.source, model.target), options),
-                                                                              segments.sentences))
+        hypotheses = await until_disconnected(request, self.decoded(model, options, segments.sentences,
+                                                                    segments.alone))
         texts = [text_hypotheses or [("", None)] * options.num_return_sequences
                  for text_hypotheses in assemble(segments, hypotheses)]
         ranks = [[text_hypotheses[min(k, len(text_hypotheses) - 1)][0] for text_hypotheses in texts]

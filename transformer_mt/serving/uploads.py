@@ -175,8 +175,8 @@ async def _texts_translated(service, model, texts: list[str], options) -> list[T
     piece = max(1, service.limits.queue_limit // 2)
     hypotheses = []
     for start in range(0, len(segments.sentences), piece):
-        hypotheses += await service.batcher.translate(((model.source, model.target), options),
-                                                      segments.sentences[start:start + piece])
+        hypotheses += await service.decoded(model, options, segments.sentences[start:start + piece],
+                                            segments.alone[start:start + piece] if segments.alone else None)
     return [Translation(text[0][0] if text else "", flags)
             for text, flags in zip(assemble(segments, hypotheses), text_flags(segments, hypotheses), strict=True)]
 
