@@ -96,8 +96,9 @@ def test_a_mastodon_post_is_one_sentence_with_its_link_and_bold_word_and_its_has
         '<a class="mention hashtag" href="https://mastodon.social/tags/linux" rel="tag">#<span>linux</span></a> '
         '<span class="h-card"><a class="u-url mention" href="https://mastodon.social/@alice">@<span>alice'
         '</span></a></span></p>')
-    # one sentence and the link's and the bold words' own texts (where to place them); no hashtag, no mention
-    assert client.app.state.service.pairs[("en", "de")].engine.calls[-1] == 3
+    # one sentence, then the link's and the bold words' own texts (where to place them) in a batch of their own;
+    # no hashtag, no mention
+    assert client.app.state.service.pairs[("en", "de")].engine.calls[-2:] == [1, 2]
 
 
 class DroppingEngine(FakeEngine):
