@@ -93,9 +93,9 @@ def test_a_mastodon_post_is_one_sentence_with_its_link_and_bold_word_and_its_has
     answer = client.post("/translate", json={"q": post, "source": "en", "target": "de", "format": "html"}).json()
     assert answer["translatedText"] == (
         '<p>«All <a href="https://example.org/disks" rel="nofollow">partitions are</a> already <b>in use</b>.» '
-        '<a class="mention hashtag" href="https://mastodon.social/tags/linux" rel="tag">#<span>linux</span></a> '
-        '<span class="h-card"><a class="u-url mention" href="https://mastodon.social/@alice">@<span>alice'
-        '</span></a></span></p>')
+        '<a href="https://mastodon.social/tags/linux" class="mention hashtag" rel="tag">#<span>linux</span></a> '
+        '<span class="h-card"><a href="https://mastodon.social/@alice" class="u-url mention">@<span>alice'
+        '</span></a></span></p>')  # every tag as the post wrote it (issue 51: attributes were sorted)
     # one sentence, then the link's and the bold words' own texts (where to place them) in a batch of their own;
     # no hashtag, no mention
     assert client.app.state.service.pairs[("en", "de")].engine.calls[-2:] == [1, 2]

@@ -29,6 +29,7 @@ from .quality import Flags, Translation, together
 from .steps import Decoded, decode
 from .text import sentences
 from .text.casing import fold_label
+from .text.html_fragments import as_written
 
 
 logger = logging.getLogger(__name__)
@@ -100,7 +101,8 @@ def assemble(segments: Segments, hypotheses: list[Hypotheses]) -> list[Hypothese
                                               [segments.sentences[i] for i in span],
                                               [hypotheses[i][rank][0] for i, rank in zip(span, chosen)], separators))
         scores = [score for _, score in runs]
-        filled = documents.fill([text for text, _ in runs], alignments, own)
+        filled = [as_written(source, text) for source, text in zip(segments.texts, documents.fill(
+            [text for text, _ in runs], alignments, own), strict=True)]  # the tags as the client wrote them
         if documents.fallbacks:
             logger.warning(f"{documents.fallbacks} inline element(s) had no aligned words in the translation: "
                            "each was put after the translation of the word before it, holding its own text's "

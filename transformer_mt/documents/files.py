@@ -24,11 +24,11 @@ import re
 from collections.abc import Callable
 
 from ..quality import Translation
+from ..text.html_fragments import HTML_INLINE, as_written, holds_markup
 from ..text.sentences import rewrap
 from ..translation import translate
 from . import FormatError
 from . import text as lines
-from .html_fragments import HTML_INLINE, as_written, holds_markup
 from .review import PLACEHOLDERS_DIFFER, TAG, FileReport, entry_flags, is_trusted, placeholders_kept
 from .xliff import translate_xliff
 

@@ -1,6 +1,6 @@
-"""HTML fragments as they are written: whether a message is one to translate as HTML (`holds_markup`), and a
-translation's start tags written back as the source wrote them (`as_written`), for .po, XLIFF and HTML files
-(`documents.files`)."""
+"""HTML fragments as they are written: whether a message is one to translate as HTML (`holds_markup`, for .po and
+XLIFF files), and a translation's start tags written back as the source wrote them (`as_written`: every HTML
+translation, `translation.assemble`, and whole HTML files)."""
 
 import collections
 import re
