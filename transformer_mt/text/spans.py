@@ -1,6 +1,8 @@
 """Protected spans: what a translation must carry unchanged (placeholders, URLs, e-mail addresses, file paths,
-inline code, numbers, emoji), found in a source, checked in its translation, and put back where the model lost or
-changed one.
+inline code, numbers, emoji), put back where the model lost or changed one, and shown as reserved tokens to a model
+trained with them. What a span is, where a text holds them and what a translation lost of them or holds more come
+from `span_finding` (`Span`, `KINDS`, `protected_spans`, `lost_spans`, `extra_placeholders`, ...), whose names are
+importable from here too.
 
 A small model rewrites what it rarely saw (`%s` -> `%`, `%(protocol)s` -> `%(protokolle)`, `1.5` -> `1,6`).
 `repair_counted` puts each lost span back where the word alignment says its source word went: into the aligned
@@ -10,8 +12,8 @@ was repaired and what is still lost. Placeholders are compared as multisets: one
 than its source (written twice, or invented) is removed (`drop_extra`), its later occurrences first. So that a
 printf message still formats, printf's unnumbered placeholders are written in the source's order
 (`in_source_order`) and a bare `%` as `%%` (`escape_percents`). Every repair, every removal, every reordering and
-every loss is named in a warning. Imports nothing of the package: the translation layer hands it the engine's
-aligner.
+every loss is named in a warning. Imports nothing of the package but `span_finding`: the translation layer hands it
+the engine's aligner.
 
 A model trained with span tokens (training's `--span_token_share`) is shown its spans as reserved tokens instead:
 `mask` replaces each by `{0}`, `{1}`, ... and `unmask` puts them back; `mask_shared` masks a training pair's spans
@@ -23,53 +25,30 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+
+from .span_finding import (
+    KINDS,
+    PLACEHOLDER,
+    Span,
+    _found,
+    _lost,
+    _missing,
+    extra_placeholders,
+    lost_placeholders,
+    lost_spans,
+    placeholders,
+    protected_ranges,
+    protected_spans,
+    span_problems,
+)
 
 
 logger = logging.getLogger(__name__)
 
-# Each kind is one regex; KINDS' order decides where two kinds could start at one place (a URL holding `%s` is one
-# URL). Placeholders: a literal `%%` (matched, then dropped, so "100%% done" holds none), printf (`%s`, `%1$s`,
-# `%-5.2f`, `%ld`, `%(name)s`; `%*s`, `%.*s`: the width or precision an argument), HexChat's colours (`%C23`,
-# `%C4,1`), Qt's `%1`..`%99`, a letter's code (strftime's `%Y`, HexChat's `%O`), `${var}`, `$1`, and format fields
-# (`{0}`, `{name}`, `{!s}`, `{}`); no space flag and no bare `%`: "50% discount" and "100 %" hold none.
-PLACEHOLDER = re.compile(r"%%|%(?:\d+\$)?(?:\([\w.]+\))?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q)?"
-                         r"[sdifuxXeEgGcrop]|%C\d\d?(?:,\d\d?)?|%[1-9]\d?(?![\d$])|%[A-Za-z]|\$\{\w+\}|\$\d(?!\d)"
-                         r"|\{[\w.:!]*\}")
-_URL = r"(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]]"  # trailing punctuation is the sentence's
-_EMAIL = r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
-# a path is a Unix path of two names or more (`/usr/share`, not "and/or", "km/h" or a lone `/`), one from home or
-# here (`~/.config`, `./configure`), or a Windows one (`C:\Users\x`); a name ends before a trailing dot
-_NAME = r"\.?[\w+@-]+(?:\.[\w+@-]+)*"
-_PATH = (rf"(?<![\w/.~<\\])(?:(?:~|\.\.?)/{_NAME}|/{_NAME}/{_NAME})(?:/{_NAME})*/?"
-         rf"|(?<!\w)[A-Za-z]:\\(?:{_NAME}\\?)*")
-_CODE = r"`[^`'\s][^`'\n]*`"  # not GNU's `quote' style
-# digits with inner separators (`1,234.5`, `10:30`, `2.0.1`), compared by their digits alone; not inside a word
-# ("amd64", "3D", "1st" are words, and the word is what a translation keeps)
-_NUMBER = r"(?<![^\W\d])\d+(?:[.,:]\d+)*(?![^\W\d])"
-# a pictograph, its presentation selector and skin tone, joined into one by zero-width joiners
-_EMOJI_CHAR = r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u231A\u231B\u23E9-\u23FA]\uFE0F?" \
-    r"[\U0001F3FB-\U0001F3FF]?"
-_EMOJI = rf"{_EMOJI_CHAR}(?:\u200D{_EMOJI_CHAR})*"
-KINDS = {"code": _CODE, "url": _URL, "email": _EMAIL, "path": _PATH, "placeholder": PLACEHOLDER.pattern,
-         "number": _NUMBER, "emoji": _EMOJI}
-_SPAN = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in KINDS.items()))
 # printf's unnumbered placeholders (`%s`, `%-5.2f`, `%*d`), which take their arguments in the order they are written
 _SEQUENTIAL = re.compile(r"%[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q)?[sdifuxXeEgGcrop]")
 TOKEN = re.compile(r"\{(\d+)\}")  # a reserved token `{k}`: a masked span, or a format field of the text
 _DAMAGED = re.compile(r"[%{][^\s]*?(?=[.,:;!?]*$)")  # a placeholder the model began, up to trailing punctuation
-
-
-class Span(NamedTuple):
-    """One protected span: its kind (a key of KINDS) and its text."""
-
-    kind: str
-    text: str
-
-    @property
-    def key(self) -> str:
-        """What a translation must hold: a number's digits (`1,234.5` and `1.234,5` are one), else the text."""
-        return re.sub(r"\D", "", self.text) if self.kind == "number" else self.text
 
 
 @dataclass
@@ -80,21 +59,6 @@ class SpanReport:
     repaired: list[Span] = field(default_factory=list)
     lost: list[Span] = field(default_factory=list)  # missing, or (unrepaired) a placeholder more than the source's
     removed: list[Span] = field(default_factory=list)  # placeholders the translation held more often than its source
-
-
-def _found(text: str) -> list[tuple[Span, int]]:
-    """Each protected span of `text` with where it begins, in order."""
-    return [(Span(match.lastgroup, match[0]), match.start()) for match in _SPAN.finditer(text) if match[0] != "%%"]
-
-
-def protected_spans(text: str) -> list[Span]:
-    """The protected spans of `text`, in order (a literal `%%` is none)."""
-    return [span for span, _ in _found(text)]
-
-
-def protected_ranges(text: str) -> list[tuple[int, int]]:
-    """Where the protected spans of `text` are: their (start, end) characters, in order."""
-    return [(start, start + len(span.text)) for span, start in _found(text)]
 
 
 def _masked(texts: list[str], found: list[list[tuple[Span, int]]]) -> list[str]:
@@ -156,58 +120,6 @@ def mask_shared(source: str, target: str) -> tuple[str, str, list[Span]]:
     in_source, in_target = [found for found, _ in shared], [found for _, found in shared]
     masked_source, masked_target = _masked([source, target], [in_source, in_target])
     return masked_source, masked_target, [span for span, _ in in_source]
-
-
-def placeholders(text: str) -> list[str]:
-    """The placeholders of `text`, in order (a literal `%%` is none)."""
-    return [span for span in PLACEHOLDER.findall(text) if span != "%%"]
-
-
-def _missing(source: list, translation: list, key: Callable) -> list:
-    """The `source` items whose key the translation's items do not hold as often (the first ones of a key)."""
-    missing = collections.Counter(map(key, source)) - collections.Counter(map(key, translation))
-    lost = []
-    for item in source:
-        if missing[key(item)]:
-            lost.append(item)
-            missing[key(item)] -= 1
-    return lost
-
-
-def _lost(source: list[tuple[Span, int]], translation: str) -> list[tuple[Span, int]]:
-    """The spans of `source` (with where each begins) that `translation` does not hold as often."""
-    return _missing(source, [(span, 0) for span in protected_spans(translation)], lambda found: found[0].key)
-
-
-def lost_spans(source: str, translation: str) -> list[Span]:
-    """The source's spans the translation does not hold as often as the source does (numbers by their digits),
-    in source order."""
-    return [span for span, _ in _lost(_found(source), translation)]
-
-
-def lost_placeholders(source: str, translation: str) -> list[str]:
-    """The source's placeholders the translation does not hold as often as the source does, in source order."""
-    return _missing(placeholders(source), placeholders(translation), lambda span: span)
-
-
-def extra_placeholders(source: str, translation: str) -> list[tuple[Span, int, int]]:
-    """The placeholders `translation` holds more often than `source` (written twice, or invented), with where each
-    begins and ends: the later occurrences of a placeholder first."""
-    allowed = collections.Counter(placeholders(source))
-    found = [(Span("placeholder", match[0]), match.start(), match.end()) for match in PLACEHOLDER.finditer(translation)
-             if match[0] != "%%"]
-    seen, extra = collections.Counter(), []
-    for span, start, end in found:
-        seen[span.text] += 1
-        if seen[span.text] > allowed[span.text]:
-            extra.append((span, start, end))
-    return extra
-
-
-def span_problems(source: str, translation: str) -> list[Span]:
-    """What a translation gets wrong of its source's spans: each one it lost, then each placeholder it holds more
-    often than the source."""
-    return lost_spans(source, translation) + [span for span, _, _ in extra_placeholders(source, translation)]
 
 
 def drop_extra(source: str, translation: str) -> tuple[str, list[Span]]:
@@ -373,5 +285,5 @@ def repair(sources: list[str], hypotheses: list[list[tuple[str, float | None]]],
 
 __all__ = ["KINDS", "PLACEHOLDER", "TOKEN", "Span", "SpanReport", "drop_extra", "escape_percents",
            "extra_placeholders", "in_source_order", "lost_placeholders", "lost_spans", "mask", "mask_as",
-           "mask_shared", "placeholders", "protected_spans", "put_back", "repair", "repair_counted", "span_problems",
-           "unmask"]
+           "mask_shared", "placeholders", "protected_ranges", "protected_spans", "put_back", "repair",
+           "repair_counted", "span_problems", "unmask"]
