@@ -191,18 +191,26 @@ class TransformerMTConfig(PreTrainedConfig):
             for side in ("encoder", "decoder"):
                 head_dim = self.d_model // getattr(self, f"{side}_attention_heads")
                 if head_dim % 2:
-                    raise ValueError(f"position_embedding_type='rotary' rotates pairs of dimensions: the head size "
-                                     f"d_model / {side}_attention_heads must be even, got {head_dim}.")
+                    raise ValueError(
+                        f"position_embedding_type='rotary' rotates pairs of dimensions: the head size "
+                        f"d_model / {side}_attention_heads must be even, got {head_dim}."
+                    )
         if self.sinusoidal_layout != "interleaved" and self.position_embedding_type != "sinusoidal":
-            raise ValueError(f"`sinusoidal_layout` ({self.sinusoidal_layout!r}) applies to "
-                             f"position_embedding_type='sinusoidal' only, not {self.position_embedding_type!r}.")
+            raise ValueError(
+                f"`sinusoidal_layout` ({self.sinusoidal_layout!r}) applies to "
+                f"position_embedding_type='sinusoidal' only, not {self.position_embedding_type!r}."
+            )
         if not -self.decoder_layers <= self.alignment_layer < self.decoder_layers:
-            raise ValueError(f"`alignment_layer` must name one of the {self.decoder_layers} decoder layers, in "
-                             f"[{-self.decoder_layers}, {self.decoder_layers - 1}] (-1: the last), got "
-                             f"{self.alignment_layer}.")
+            raise ValueError(
+                f"`alignment_layer` must name one of the {self.decoder_layers} decoder layers, in "
+                f"[{-self.decoder_layers}, {self.decoder_layers - 1}] (-1: the last), got "
+                f"{self.alignment_layer}."
+            )
         if self.alignment_heads is not None and self.alignment_heads > self.decoder_attention_heads:
-            raise ValueError(f"`alignment_heads` ({self.alignment_heads}) must be at most `decoder_attention_heads` "
-                             f"({self.decoder_attention_heads}), or None for all of them.")
+            raise ValueError(
+                f"`alignment_heads` ({self.alignment_heads}) must be at most `decoder_attention_heads` "
+                f"({self.decoder_attention_heads}), or None for all of them."
+            )
         if self.share_encoder_decoder_embeddings and self.decoder_vocab_size != self.vocab_size:
             raise ValueError(
                 f"`decoder_vocab_size` ({self.decoder_vocab_size}) must equal `vocab_size` ({self.vocab_size}) when "

@@ -44,8 +44,9 @@ def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_to
     return shifted.masked_fill(shifted == IGNORE_INDEX, pad_token_id)
 
 
-def seq2seq_loss(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch=None,
-                 label_smoothing: float = 0.0) -> torch.Tensor:
+def seq2seq_loss(
+    logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch=None, label_smoothing: float = 0.0
+) -> torch.Tensor:
     """Cross-entropy of aligned logits and labels (no second shift), -100 ignored, optionally label-smoothed.
 
     The mean over this batch's targets, or, when the Trainer passes `num_items_in_batch` (the targets of every
@@ -56,8 +57,9 @@ def seq2seq_loss(logits: torch.Tensor, labels: torch.Tensor, num_items_in_batch=
     logits, labels = logits.float().view(-1, logits.size(-1)), labels.to(logits.device).view(-1)
     if num_items_in_batch is None:
         return nn.functional.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX, label_smoothing=label_smoothing)
-    total = nn.functional.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX, reduction="sum",
-                                        label_smoothing=label_smoothing)
+    total = nn.functional.cross_entropy(
+        logits, labels, ignore_index=IGNORE_INDEX, reduction="sum", label_smoothing=label_smoothing
+    )
     if isinstance(num_items_in_batch, torch.Tensor):
         num_items_in_batch = num_items_in_batch.to(total.device)
     return total / num_items_in_batch
@@ -176,8 +178,9 @@ class TransformerMTEncoderLayer(GradientCheckpointingLayer):
         self.dropout = config.dropout
         self.activation_fn = ACT2FN[config.activation_function]
         self.activation_dropout = config.activation_dropout
-        self.self_attn = TransformerMTAttention(config, config.encoder_attention_heads, is_causal=False,
-                                                layer_idx=layer_idx)
+        self.self_attn = TransformerMTAttention(
+            config, config.encoder_attention_heads, is_causal=False, layer_idx=layer_idx
+        )
         self.self_attn_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.fc1 = nn.Linear(config.d_model, config.encoder_ffn_dim)
         self.fc2 = nn.Linear(config.encoder_ffn_dim, config.d_model)
@@ -220,11 +223,13 @@ class TransformerMTDecoderLayer(GradientCheckpointingLayer):
         self.dropout = config.dropout
         self.activation_fn = ACT2FN[config.activation_function]
         self.activation_dropout = config.activation_dropout
-        self.self_attn = TransformerMTAttention(config, config.decoder_attention_heads, is_causal=True,
-                                                layer_idx=layer_idx)
+        self.self_attn = TransformerMTAttention(
+            config, config.decoder_attention_heads, is_causal=True, layer_idx=layer_idx
+        )
         self.self_attn_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
-        self.encoder_attn = TransformerMTAttention(config, config.decoder_attention_heads, is_causal=False,
-                                                   layer_idx=layer_idx)
+        self.encoder_attn = TransformerMTAttention(
+            config, config.decoder_attention_heads, is_causal=False, layer_idx=layer_idx
+        )
         self.encoder_attn_layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
         self.fc1 = nn.Linear(config.d_model, config.decoder_ffn_dim)
         self.fc2 = nn.Linear(config.decoder_ffn_dim, config.d_model)
@@ -244,8 +249,9 @@ class TransformerMTDecoderLayer(GradientCheckpointingLayer):
         residual = hidden_states
         if self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
-        hidden_states, _ = self.self_attn(hidden_states, attention_mask=attention_mask, cache=cache, rotary=rotary,
-                                          **kwargs)
+        hidden_states, _ = self.self_attn(
+            hidden_states, attention_mask=attention_mask, cache=cache, rotary=rotary, **kwargs
+        )
         hidden_states = residual + nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
         if not self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
@@ -254,8 +260,13 @@ class TransformerMTDecoderLayer(GradientCheckpointingLayer):
             residual = hidden_states
             if self.normalize_before:
                 hidden_states = self.encoder_attn_layer_norm(hidden_states)
-            hidden_states, _ = self.encoder_attn(hidden_states, key_value_states=encoder_hidden_states,
-                                                 attention_mask=encoder_attention_mask, cache=cache, **kwargs)
+            hidden_states, _ = self.encoder_attn(
+                hidden_states,
+                key_value_states=encoder_hidden_states,
+                attention_mask=encoder_attention_mask,
+                cache=cache,
+                **kwargs,
+            )
             hidden_states = residual + nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
             if not self.normalize_before:
                 hidden_states = self.encoder_attn_layer_norm(hidden_states)
@@ -305,11 +316,16 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
         switching train/eval or replacing modules, call `torch._dynamo.reset()` to compile again.
         """
         # torch.compile takes either a mode or options; a config with a mode keeps transformers' behaviour.
-        if compile_config is not None and compile_config.mode is None and "guard_filter_fn" not in (
-                compile_config.options or {}):
+        if (
+            compile_config is not None
+            and compile_config.mode is None
+            and "guard_filter_fn" not in (compile_config.options or {})
+        ):
             compile_config = copy.copy(compile_config)
-            compile_config.options = {**(compile_config.options or {}),
-                                      "guard_filter_fn": torch.compiler.skip_guard_on_all_nn_modules_unsafe}
+            compile_config.options = {
+                **(compile_config.options or {}),
+                "guard_filter_fn": torch.compiler.skip_guard_on_all_nn_modules_unsafe,
+            }
         return super().get_compiled_call(compile_config)
 
     def get_expanded_tied_weights_keys(self, all_submodels: bool = False) -> dict:
@@ -320,8 +336,11 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
         """
         if all_submodels or self.config.tie_word_embeddings:
             return super().get_expanded_tied_weights_keys(all_submodels=all_submodels)
-        return {target: source for target, source in (self._tied_weights_keys or {}).items()
-                if not target.startswith("lm_head.")}
+        return {
+            target: source
+            for target, source in (self._tied_weights_keys or {}).items()
+            if not target.startswith("lm_head.")
+        }
 
     def resize_token_embeddings(
         self, new_num_tokens=None, pad_to_multiple_of=None, mean_resizing=True
@@ -344,8 +363,9 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
         self.set_input_embeddings(embeddings)
         return self.get_input_embeddings()
 
-    def resize_decoder_token_embeddings(self, new_num_tokens: int, pad_to_multiple_of=None,
-                                        mean_resizing=True) -> nn.Embedding:
+    def resize_decoder_token_embeddings(
+        self, new_num_tokens: int, pad_to_multiple_of=None, mean_resizing=True
+    ) -> nn.Embedding:
         """Resize a separate target vocabulary: the decoder's table, the output projection, `final_logits_bias`."""
         if self.config.share_encoder_decoder_embeddings:
             raise ValueError(
@@ -409,20 +429,35 @@ class _TransformerMTStack(TransformerMTPreTrainedModel):
         changed = {name: value for name, value in self.built_with.items() if getattr(self.config, name) != value}
         if changed:
             name, value = next(iter(changed.items()))
-            raise ValueError(f"config.{name} is {getattr(self.config, name)!r} but the model was built with "
-                             f"{value!r}: a built model keeps its shape; build a new model from the edited config.")
+            raise ValueError(
+                f"config.{name} is {getattr(self.config, name)!r} but the model was built with "
+                f"{value!r}: a built model keeps its shape; build a new model from the edited config."
+            )
         # Token ids are checked when a sequence starts; those generation appends come from the model's logits.
         starts = isinstance(past_length, int) and past_length == 0
-        check_inputs(prefix=self.input_prefix, vocab_size=self.embeddings.embed_tokens.num_embeddings,
-                     type_vocab_size=self.config.type_vocab_size,
-                     d_model=self.config.d_model, input_ids=input_ids, inputs_embeds=inputs_embeds,
-                     attention_mask=attention_mask, token_type_ids=token_type_ids, position_ids=position_ids,
-                     past_length=past_length, check_values=starts)
+        check_inputs(
+            prefix=self.input_prefix,
+            vocab_size=self.embeddings.embed_tokens.num_embeddings,
+            type_vocab_size=self.config.type_vocab_size,
+            d_model=self.config.d_model,
+            input_ids=input_ids,
+            inputs_embeds=inputs_embeds,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+            position_ids=position_ids,
+            past_length=past_length,
+            check_values=starts,
+        )
         seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
         self.embeddings.embed_positions.reserve(positions_needed(seq_length, position_ids, cache))
 
     def self_attention_positions(
-        self, position_ids: torch.Tensor, mask: torch.Tensor | None, key_length: int, past_length, causal: bool,
+        self,
+        position_ids: torch.Tensor,
+        mask: torch.Tensor | None,
+        key_length: int,
+        past_length,
+        causal: bool,
         dtype: torch.dtype,
     ) -> tuple[torch.Tensor | None, tuple[torch.Tensor, torch.Tensor] | None]:
         """The self-attention mask with the strategy's position bias added (ALiBi), and the rotation of the new
@@ -451,8 +486,14 @@ class TransformerMTEncoder(_TransformerMTStack):
     """`config.encoder_layers` bidirectional self-attention layers over the embedded source."""
 
     input_prefix = ""
-    shape_fields = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim",
-                    "position_embedding_type", "normalize_before")
+    shape_fields = (
+        "d_model",
+        "encoder_layers",
+        "encoder_attention_heads",
+        "encoder_ffn_dim",
+        "position_embedding_type",
+        "normalize_before",
+    )
     _can_record_outputs = {
         "hidden_states": TransformerMTEncoderLayer,
         "attentions": TransformerMTAttention,
@@ -482,8 +523,13 @@ class TransformerMTEncoder(_TransformerMTStack):
                 row as if it were not padded).
             inputs_embeds: (B, S, d_model) token embeddings instead of `input_ids`.
         """
-        self.check_and_reserve(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=attention_mask,
-                               token_type_ids=token_type_ids, position_ids=position_ids)
+        self.check_and_reserve(
+            input_ids=input_ids,
+            inputs_embeds=inputs_embeds,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+            position_ids=position_ids,
+        )
         seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
         if position_ids is None:
             position_ids = torch.arange(seq_length, device=self.device)
@@ -491,8 +537,9 @@ class TransformerMTEncoder(_TransformerMTStack):
         attention_mask = create_bidirectional_mask(
             config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask
         )
-        attention_mask, rotary = self.self_attention_positions(position_ids, attention_mask, seq_length, 0,
-                                                               causal=False, dtype=hidden_states.dtype)
+        attention_mask, rotary = self.self_attention_positions(
+            position_ids, attention_mask, seq_length, 0, causal=False, dtype=hidden_states.dtype
+        )
         for layer in self.layers:
             hidden_states = layer(hidden_states, attention_mask, rotary, **kwargs)
         return BaseModelOutput(last_hidden_state=self.final_norm(hidden_states))
@@ -502,8 +549,14 @@ class TransformerMTDecoder(_TransformerMTStack):
     """`config.decoder_layers` causal layers that also attend to the encoder output when there is one."""
 
     input_prefix = "decoder_"
-    shape_fields = ("d_model", "decoder_layers", "decoder_attention_heads", "decoder_ffn_dim",
-                    "position_embedding_type", "normalize_before")
+    shape_fields = (
+        "d_model",
+        "decoder_layers",
+        "decoder_attention_heads",
+        "decoder_ffn_dim",
+        "position_embedding_type",
+        "normalize_before",
+    )
     _can_record_outputs = {
         "hidden_states": TransformerMTDecoderLayer,
         "attentions": OutputRecorder(TransformerMTAttention, index=1, layer_name="self_attn"),
@@ -550,9 +603,15 @@ class TransformerMTDecoder(_TransformerMTStack):
                 cache = DynamicCache(config=self.config)
         self_attn_cache = cache.self_attention_cache if isinstance(cache, EncoderDecoderCache) else cache
         past_length = self_attn_cache.get_seq_length() if self_attn_cache is not None else 0
-        self.check_and_reserve(input_ids=input_ids, inputs_embeds=inputs_embeds, attention_mask=attention_mask,
-                               token_type_ids=token_type_ids, position_ids=position_ids, past_length=past_length,
-                               cache=self_attn_cache)
+        self.check_and_reserve(
+            input_ids=input_ids,
+            inputs_embeds=inputs_embeds,
+            attention_mask=attention_mask,
+            token_type_ids=token_type_ids,
+            position_ids=position_ids,
+            past_length=past_length,
+            cache=self_attn_cache,
+        )
 
         seq_length = (input_ids if input_ids is not None else inputs_embeds).shape[1]
         if position_ids is None:
@@ -562,8 +621,9 @@ class TransformerMTDecoder(_TransformerMTStack):
             config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask, cache=self_attn_cache
         )
         key_length = self_attn_cache.get_mask_sizes(seq_length, 0)[0] if self_attn_cache is not None else seq_length
-        causal_mask, rotary = self.self_attention_positions(position_ids, causal_mask, key_length, past_length,
-                                                            causal=True, dtype=hidden_states.dtype)
+        causal_mask, rotary = self.self_attention_positions(
+            position_ids, causal_mask, key_length, past_length, causal=True, dtype=hidden_states.dtype
+        )
         if encoder_hidden_states is not None:
             encoder_attention_mask = create_bidirectional_mask(
                 config=self.config,
@@ -730,8 +790,10 @@ class TransformerMTForConditionalGeneration(TransformerMTPreTrainedModel, Genera
         if labels is not None:
             use_cache = False
             shift = decoder_input_ids is None and decoder_inputs_embeds is None
-            needs = {"decoder_start_token_id": self.config.decoder_start_token_id,
-                     "pad_token_id": self.config.pad_token_id}
+            needs = {
+                "decoder_start_token_id": self.config.decoder_start_token_id,
+                "pad_token_id": self.config.pad_token_id,
+            }
             check_labels(labels, self.config.decoder_vocab_size, needs if shift else {})
             if shift:
                 decoder_input_ids = shift_tokens_right(

@@ -98,8 +98,14 @@ class PositionStrategy(nn.Module, abc.ABC):
         """(num_positions, d_model): the vectors of positions 0..num_positions-1; None if relative."""
 
     @abc.abstractmethod
-    def self_attention_mask(self, mask: torch.Tensor | None, query_positions: torch.Tensor,
-                            key_positions: torch.Tensor, causal: bool, dtype: torch.dtype) -> torch.Tensor | None:
+    def self_attention_mask(
+        self,
+        mask: torch.Tensor | None,
+        query_positions: torch.Tensor,
+        key_positions: torch.Tensor,
+        causal: bool,
+        dtype: torch.dtype,
+    ) -> torch.Tensor | None:
         """Self-attention's mask (masking_utils', or None) with this strategy's score term added, or unchanged."""
 
     @abc.abstractmethod
@@ -262,8 +268,11 @@ class AlibiPositionBias(RelativePositions):
         if mask is None:
             if causal:
                 query_length, key_length = bias.shape[-2:]
-                later = torch.ones(query_length, key_length, dtype=torch.bool, device=bias.device).tril(
-                    key_length - query_length).logical_not()
+                later = (
+                    torch.ones(query_length, key_length, dtype=torch.bool, device=bias.device)
+                    .tril(key_length - query_length)
+                    .logical_not()
+                )
                 bias = bias.masked_fill(later, minimum)
             return bias
         if mask.dtype == torch.bool:
@@ -293,7 +302,7 @@ class RotaryPositionEmbedding(RelativePositions):
 
     def build_inv_freq(self, device=None) -> torch.Tensor:
         exponents = torch.arange(0, self.head_dim, 2, dtype=torch.float64, device=device) / self.head_dim
-        return (self.rotary_base ** -exponents).float()
+        return (self.rotary_base**-exponents).float()
 
     def reset_buffers(self) -> None:
         init.copy_(self.inv_freq, self.build_inv_freq())
@@ -314,8 +323,12 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
 # Every strategy by its `position_embedding_type`, in the config's order of the types.
 POSITION_STRATEGIES: dict[str, type[PositionStrategy]] = {
     strategy.name: strategy
-    for strategy in (SinusoidalPositionalEmbedding, LearnedPositionalEmbedding, AlibiPositionBias,
-                     RotaryPositionEmbedding)
+    for strategy in (
+        SinusoidalPositionalEmbedding,
+        LearnedPositionalEmbedding,
+        AlibiPositionBias,
+        RotaryPositionEmbedding,
+    )
 }
 
 

@@ -25,9 +25,12 @@ def main(argv=None):
     parser.add_argument("--last", type=int, help="Average the N newest complete checkpoints of the run directory.")
     parser.add_argument("--output_dir", required=True)
     parser.add_argument("--overwrite", action="store_true", help="Write into a non-empty --output_dir.")
-    parser.add_argument("--dtype", choices=["float16", "bfloat16", "float32"],
-                        help="Store the averaged weights in this dtype (e.g. float16: half the size to ship); they "
-                             "load back into the config's training dtype.")
+    parser.add_argument(
+        "--dtype",
+        choices=["float16", "bfloat16", "float32"],
+        help="Store the averaged weights in this dtype (e.g. float16: half the size to ship); they "
+        "load back into the config's training dtype.",
+    )
     args = parser.parse_args(argv)
     if args.last is not None:
         if len(args.paths) != 1:
@@ -35,8 +38,12 @@ def main(argv=None):
         checkpoints = last_complete(args.paths[0], args.last)
     else:
         checkpoints = args.paths
-    output = average_checkpoints(checkpoints, args.output_dir, overwrite=args.overwrite,
-                                 dtype=getattr(torch, args.dtype) if args.dtype else None)
+    output = average_checkpoints(
+        checkpoints,
+        args.output_dir,
+        overwrite=args.overwrite,
+        dtype=getattr(torch, args.dtype) if args.dtype else None,
+    )
     print(f"Averaged {len(checkpoints)} checkpoints ({', '.join(str(c) for c in checkpoints)}) into {output}/")
 
 

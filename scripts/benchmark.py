@@ -25,9 +25,19 @@ def main(argv=None):
     if args.repeats < 1:
         parser.error(f"--repeats must be >= 1, got {args.repeats}")
     results, report = run_benchmark(
-        args.data, args.presets, args.tasks, args.repeats, args.threads, args.new_tokens, args.train_steps,
-        compiled=not args.no_compiled, training=not args.no_training, batching=args.batching,
-        max_tokens_per_batch=args.max_tokens_per_batch, positions=args.positions)
+        args.data,
+        args.presets,
+        args.tasks,
+        args.repeats,
+        args.threads,
+        args.new_tokens,
+        args.train_steps,
+        compiled=not args.no_compiled,
+        training=not args.no_training,
+        batching=args.batching,
+        max_tokens_per_batch=args.max_tokens_per_batch,
+        positions=args.positions,
+    )
     print(report)
     save_results(results, args.json)
 

@@ -26,8 +26,9 @@ def main(argv=None):
     parser.add_argument("--num_sentences", type=int, default=200)
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--max_new_tokens", type=int, default=64)
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch and CTranslate2 threads (one: see docs/results.md, CTranslate2).")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch and CTranslate2 threads (one: see docs/results.md, CTranslate2)."
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", help="Also write the results here.")
     args = parser.parse_args(argv)
@@ -35,8 +36,14 @@ def main(argv=None):
     if not os.path.isdir(args.model_dir):  # else from_pretrained reads the path as a Hub model id
         raise FileNotFoundError(f"Model directory {args.model_dir!r} does not exist.")
     test = load_parallel_data(args.data, args.source_lang, args.target_lang)["test"]
-    results = compare_with_ctranslate2(args.model_dir, test[args.source_lang][: args.num_sentences], args.batch_size,
-                                       args.max_new_tokens, args.threads, args.repeats)
+    results = compare_with_ctranslate2(
+        args.model_dir,
+        test[args.source_lang][: args.num_sentences],
+        args.batch_size,
+        args.max_new_tokens,
+        args.threads,
+        args.repeats,
+    )
     print(ctranslate2_report(results))
     save_results(results, args.json)
 

@@ -47,8 +47,10 @@ def main(argv=None):
     results = compare_engines(args.model_dir, sources * args.repeat_split, references, configurations, args.repeats)
     results["matmul_gflops"] = {"before": gflops, "after": matmul_gflops()}
     print(engines_report(results))
-    print(f"Machine: fp32 2048x2048 matmul, 2 threads: {gflops:.0f} GFLOP/s before, "
-          f"{results['matmul_gflops']['after']:.0f} after.")
+    print(
+        f"Machine: fp32 2048x2048 matmul, 2 threads: {gflops:.0f} GFLOP/s before, "
+        f"{results['matmul_gflops']['after']:.0f} after."
+    )
     save_results(results, args.json)
 
 

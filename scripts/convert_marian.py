@@ -18,10 +18,14 @@ def main(argv=None):
     parser.add_argument("marian_dir", help="A MarianMT checkpoint directory (config.json, weights, tokenizer).")
     parser.add_argument("output_dir", help="Where to write the TransformerMT checkpoint.")
     parser.add_argument("--overwrite", action="store_true", help="Write into a non-empty output directory.")
-    parser.add_argument("--source_lang", help="The source language code, recorded in the config (translation splits "
-                        "input into sentences by it; default: the Marian config's or tokenizer config's, if any).")
-    parser.add_argument("--target_lang", help="The target language code, recorded in the config (default: as "
-                        "--source_lang).")
+    parser.add_argument(
+        "--source_lang",
+        help="The source language code, recorded in the config (translation splits "
+        "input into sentences by it; default: the Marian config's or tokenizer config's, if any).",
+    )
+    parser.add_argument(
+        "--target_lang", help="The target language code, recorded in the config (default: as --source_lang)."
+    )
     args = parser.parse_args(argv)
     convert_marian(args.marian_dir, args.output_dir, args.overwrite, args.source_lang, args.target_lang)
     print(f"Converted {args.marian_dir} -> {args.output_dir}")

@@ -20,8 +20,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model_dir", help="A TransformerMT checkpoint directory (config, weights, tokenizer).")
     parser.add_argument("output_dir", help="Where to write the CTranslate2 model.")
-    parser.add_argument("--quantization", choices=ACCEPTED_MODEL_TYPES, default=None,
-                        help="Store the weights in this type (default: as they are, float32).")
+    parser.add_argument(
+        "--quantization",
+        choices=ACCEPTED_MODEL_TYPES,
+        default=None,
+        help="Store the weights in this type (default: as they are, float32).",
+    )
     parser.add_argument("--force", action="store_true", help="Write into a non-empty output directory.")
     args = parser.parse_args(argv)
     export_ctranslate2(args.model_dir, args.output_dir, args.quantization, args.force)

@@ -31,8 +31,9 @@ def main(argv=None):
     if os.path.exists(os.path.join(args.output_dir, "gpu_check.json")):
         parser.error(f"{args.output_dir}/gpu_check.json exists; choose another --output_dir")
     os.makedirs(args.output_dir, exist_ok=True)
-    results = run_checks(args.data, os.path.join(args.output_dir, "main-job"), args.device, args.dry_run,
-                         args.main_job_minutes)
+    results = run_checks(
+        args.data, os.path.join(args.output_dir, "main-job"), args.device, args.dry_run, args.main_job_minutes
+    )
     with open(os.path.join(args.output_dir, "gpu_check.json"), "w", encoding="utf-8") as f:
         json.dump(results, f, indent=2)
     print(json.dumps(results, indent=2))

@@ -33,8 +33,18 @@ def main(argv=None):
         results = run_shared_load_test(args.model_dir, args.data, args.engine, args.clients, args.seconds)
         print(shared_load_report(results))
         return save_results(results, args.json)
-    results = run_load_test(args.model_dir, args.data, args.engine, args.clients, args.requests,
-                            args.overload_clients, args.queue_limit, args.max_batch, args.max_wait_ms, args.repeats)
+    results = run_load_test(
+        args.model_dir,
+        args.data,
+        args.engine,
+        args.clients,
+        args.requests,
+        args.overload_clients,
+        args.queue_limit,
+        args.max_batch,
+        args.max_wait_ms,
+        args.repeats,
+    )
     print(load_report(results))
     save_results(results, args.json)
 

@@ -26,14 +26,32 @@ def main(argv=None):
         parser.error(f"--steps must be >= 1, got {steps}")
     languages = dict(source_lang=args.source_lang, target_lang=args.target_lang)
     if args.count_sentences:
-        print(position_study.markdown_sentence_counts(position_study.write_sentence_counts(
-            args.output_dir, args.data, tuple(args.seeds or [0]), tuple(args.position_types), quick=args.quick,
-            of_joined_variant=args.of_joined_variant, **languages)))
+        print(
+            position_study.markdown_sentence_counts(
+                position_study.write_sentence_counts(
+                    args.output_dir,
+                    args.data,
+                    tuple(args.seeds or [0]),
+                    tuple(args.position_types),
+                    quick=args.quick,
+                    of_joined_variant=args.of_joined_variant,
+                    **languages,
+                )
+            )
+        )
         return
     seeds = tuple(args.seeds or ([0] if args.quick else [0, 1, 2]))
     results = position_study.run_study(
-        args.data, args.output_dir, seeds, steps, position_types=tuple(args.position_types), quick=args.quick,
-        joined_variant=not (args.no_joined_variant or args.quick), results_dir=args.results_dir, **languages)
+        args.data,
+        args.output_dir,
+        seeds,
+        steps,
+        position_types=tuple(args.position_types),
+        quick=args.quick,
+        joined_variant=not (args.no_joined_variant or args.quick),
+        results_dir=args.results_dir,
+        **languages,
+    )
     print(position_study.study_report(results, args.output_dir))
 
 

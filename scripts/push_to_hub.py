@@ -22,14 +22,29 @@ def main(argv=None):
     parser.add_argument("repo_id", help="The Hub repository, e.g. user/transformer-mt-en-de.")
     parser.add_argument("--overwrite", action="store_true", help="Replace files of an existing repository.")
     parser.add_argument("--private", action="store_true")
-    parser.add_argument("--license", help="License tag of the model card (default: the training data's, from "
-                                          "training_info.json: one license as it is, several as 'other').")
-    parser.add_argument("--extra_files", nargs="+", default=[], metavar="FILE",
-                        help="Further files of the model directory to upload (relative paths).")
+    parser.add_argument(
+        "--license",
+        help="License tag of the model card (default: the training data's, from "
+        "training_info.json: one license as it is, several as 'other').",
+    )
+    parser.add_argument(
+        "--extra_files",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="Further files of the model directory to upload (relative paths).",
+    )
     parser.add_argument("--dry_run", action="store_true", help="List what would be uploaded; upload nothing.")
     args = parser.parse_args(argv)
-    uploaded, url = push_to_hub(args.model_dir, args.repo_id, args.overwrite, args.private, license=args.license,
-                                extra_files=args.extra_files, dry_run=args.dry_run)
+    uploaded, url = push_to_hub(
+        args.model_dir,
+        args.repo_id,
+        args.overwrite,
+        args.private,
+        license=args.license,
+        extra_files=args.extra_files,
+        dry_run=args.dry_run,
+    )
     print(f"{'Would upload' if args.dry_run else 'Uploaded'} {len(uploaded)} files to {args.repo_id}:")
     for name in uploaded:
         print(f"  {name}")

@@ -30,10 +30,18 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.steps < 1:
         parser.error(f"--steps must be >= 1, got {args.steps}")
-    results = run_search(args.data, args.output_dir, args.results_dir,
-                         {name: CANDIDATES[name] for name in args.candidates}, tuple(args.seeds),
-                         tuple(args.position_types), args.steps, quick=args.quick, source_lang=args.source_lang,
-                         target_lang=args.target_lang)
+    results = run_search(
+        args.data,
+        args.output_dir,
+        args.results_dir,
+        {name: CANDIDATES[name] for name in args.candidates},
+        tuple(args.seeds),
+        tuple(args.position_types),
+        args.steps,
+        quick=args.quick,
+        source_lang=args.source_lang,
+        target_lang=args.target_lang,
+    )
     print(markdown_table(results))
     if joined := joined_table(results):
         print("\nOn joined validation pairs (BLEU mean ± sd, length ratio):\n" + joined)

@@ -43,21 +43,29 @@ def test_tokens_map_to_the_whitespace_words_of_their_characters():
 
 
 def test_each_target_token_aligns_to_the_word_it_attends_to_most():
-    attention = [[0.1, 0.7, 0.2, 0.0],   # target word 0 -> source token 1 (word 0)
-                 [0.0, 0.1, 0.3, 0.6],   # target word 1 -> source token 3, </s>: skipped, so token 2 (word 1)
-                 [0.9, 0.0, 0.0, 0.1]]   # </s> of the target: no word
+    attention = [
+        [0.1, 0.7, 0.2, 0.0],  # target word 0 -> source token 1 (word 0)
+        [0.0, 0.1, 0.3, 0.6],  # target word 1 -> source token 3, </s>: skipped, so token 2 (word 1)
+        [0.9, 0.0, 0.0, 0.1],
+    ]  # </s> of the target: no word
     assert word_alignment(attention, [0, 0, 1, None], [0, 1, None]) == [(0, 0), (1, 1)]
 
 
 def test_sentences_alignments_are_numbered_within_their_line():
-    joined = join_alignments([[(0, 0), (1, 2)], [(0, 1)]], ["Open it.", "Close the window."],
-                             ["Öffne es jetzt.", "Schließe das Fenster."], [" "])
+    joined = join_alignments(
+        [[(0, 0), (1, 2)], [(0, 1)]],
+        ["Open it.", "Close the window."],
+        ["Öffne es jetzt.", "Schließe das Fenster."],
+        [" "],
+    )
     assert joined == [(0, 0), (1, 2), (2, 4)]
     assert pharaoh(joined) == "0-0 1-2 2-4"
     # sentences joined without whitespace share their touching words (as Chinese is written, or "Hello.World.")
     assert join_alignments([[(0, 0)], [(0, 0)]], ["你好。", "世界。"], ["Hallo.", "Welt."], [""]) == [(0, 0)]
     assert join_alignments([[(1, 1)], [(0, 0)]], ["Open it.", "Now."], ["Öffne es.", "Jetzt."], ["\n"]) == [
-        (1, 1), (2, 2)]
+        (1, 1),
+        (2, 2),
+    ]
 
 
 def test_a_copy_model_aligns_on_the_diagonal(aligner):
@@ -74,7 +82,8 @@ def test_ctranslate2_gives_the_same_alignments(aligner, tmp_path, monkeypatch):
     targets = [" ".join(reversed(line.split())) for line in lines]  # not the model's own output: any given pair
     fast = load_engine(str(ALIGNER), "ctranslate2", model=model, tokenizer=tokenizer)
     assert fast.align_pairs(lines, targets, TranslationOptions()) == GenerateEngine(model, tokenizer).align_pairs(
-        lines, targets, TranslationOptions())
+        lines, targets, TranslationOptions()
+    )
 
 
 @pytest.mark.parametrize("engine", ["transformers", "ctranslate2"])
@@ -82,14 +91,30 @@ def test_translate_py_writes_a_pharaoh_line_per_input_line(aligner, tmp_path, mo
     monkeypatch.setenv("TRANSFORMER_MT_CACHE", str(tmp_path / "cache"))
     model, tokenizer = aligner
     reference = GenerateEngine(model, tokenizer)
-    candidates = [line for line in sequences(40, seed=3)
-                  if reference.align_pairs([line], [line], TranslationOptions())[0] == diagonal(line)]
+    candidates = [
+        line
+        for line in sequences(40, seed=3)
+        if reference.align_pairs([line], [line], TranslationOptions())[0] == diagonal(line)
+    ]
     capitalised = next(line for line in candidates[2:] if line[0].isupper())  # starts a sentence
     # two sentences in one line: each is aligned with its translation, numbered within the line
     lines = [candidates[0], "", f"{candidates[1]}. {capitalised}."]
     (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    translate_main(["--model", str(ALIGNER), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "out"),
-                    "--alignments", str(tmp_path / "align"), "--engine", engine, "--no_progress"])
+    translate_main(
+        [
+            "--model",
+            str(ALIGNER),
+            "--input",
+            str(tmp_path / "in.txt"),
+            "--output",
+            str(tmp_path / "out"),
+            "--alignments",
+            str(tmp_path / "align"),
+            "--engine",
+            engine,
+            "--no_progress",
+        ]
+    )
     translations = (tmp_path / "out").read_text(encoding="utf-8").splitlines()
     assert translations[0] == lines[0]  # the model copies
     written = (tmp_path / "align").read_text(encoding="utf-8").splitlines()
@@ -98,22 +123,37 @@ def test_translate_py_writes_a_pharaoh_line_per_input_line(aligner, tmp_path, mo
     first, second = f"{lines[2].split('. ')[0]}.", lines[2].split(". ")[1]
     alone = translate(model, tokenizer, [first, second], split_sentences=False, engine=engine)
     assert translations[2] == " ".join(alone)
-    expected = join_alignments(reference.align_pairs([first, second], alone, TranslationOptions()), [first, second],
-                               alone, [" "])
+    expected = join_alignments(
+        reference.align_pairs([first, second], alone, TranslationOptions()), [first, second], alone, [" "]
+    )
     assert written[2] == pharaoh(expected) and len(expected) >= len(lines[2].split()) - 2
 
 
 def test_alignments_with_several_hypotheses_are_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        translate_main(["--model", str(ALIGNER), "Click", "--alignments", str(tmp_path / "a"),
-                        "--num_return_sequences", "2", "--num_beams", "2"])
+        translate_main(
+            [
+                "--model",
+                str(ALIGNER),
+                "Click",
+                "--alignments",
+                str(tmp_path / "a"),
+                "--num_return_sequences",
+                "2",
+                "--num_beams",
+                "2",
+            ]
+        )
     assert "--alignments aligns each line's one translation" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("alignment_layer", 2, r"`alignment_layer` must name one of the 2 decoder layers, in \[-2, 1\].*got 2"),
-    ("alignment_heads", 5, r"`alignment_heads` \(5\) must be at most `decoder_attention_heads` \(4\)"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("alignment_layer", 2, r"`alignment_layer` must name one of the 2 decoder layers, in \[-2, 1\].*got 2"),
+        ("alignment_heads", 5, r"`alignment_heads` \(5\) must be at most `decoder_attention_heads` \(4\)"),
+    ],
+)
 def test_alignment_settings_are_checked_by_name(field, value, message):
     with pytest.raises(ValueError, match=message):
         TransformerMTConfig(decoder_layers=2, decoder_attention_heads=4, d_model=32, **{field: value})
@@ -140,10 +180,12 @@ def test_alignments_need_a_fast_tokenizer_and_say_so(aligner, tmp_path, capsys):
     from transformer_mt.engines.alignment import check_tokenizer
 
     slow = MarianTokenizer.__new__(MarianTokenizer)  # a slow tokenizer, as a converted Opus-MT model keeps
-    with pytest.raises(ValueError, match="word alignments need a fast tokenizer's character offsets; this model's "
-                                         "is MarianTokenizer"):
+    with pytest.raises(
+        ValueError, match="word alignments need a fast tokenizer's character offsets; this model's is MarianTokenizer"
+    ):
         check_tokenizer(slow)
     with pytest.raises(SystemExit):
-        translate_main(["--model", str(ALIGNER), "Click", "--output", str(tmp_path / "x"),
-                        "--alignments", str(tmp_path / "x")])
+        translate_main(
+            ["--model", str(ALIGNER), "Click", "--output", str(tmp_path / "x"), "--alignments", str(tmp_path / "x")]
+        )
     assert "--alignments and --output are both" in capsys.readouterr().err

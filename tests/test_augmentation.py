@@ -19,24 +19,41 @@ PAIR = ("Open %s at https://example.com/a in 3 steps.", "Öffnen Sie %s unter ht
 
 def test_case_augmentation_changes_both_sides_and_keeps_placeholders_and_urls():
     assert augment_pair(*PAIR, "uppercase", False) == (
-        "OPEN %s AT https://example.com/a IN 3 STEPS.", "ÖFFNEN SIE %s UNTER https://example.com/a IN 3 SCHRITTEN.",
-        False)
+        "OPEN %s AT https://example.com/a IN 3 STEPS.",
+        "ÖFFNEN SIE %s UNTER https://example.com/a IN 3 SCHRITTEN.",
+        False,
+    )
     # OpusTrainer's TitleCase: the first letter of every word on both sides, the rest as written
     assert augment_pair("open the file's KDE menu", "öffnen Sie das KDE-Menü der Datei", "titlecase", False) == (
-        "Open The File's KDE Menu", "Öffnen Sie Das KDE-Menü Der Datei", False)
+        "Open The File's KDE Menu",
+        "Öffnen Sie Das KDE-Menü Der Datei",
+        False,
+    )
     assert augment_pair(*PAIR, None, False) == (*PAIR, False)
 
 
 def test_span_augmentation_masks_the_shared_spans_and_then_the_case_keeps_the_tokens():
     assert augment_pair(*PAIR, None, True) == (
-        "Open {0} at {1} in {2} steps.", "Öffnen Sie {0} unter {1} in {2} Schritten.", True)
+        "Open {0} at {1} in {2} steps.",
+        "Öffnen Sie {0} unter {1} in {2} Schritten.",
+        True,
+    )
     assert augment_pair(*PAIR, "uppercase", True) == (
-        "OPEN {0} AT {1} IN {2} STEPS.", "ÖFFNEN SIE {0} UNTER {1} IN {2} SCHRITTEN.", True)
+        "OPEN {0} AT {1} IN {2} STEPS.",
+        "ÖFFNEN SIE {0} UNTER {1} IN {2} SCHRITTEN.",
+        True,
+    )
     # a span one side lacks stays as it is; a pair with no shared span is unchanged and not counted
-    assert augment_pair("Save %s in 2 steps.", "%s speichern.", None, True) == ("Save {0} in 2 steps.",
-                                                                                "{0} speichern.", True)
-    assert augment_pair("Save the file.", "Datei speichern.", None, True) == ("Save the file.", "Datei speichern.",
-                                                                              False)
+    assert augment_pair("Save %s in 2 steps.", "%s speichern.", None, True) == (
+        "Save {0} in 2 steps.",
+        "{0} speichern.",
+        True,
+    )
+    assert augment_pair("Save the file.", "Datei speichern.", None, True) == (
+        "Save the file.",
+        "Datei speichern.",
+        False,
+    )
 
 
 def test_the_seed_decides_which_pairs_and_each_share_draws_apart():
@@ -50,9 +67,11 @@ def test_the_seed_decides_which_pairs_and_each_share_draws_apart():
 
 
 def test_a_share_out_of_range_or_two_case_shares_over_one_are_refused(tmp_path):
-    for flags, message in ((["--uppercase_share", "1.5"], "--uppercase_share must be in"),
-                           (["--span_token_share", "-0.1"], "--span_token_share must be in"),
-                           (["--uppercase_share", "0.6", "--titlecase_share", "0.5"], "together at most 1")):
+    for flags, message in (
+        (["--uppercase_share", "1.5"], "--uppercase_share must be in"),
+        (["--span_token_share", "-0.1"], "--span_token_share must be in"),
+        (["--uppercase_share", "0.6", "--titlecase_share", "0.5"], "together at most 1"),
+    ):
         with pytest.raises(ValueError, match=message):
             training.parse_args([*TINY, "--output_dir", str(tmp_path), *flags])
 
@@ -61,7 +80,8 @@ def test_a_share_out_of_range_or_two_case_shares_over_one_are_refused(tmp_path):
 def splits_and_tokenizer(tmp_path_factory):
     """The tiny recipe's arguments, its splits and a small tokenizer."""
     data_args, setup, _, training_args = training.parse_args(
-        [*TINY, "--output_dir", str(tmp_path_factory.mktemp("run")), "--do_train", "--do_eval", "--do_predict"])
+        [*TINY, "--output_dir", str(tmp_path_factory.mktemp("run")), "--do_train", "--do_eval", "--do_predict"]
+    )
     datasets = training.load_splits(data_args, training_args, setup)
     tokenizer = train_tokenizer([*datasets["train"]["en"], *datasets["train"]["de"]], vocab_size=1000)
     return data_args, training_args, datasets, tokenizer
@@ -71,10 +91,12 @@ def test_only_the_training_split_is_augmented_and_every_share_0_leaves_it_as_it_
     data_args, training_args, datasets, tokenizer = splits_and_tokenizer
     plain, report = training.preprocess(datasets, tokenizer, data_args, training_args)
     assert "augmented_pairs" not in report
-    expected = training.encode_pairs(tokenizer, list(datasets["train"]["en"]), list(datasets["train"]["de"]),
-                                     data_args)
-    assert plain["train"]["input_ids"] == [ids for ids, long in zip(expected["input_ids"], expected["long"])
-                                           if not long]
+    expected = training.encode_pairs(
+        tokenizer, list(datasets["train"]["en"]), list(datasets["train"]["de"]), data_args
+    )
+    assert plain["train"]["input_ids"] == [
+        ids for ids, long in zip(expected["input_ids"], expected["long"]) if not long
+    ]
 
     shares = dataclasses.replace(data_args, uppercase_share=0.3, titlecase_share=0.2, span_token_share=1.0)
     augmented, report = training.preprocess(datasets, tokenizer, shares, training_args)
@@ -91,12 +113,26 @@ def test_only_the_training_split_is_augmented_and_every_share_0_leaves_it_as_it_
 
 def test_a_run_with_span_tokens_records_them_in_its_config_and_a_fine_tuned_model_keeps_them(tmp_path):
     first, second = tmp_path / "spans", tmp_path / "fine-tuned"
-    train(first, "--do_train", "--max_steps", 1, "--save_strategy", "no", "--span_token_share", 1,
-          "--uppercase_share", 0.1)
+    train(
+        first,
+        "--do_train",
+        "--max_steps",
+        1,
+        "--save_strategy",
+        "no",
+        "--span_token_share",
+        1,
+        "--uppercase_share",
+        0.1,
+    )
     assert AutoConfig.from_pretrained(first).span_tokens is True
     info = json.loads((first / "training_info.json").read_text())
-    assert info["augmentation"] == {"uppercase_share": 0.1, "titlecase_share": 0.0, "span_token_share": 1.0,
-                                    "term_annotation_share": 0.0}
+    assert info["augmentation"] == {
+        "uppercase_share": 0.1,
+        "titlecase_share": 0.0,
+        "span_token_share": 1.0,
+        "term_annotation_share": 0.0,
+    }
     assert info["training_pairs"]["augmented_pairs"]["span_tokens"] > 0
     train(second, "--do_train", "--max_steps", 1, "--save_strategy", "no", "--model_name_or_path", first)
     assert AutoConfig.from_pretrained(second).span_tokens is True
@@ -106,11 +142,13 @@ def test_a_run_with_span_tokens_records_them_in_its_config_and_a_fine_tuned_mode
 def side_constraint_pairs():
     from datasets import Dataset
 
-    return Dataset.from_dict({
-        "en": ["Do you want to quit?", "Your file is saved.", "Open the file.", "Can you see it?"] * 25,
-        "fr": ["Voulez-vous quitter ?", "Ton fichier est enregistré.", "Ouvrir le fichier.", "Tu le vois ?"] * 25,
-        "context": ["menu", "", "verb", ""] * 25,
-    })
+    return Dataset.from_dict(
+        {
+            "en": ["Do you want to quit?", "Your file is saved.", "Open the file.", "Can you see it?"] * 25,
+            "fr": ["Voulez-vous quitter ?", "Ton fichier est enregistré.", "Ouvrir le fichier.", "Tu le vois ?"] * 25,
+            "context": ["menu", "", "verb", ""] * 25,
+        }
+    )
 
 
 def test_side_constraints_tag_a_share_of_each_register_and_keep_a_share_of_contexts():
@@ -137,7 +175,8 @@ def test_a_context_is_the_sources_second_segment_and_left_out_when_it_does_not_f
     alone, paired = tokenizer("Open the file."), tokenizer("Open the file.", "menu action")
     assert features["input_ids"] == [paired["input_ids"], alone["input_ids"]]
     assert features["token_type_ids"][0] == [0] * len(alone["input_ids"]) + [1] * (
-        len(paired["input_ids"]) - len(alone["input_ids"]))
+        len(paired["input_ids"]) - len(alone["input_ids"])
+    )
     assert set(features["token_type_ids"][1]) == {0}
     short = dataclasses.replace(data_args, max_source_length=len(alone["input_ids"]) + 1)
     cut = training.encode_pairs(tokenizer, sources[:1], ["Datei öffnen."], short, contexts=contexts[:1])
@@ -151,9 +190,28 @@ def test_a_run_with_context_and_formality_records_them_and_holds_the_tags(tmp_pa
     for split in ("train", "validation"):
         pairs.to_csv(data / f"{split}.tsv", sep="\t", index=False)
     run = tmp_path / "run"
-    train(run, "--do_train", "--max_steps", 1, "--save_strategy", "no", "--data", data, "--target_lang", "fr",
-          "--context_column", "context", "--context_share", 0.5, "--formality_share", 0.5, "--do_predict", "false",
-          "--do_eval", "false")
+    train(
+        run,
+        "--do_train",
+        "--max_steps",
+        1,
+        "--save_strategy",
+        "no",
+        "--data",
+        data,
+        "--target_lang",
+        "fr",
+        "--context_column",
+        "context",
+        "--context_share",
+        0.5,
+        "--formality_share",
+        0.5,
+        "--do_predict",
+        "false",
+        "--do_eval",
+        "false",
+    )
     config = AutoConfig.from_pretrained(run)
     assert config.source_context is True and config.formality_tags is True
     assert {"<formal>", "<informal>"} <= set(AutoTokenizer.from_pretrained(run).get_vocab())
@@ -163,9 +221,12 @@ def test_a_run_with_context_and_formality_records_them_and_holds_the_tags(tmp_pa
 
 
 def test_side_constraint_flags_are_checked_at_the_boundary():
-    with pytest.raises(ValueError, match="--context_share 0.5 keeps the contexts of --context_column: name a "
-                                         "column of its own, got None"):
+    with pytest.raises(
+        ValueError,
+        match="--context_share 0.5 keeps the contexts of --context_column: name a column of its own, got None",
+    ):
         training.parse_args([*TINY, "--output_dir", "x", "--context_share", "0.5"])
     with pytest.raises(ValueError, match="--formality_share: the target language 'en' has no registers"):
-        training.parse_args([*TINY, "--output_dir", "x", "--source_lang", "de", "--target_lang", "en",
-                             "--formality_share", "0.5"])
+        training.parse_args(
+            [*TINY, "--output_dir", "x", "--source_lang", "de", "--target_lang", "en", "--formality_share", "0.5"]
+        )

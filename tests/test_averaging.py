@@ -41,8 +41,10 @@ def test_the_average_is_the_mean_of_the_tensors_and_loads_like_the_run(run_dir, 
     assert (model.config.source_lang, model.config.target_lang) == ("en", "de")  # training wrote them; kept
     assert model.get_output_embeddings().weight is model.get_input_embeddings().weight  # still tied
     torch.testing.assert_close(model.get_input_embeddings().weight.detach(), averaged["model.shared.weight"])
-    assert tokenizer.decode(tokenizer("Click the Save button.")["input_ids"], skip_special_tokens=True) \
+    assert (
+        tokenizer.decode(tokenizer("Click the Save button.")["input_ids"], skip_special_tokens=True)
         == "Click the Save button."
+    )
     recorded = json.loads((tmp_path / "avg" / "averaged_from.json").read_text())["checkpoints"]
     assert recorded == list(map(str, checkpoints))
     assert not any((tmp_path / "avg" / name).exists() for name in ("optimizer.pt", "trainer_state.json"))
@@ -61,8 +63,9 @@ def test_a_float16_average_is_half_the_size_and_loads_back_into_float32(run_dir,
     assert size["half"] < 0.55 * size["avg"]
     model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "half")
     assert {parameter.dtype for parameter in model.parameters()} == {torch.float32}
-    torch.testing.assert_close(model.get_input_embeddings().weight.detach(), half["model.shared.weight"].float(),
-                               rtol=0, atol=0)
+    torch.testing.assert_close(
+        model.get_input_embeddings().weight.detach(), half["model.shared.weight"].float(), rtol=0, atol=0
+    )
 
 
 def test_named_checkpoints_are_averaged_and_output_is_never_overwritten(run_dir, tmp_path, capsys):
@@ -82,8 +85,11 @@ def test_a_different_config_or_tokenizer_is_refused_by_name(run_dir, tmp_path):
         config = json.loads((changed / "config.json").read_text())
         config[field] = value
         (changed / "config.json").write_text(json.dumps(config))
-        with pytest.raises(ValueError, match=rf"cannot average {changed} with .*checkpoint-8: their {kind} differs "
-                                             rf"\({field}={value!r}"):
+        with pytest.raises(
+            ValueError,
+            match=rf"cannot average {changed} with .*checkpoint-8: their {kind} differs "
+            rf"\({field}={value!r}",
+        ):
             average_checkpoints([run_dir / "checkpoint-8", changed], tmp_path / f"out-{field}")
         assert not (tmp_path / f"out-{field}").exists()
 
@@ -92,13 +98,17 @@ def test_incomplete_checkpoints_are_refused_when_named_and_skipped_with_last(run
     copy = tmp_path / "run"
     shutil.copytree(run_dir, copy)
     (copy / "checkpoint-12" / "optimizer.pt").unlink()
-    with pytest.raises(ValueError,
-                       match=r"cannot average incomplete checkpoints: .*checkpoint-12/optimizer.pt: missing"):
+    with pytest.raises(
+        ValueError, match=r"cannot average incomplete checkpoints: .*checkpoint-12/optimizer.pt: missing"
+    ):
         average_checkpoints([copy / "checkpoint-8", copy / "checkpoint-12"], tmp_path / "out")
     assert [path.name for path in last_complete(copy, 2)] == ["checkpoint-4", "checkpoint-8"]
     assert "Skipping the incomplete checkpoint" in caplog.text and "checkpoint-12" in caplog.text
-    with pytest.raises(ValueError, match=r"--last 3: .* holds only 2 complete checkpoint\(s\) \(checkpoint-4, "
-                                         r"checkpoint-8\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"--last 3: .* holds only 2 complete checkpoint\(s\) \(checkpoint-4, "
+        r"checkpoint-8\)",
+    ):
         last_complete(copy, 3)
 
 

@@ -16,8 +16,10 @@ from .utils import SCRIPTS, SENTENCES, command_env, overfit, save_tiny
 
 def many_lines(count: int) -> list[str]:
     """`count` lines of different lengths (1-4 sentences joined), with an empty line now and then."""
-    return ["" if i % 37 == 5 else " ".join(SENTENCES[(i + j) % len(SENTENCES)] for j in range(1 + i % 4))
-            for i in range(count)]
+    return [
+        "" if i % 37 == 5 else " ".join(SENTENCES[(i + j) % len(SENTENCES)] for j in range(1 + i % 4))
+        for i in range(count)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +44,14 @@ def test_the_stream_keeps_line_order_and_equals_translate(model_dir):
     model, tokenizer = load_translator(model_dir)
     lines = many_lines(90)
     written, progress = [], []
-    count = translate_stream(GenerateEngine(model, tokenizer), iter(lines), written.append,
-                             TranslationOptions(batch_size=4, max_new_tokens=6), chunk_size=25,
-                             progress=progress.append)
+    count = translate_stream(
+        GenerateEngine(model, tokenizer),
+        iter(lines),
+        written.append,
+        TranslationOptions(batch_size=4, max_new_tokens=6),
+        chunk_size=25,
+        progress=progress.append,
+    )
     assert count == len(written) == len(lines) and progress == [25, 25, 25, 15]
     assert len(set(written)) >= 5  # lines get different outputs: one in the wrong place would show
     assert [w for w, line in zip(written, lines) if not line] == [""] * lines.count("")
@@ -55,8 +62,22 @@ def test_the_stream_keeps_line_order_and_equals_translate(model_dir):
 
 
 def run_translate(launcher: list[str], model_dir, source, output) -> subprocess.CompletedProcess:
-    command = [*launcher, str(SCRIPTS / "translate.py"), "--model", str(model_dir), "--input", str(source),
-               "--output", str(output), "--batch_size", "8", "--max_new_tokens", "6", "--chunk_size", "64"]
+    command = [
+        *launcher,
+        str(SCRIPTS / "translate.py"),
+        "--model",
+        str(model_dir),
+        "--input",
+        str(source),
+        "--output",
+        str(output),
+        "--batch_size",
+        "8",
+        "--max_new_tokens",
+        "6",
+        "--chunk_size",
+        "64",
+    ]
     return subprocess.run(command, env=command_env(), capture_output=True, text=True, timeout=600)
 
 
@@ -64,11 +85,41 @@ def run_translate(launcher: list[str], model_dir, source, output) -> subprocess.
 def test_two_processes_write_the_bytes_of_one(tmp_path, model_dir):
     source = tmp_path / "source.txt"
     source.write_text("\n".join(many_lines(300)) + "\n", encoding="utf-8")
-    translate_command.main(["--model", str(model_dir), "--input", str(source), "--output", str(tmp_path / "one.de"),
-                            "--batch_size", "8", "--max_new_tokens", "6", "--chunk_size", "64"])
-    two = run_translate([sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
-                         "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"],
-                        model_dir, source, tmp_path / "two.de")
+    translate_command.main(
+        [
+            "--model",
+            str(model_dir),
+            "--input",
+            str(source),
+            "--output",
+            str(tmp_path / "one.de"),
+            "--batch_size",
+            "8",
+            "--max_new_tokens",
+            "6",
+            "--chunk_size",
+            "64",
+        ]
+    )
+    two = run_translate(
+        [
+            sys.executable,
+            "-m",
+            "accelerate.commands.launch",
+            "--multi_gpu",
+            "--num_processes",
+            "2",
+            "--num_machines",
+            "1",
+            "--mixed_precision",
+            "no",
+            "--dynamo_backend",
+            "no",
+        ],
+        model_dir,
+        source,
+        tmp_path / "two.de",
+    )
     assert two.returncode == 0, two.stderr[-3000:]
     written = (tmp_path / "one.de").read_bytes()
     assert written.count(b"\n") == 300 and len(set(written.splitlines())) >= 5
@@ -80,8 +131,19 @@ def test_a_line_that_cannot_be_read_is_named_and_left_empty(tmp_path, capsys, mo
     source = tmp_path / "source.txt"
     source.write_bytes(b"Open the file.\nClose \xff the file.\nSave it.\n")
     with pytest.raises(SystemExit) as exit_info:
-        translate_command.main(["--model", str(model_dir), "--input", str(source), "--output",
-                                str(tmp_path / "out.de"), "--max_new_tokens", "4", "--no_progress"])
+        translate_command.main(
+            [
+                "--model",
+                str(model_dir),
+                "--input",
+                str(source),
+                "--output",
+                str(tmp_path / "out.de"),
+                "--max_new_tokens",
+                "4",
+                "--no_progress",
+            ]
+        )
     assert exit_info.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert error.startswith("error: 1 line(s)") and f"{source}, line 2: not valid UTF-8" in error
@@ -120,7 +182,15 @@ def test_the_stream_translates_sentences_and_joins_them_per_line(model_dir, monk
     translate_stream(engine, iter(lines), written.append, TranslationOptions(max_new_tokens=6, split_sentences=False))
     assert rows == [2] and written == translate(model, tokenizer, lines, max_new_tokens=6, split_sentences=False)
     nbest = []
-    translate_stream(engine, iter(lines[:2]), nbest.append, TranslationOptions(max_new_tokens=6, num_beams=2,
-                                                                              num_return_sequences=2, scores=True))
-    assert nbest == [translate_nbest(model, tokenizer, lines[:1], max_new_tokens=6, num_beams=2,
-                                     num_return_sequences=2, scores=True)[0], []]
+    translate_stream(
+        engine,
+        iter(lines[:2]),
+        nbest.append,
+        TranslationOptions(max_new_tokens=6, num_beams=2, num_return_sequences=2, scores=True),
+    )
+    assert nbest == [
+        translate_nbest(
+            model, tokenizer, lines[:1], max_new_tokens=6, num_beams=2, num_return_sequences=2, scores=True
+        )[0],
+        [],
+    ]

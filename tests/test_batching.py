@@ -39,8 +39,19 @@ def test_a_budget_below_the_longest_pair_is_named():
     with pytest.raises(ValueError, match=r"max_tokens_per_batch \(50\) is smaller than the longest pair, 64"):
         token_batches([10, 30], [12, 34], max_tokens=50, seed=0)
     with pytest.raises(ValueError, match="--max_tokens_per_batch must hold the longest pair, 128 padded tokens"):
-        parse_args([*TINY, "--output_dir", "x", "--max_source_length", "60", "--max_target_length", "64",
-                    "--max_tokens_per_batch", "100"])
+        parse_args(
+            [
+                *TINY,
+                "--output_dir",
+                "x",
+                "--max_source_length",
+                "60",
+                "--max_target_length",
+                "64",
+                "--max_tokens_per_batch",
+                "100",
+            ]
+        )
 
 
 def test_the_order_changes_each_epoch_and_is_the_same_for_the_same_epoch():
@@ -59,17 +70,20 @@ def test_the_order_changes_each_epoch_and_is_the_same_for_the_same_epoch():
 def test_processes_draw_their_own_batches_and_together_cover_the_epoch(processes):
     source, target = lengths(n=301)
     single = list(TokenBatchSampler(source, target, 300, seed=1))
-    shards = [list(TokenBatchSampler(source, target, 300, seed=1, num_processes=processes, process_index=rank))
-              for rank in range(processes)]
+    shards = [
+        list(TokenBatchSampler(source, target, 300, seed=1, num_processes=processes, process_index=rank))
+        for rank in range(processes)
+    ]
     assert len({len(shard) for shard in shards}) == 1  # the same number of steps on every process
     dealt = [batch for step in zip(*shards) for batch in step]
-    assert dealt[:len(single)] == single  # round-robin over the one-process order
-    assert dealt[len(single):] == single[:len(dealt) - len(single)]  # filled up with the epoch's first batches
+    assert dealt[: len(single)] == single  # round-robin over the one-process order
+    assert dealt[len(single) :] == single[: len(dealt) - len(single)]  # filled up with the epoch's first batches
 
 
 def test_training_with_token_batches_uses_them(tmp_path):
-    trainer = train(tmp_path / "run", "--do_train", "--max_steps", "4", "--max_tokens_per_batch", "256",
-                    "--save_strategy", "no")
+    trainer = train(
+        tmp_path / "run", "--do_train", "--max_steps", "4", "--max_tokens_per_batch", "256", "--save_strategy", "no"
+    )
     kept = len(trainer.train_dataset)  # --long_pairs drop leaves the pairs within the tiny preset's 32 tokens
     assert 0 < kept < 200
     loader = trainer.get_train_dataloader()
@@ -85,8 +99,13 @@ def test_two_processes_deal_token_batches_between_them(tmp_path):
     """One process of a 2-process group takes half the epoch's batches: 3 steps are twice the epoch fraction."""
     flags = ["--do_train", "--max_steps", "3", "--save_strategy", "no", "--max_tokens_per_batch", "256"]
     single = train(tmp_path / "one", *flags)
-    result = subprocess.run(train_command(tmp_path / "ddp", *flags, processes=2), env=command_env(),
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        train_command(tmp_path / "ddp", *flags, processes=2),
+        env=command_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     state = json.loads((tmp_path / "ddp" / "trainer_state.json").read_text())
     assert state["global_step"] == 3

@@ -17,24 +17,30 @@ from transformer_mt.text.casing import (
 from .utils import require
 
 
-@pytest.mark.parametrize("text, case", [
-    ("RECOVERING JOURNAL.", "upper"),
-    ("REVISION PATH <ID>", "upper"),
-    ("FROM[K|M|G] TO[K|M|G]", "upper"),
-    ("WORKDAY.INTL", "upper"),  # two runs of letters
-    ("FILE %s NOT FOUND", "upper"),  # a placeholder's letters say nothing of the case
-    ("QUANTITY", "upper"),  # one word longer than an acronym
-    ("OK", "normal"), ("USB", "normal"), ("HTML", "normal"), ("ID: %s", "normal"),  # acronyms, not shouting
-    ("Restore Last Query", "title"),
-    ("KDE Frontend for Callgrind/Cachegrind", "title"),
-    ("Visited Text on Visited Background", "title"),
-    ("Start Game", "title"),
-    ("Click Save.", "normal"),  # a sentence naming a label: its first word is capitalised as any sentence's is
-    ("Assume we are the only DHCP server on the local network.", "normal"),
-    ("Enforce strict ISO compliance", "normal"),
-    ("Hexadecimal", "normal"),
-    ("", "normal"),
-])
+@pytest.mark.parametrize(
+    "text, case",
+    [
+        ("RECOVERING JOURNAL.", "upper"),
+        ("REVISION PATH <ID>", "upper"),
+        ("FROM[K|M|G] TO[K|M|G]", "upper"),
+        ("WORKDAY.INTL", "upper"),  # two runs of letters
+        ("FILE %s NOT FOUND", "upper"),  # a placeholder's letters say nothing of the case
+        ("QUANTITY", "upper"),  # one word longer than an acronym
+        ("OK", "normal"),
+        ("USB", "normal"),
+        ("HTML", "normal"),
+        ("ID: %s", "normal"),  # acronyms, not shouting
+        ("Restore Last Query", "title"),
+        ("KDE Frontend for Callgrind/Cachegrind", "title"),
+        ("Visited Text on Visited Background", "title"),
+        ("Start Game", "title"),
+        ("Click Save.", "normal"),  # a sentence naming a label: its first word is capitalised as any sentence's is
+        ("Assume we are the only DHCP server on the local network.", "normal"),
+        ("Enforce strict ISO compliance", "normal"),
+        ("Hexadecimal", "normal"),
+        ("", "normal"),
+    ],
+)
 def test_the_case_of_a_text(text, case):
     assert case_of(text) == case
 
@@ -73,33 +79,64 @@ def test_sentences_are_folded_and_their_hypotheses_restored_with_scores_kept():
     folded, cases = fold_sentences(["RECOVERING JOURNAL.", "OK", "Restore Last Query"])
     assert folded == ["Recovering journal.", "OK", "Restore last query"]
     assert cases == ["upper", "normal", "title"]
-    hypotheses = [[("Journal wird wiederhergestellt.", -0.5), ("Journal wiederherstellen.", -0.9)], [("OK", None)],
-                  [("Letzte Abfrage wiederherstellen", -0.2)]]
+    hypotheses = [
+        [("Journal wird wiederhergestellt.", -0.5), ("Journal wiederherstellen.", -0.9)],
+        [("OK", None)],
+        [("Letzte Abfrage wiederherstellen", -0.2)],
+    ]
     assert restore_hypotheses(hypotheses, cases) == [
-        [("JOURNAL WIRD WIEDERHERGESTELLT.", -0.5), ("JOURNAL WIEDERHERSTELLEN.", -0.9)], [("OK", None)],
-        [("Letzte Abfrage wiederherstellen", -0.2)]]
+        [("JOURNAL WIRD WIEDERHERGESTELLT.", -0.5), ("JOURNAL WIEDERHERSTELLEN.", -0.9)],
+        [("OK", None)],
+        [("Letzte Abfrage wiederherstellen", -0.2)],
+    ]
 
 
 def test_upper_and_title_case_keep_placeholders_and_urls():
-    assert upper_case("File %s not found at https://example.com/a {name}") == \
-        "FILE %s NOT FOUND AT https://example.com/a {name}"
+    assert (
+        upper_case("File %s not found at https://example.com/a {name}")
+        == "FILE %s NOT FOUND AT https://example.com/a {name}"
+    )
     assert upper_case("Größe") == "GRÖSSE"
     # the first letter of every word, the rest as written (not str.title: "KDE's" stays, "far-reaching" too)
-    assert title_case("far-reaching consequences of KDE's %s (see www.kde.org)") == \
-        "Far-Reaching Consequences Of KDE's %s (See www.kde.org)"
+    assert (
+        title_case("far-reaching consequences of KDE's %s (see www.kde.org)")
+        == "Far-Reaching Consequences Of KDE's %s (See www.kde.org)"
+    )
     assert title_case("klicken Sie auf 3d-Ansicht") == "Klicken Sie Auf 3d-Ansicht"
 
 
 def test_html_leaves_title_case_as_it_is():
     assert fold_sentences(["Restore Last Query", "SAVE CHANGES"], titles=False) == (
-        ["Restore Last Query", "Save changes"], ["normal", "upper"])
+        ["Restore Last Query", "Save changes"],
+        ["normal", "upper"],
+    )
 
 
 def test_an_elements_own_title_case_label_is_folded_but_menu_paths_keys_and_pairs_are_not():
-    assert [fold_label(text) for text in ("Screen Lock", "Image Viewer", "Tools - Options", "Edit – Paste Special",
-                                          "Shift+Enter", "Load/Save", "BSSID", "Save", "partitions are")] == [
-        "Screen lock", "Image viewer", "Tools - Options", "Edit – Paste Special", "Shift+Enter", "Load/Save",
-        "BSSID", "Save", "partitions are"]
+    assert [
+        fold_label(text)
+        for text in (
+            "Screen Lock",
+            "Image Viewer",
+            "Tools - Options",
+            "Edit – Paste Special",
+            "Shift+Enter",
+            "Load/Save",
+            "BSSID",
+            "Save",
+            "partitions are",
+        )
+    ] == [
+        "Screen lock",
+        "Image viewer",
+        "Tools - Options",
+        "Edit – Paste Special",
+        "Shift+Enter",
+        "Load/Save",
+        "BSSID",
+        "Save",
+        "partitions are",
+    ]
 
 
 def test_an_html_elements_own_text_reaches_the_engine_folded_and_the_sentence_as_it_is():

@@ -43,8 +43,14 @@ def test_cached_and_uncached_decoder_only_generation_agree(position_type, num_be
     # More decoder than encoder layers: the cache must be sized by the decoder's.
     model = causal_lm(position_embedding_type=position_type, encoder_layers=1, decoder_layers=3)
     prompt = torch.tensor([[1, 5, 9, 14], [1, 30, 7, 11]])
-    kwargs = dict(max_new_tokens=8, min_new_tokens=8, do_sample=False, num_beams=num_beams, output_logits=True,
-                  return_dict_in_generate=True)
+    kwargs = dict(
+        max_new_tokens=8,
+        min_new_tokens=8,
+        do_sample=False,
+        num_beams=num_beams,
+        output_logits=True,
+        return_dict_in_generate=True,
+    )
     cached = model.generate(prompt, use_cache=True, **kwargs)
     uncached = model.generate(prompt, use_cache=False, **kwargs)
     torch.testing.assert_close(cached.sequences, uncached.sequences, rtol=0, atol=0)
@@ -71,8 +77,11 @@ def test_the_loss_predicts_the_next_token_and_ignores_minus_100():
 def test_labels_with_no_target_after_the_shift_are_refused_not_a_nan_loss():
     model = causal_lm()
     ids = torch.tensor([[5, 9, 14]])
-    with pytest.raises(ValueError, match=r"`labels` are all -100 after the first position \(a causal LM predicts "
-                                         r"labels\[:, 1:\]\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"`labels` are all -100 after the first position \(a causal LM predicts "
+        r"labels\[:, 1:\]\)",
+    ):
         model(input_ids=ids, labels=torch.tensor([[5, -100, -100]]))
     assert torch.isfinite(model(input_ids=ids, labels=torch.tensor([[-100, -100, 14]])).loss)
 
@@ -109,8 +118,9 @@ def test_encoder_decoder_model_with_transformer_mt_halves_trains_and_generates()
     assert torch.isfinite(loss)
     cross = "decoder.model.decoder.layers.0.encoder_attn.q_proj.weight"
     assert not torch.equal(dict(model.named_parameters())[cross], before[cross])  # cross-attention is trained
-    generated = model.eval().generate(input_ids, attention_mask=attention_mask, max_new_tokens=6, min_new_tokens=6,
-                                      do_sample=False)
+    generated = model.eval().generate(
+        input_ids, attention_mask=attention_mask, max_new_tokens=6, min_new_tokens=6, do_sample=False
+    )
     assert generated.shape == (3, 7) and (generated[:, 0] == 1).all()
     # generate's cached decoding equals a greedy loop over full forwards
     decoder_input_ids = generated[:, :1]
@@ -129,8 +139,11 @@ def test_a_custom_4d_mask_packs_two_sequences_as_if_run_apart(position_type):
     allowed[:4, :4] = torch.ones(4, 4, dtype=torch.bool).tril()
     allowed[4:, 4:] = torch.ones(3, 3, dtype=torch.bool).tril()
     mask = torch.where(allowed, 0.0, torch.finfo(torch.float32).min)[None, None]  # (1, 1, 7, 7)
-    packed = model(input_ids=torch.cat([first, second], 1), attention_mask=mask,
-                   position_ids=torch.tensor([[0, 1, 2, 3, 0, 1, 2]])).logits
+    packed = model(
+        input_ids=torch.cat([first, second], 1),
+        attention_mask=mask,
+        position_ids=torch.tensor([[0, 1, 2, 3, 0, 1, 2]]),
+    ).logits
     torch.testing.assert_close(packed[:, :4], model(input_ids=first).logits, rtol=0, atol=1e-5)
     torch.testing.assert_close(packed[:, 4:], model(input_ids=second).logits, rtol=0, atol=1e-5)
 
@@ -139,8 +152,9 @@ def test_prepare_inputs_for_generation_has_generation_mixins_signature():
     from transformers import GenerationMixin
 
     model = tiny_model()
-    inputs = model.prepare_inputs_for_generation(input_ids=torch.tensor([[1, 5]]), encoder_outputs=None,
-                                                 attention_mask=None, custom_kwarg="forwarded")
+    inputs = model.prepare_inputs_for_generation(
+        input_ids=torch.tensor([[1, 5]]), encoder_outputs=None, attention_mask=None, custom_kwarg="forwarded"
+    )
     assert inputs["decoder_input_ids"].tolist() == [[1, 5]] and inputs["custom_kwarg"] == "forwarded"
     ours = inspect.signature(type(model).prepare_inputs_for_generation).parameters
     assert list(ours)[:2] == list(inspect.signature(GenerationMixin.prepare_inputs_for_generation).parameters)[:2]

@@ -18,7 +18,8 @@ def test_an_intact_weights_file_has_no_problem_and_damage_is_named(model_dir):
     data = weights.read_bytes()
     weights.write_bytes(data[:-1])
     assert safetensors_problem(weights).startswith(
-        f"{weights}: truncated: {len(data) - 1} bytes, but its tensors need")
+        f"{weights}: truncated: {len(data) - 1} bytes, but its tensors need"
+    )
     weights.write_bytes(b"\x01\x00")
     assert safetensors_problem(weights) == f"{weights}: truncated (2 bytes), not a safetensors file"
     weights.write_bytes(b"garbage!" * 4)
@@ -26,23 +27,27 @@ def test_an_intact_weights_file_has_no_problem_and_damage_is_named(model_dir):
 
 
 def test_a_saved_model_directory_is_not_a_complete_trainer_checkpoint(model_dir):
-    assert checkpoint_problems(model_dir) == [f"{model_dir / 'trainer_state.json'}: missing",
-                                              f"{model_dir / 'optimizer.pt'}: missing",
-                                              f"{model_dir / 'scheduler.pt'}: missing"]
+    assert checkpoint_problems(model_dir) == [
+        f"{model_dir / 'trainer_state.json'}: missing",
+        f"{model_dir / 'optimizer.pt'}: missing",
+        f"{model_dir / 'scheduler.pt'}: missing",
+    ]
 
 
 def test_fingerprints_tell_vocabularies_apart_not_tokenizer_objects(model_dir):
     first = train_tokenizer(SENTENCES * 5, vocab_size=300, min_frequency=1)
     again = train_tokenizer(SENTENCES * 5, vocab_size=300, min_frequency=1)
-    other = train_tokenizer(list(reversed(SENTENCES)) * 3 + ["Öffnen Sie die Datei."] * 4, vocab_size=300,
-                            min_frequency=1)
+    other = train_tokenizer(
+        list(reversed(SENTENCES)) * 3 + ["Öffnen Sie die Datei."] * 4, vocab_size=300, min_frequency=1
+    )
     assert tokenizer_fingerprint(first) == tokenizer_fingerprint(again) != tokenizer_fingerprint(other)
 
 
 def swap_in_another_tokenizer(model_dir):
     """Replace the model's tokenizer by one of the same kind trained on other text."""
-    other = train_tokenizer(["Öffnen Sie die Datei.", "Open the file.", "Drucken", "Print"] * 10, vocab_size=300,
-                            min_frequency=1)
+    other = train_tokenizer(
+        ["Öffnen Sie die Datei.", "Open the file.", "Drucken", "Print"] * 10, vocab_size=300, min_frequency=1
+    )
     other.save_pretrained(model_dir)
 
 

@@ -30,8 +30,12 @@ def stdin_bytes(monkeypatch, data: bytes):
 
 def test_translate_a_directory_without_a_model(tmp_path, capsys, model_dir):
     (tmp_path / "empty").mkdir()
-    fails_with(translate.main, ["--model", str(tmp_path / "empty"), "Hello"], capsys,
-               "holds no saved model: config.json is missing")
+    fails_with(
+        translate.main,
+        ["--model", str(tmp_path / "empty"), "Hello"],
+        capsys,
+        "holds no saved model: config.json is missing",
+    )
     (model_dir / "model.safetensors").unlink()
     fails_with(translate.main, ["--model", str(model_dir), "Hello"], capsys, "model.safetensors is missing")
 
@@ -47,8 +51,10 @@ def test_translate_names_the_line_that_is_not_utf8(tmp_path, capsys, monkeypatch
     source = tmp_path / "input.txt"
     source.write_bytes(b"Click Save.\nClose the window.\nCaf\xe9 au lait\n")
     stdin_bytes(monkeypatch, b"Fine.\n\xff\xfe\n")
-    for argv, fragment in (["--input", str(source)], f"{source}, line 3: not valid UTF-8"), \
-                          ([], "<stdin>, line 2: not valid UTF-8"):
+    for argv, fragment in (
+        (["--input", str(source)], f"{source}, line 3: not valid UTF-8"),
+        ([], "<stdin>, line 2: not valid UTF-8"),
+    ):
         capsys.readouterr()
         with pytest.raises(SystemExit) as exit_info:
             translate.main(["--model", str(model_dir), "--max_new_tokens", "3", "--no_progress", *argv])
@@ -60,8 +66,9 @@ def test_translate_names_the_line_that_is_not_utf8(tmp_path, capsys, monkeypatch
 
 def test_a_line_longer_than_the_model_takes_is_cut_with_a_warning(capsys, monkeypatch, model_dir):
     tokenizer_config = model_dir / "tokenizer_config.json"
-    tokenizer_config.write_text(tokenizer_config.read_text().replace('"model_max_length": 512',
-                                                                     '"model_max_length": 64'))
+    tokenizer_config.write_text(
+        tokenizer_config.read_text().replace('"model_max_length": 512', '"model_max_length": 64')
+    )
     stdin_bytes(monkeypatch, ("Click the Save button. " * 200 + "\nClose.\n").encode())
     with log_records() as records:
         translate.main(["--model", str(model_dir), "--max_new_tokens", "3", "--no_split_sentences"])
@@ -74,8 +81,10 @@ def test_a_line_longer_than_the_model_takes_is_cut_with_a_warning(capsys, monkey
         translate.main(["--model", str(model_dir), "--max_new_tokens", "3"])
     assert len(capsys.readouterr().out.splitlines()) == 2
     length = len(load_translator(model_dir)[1](long_sentence)["input_ids"])
-    assert records == [f"Text 2, sentence 2 has {length} tokens; only its first 64 are translated (the model's "
-                       "limit, tokenizer.model_max_length)."]
+    assert records == [
+        f"Text 2, sentence 2 has {length} tokens; only its first 64 are translated (the model's "
+        "limit, tokenizer.model_max_length)."
+    ]
 
 
 def test_translate_asks_for_the_language_a_model_does_not_name(tmp_path, capsys):
@@ -84,8 +93,9 @@ def test_translate_asks_for_the_language_a_model_does_not_name(tmp_path, capsys)
     with pytest.raises(SystemExit) as exit_info:  # found once the model is loaded (its progress bar above it)
         translate.main(["--model", model, "--output", str(tmp_path / "out.de"), "Close the dialog."])
     error = capsys.readouterr().err.strip().splitlines()[-1]
-    assert exit_info.value.code == 2 and error.startswith(f"error: Splitting the input into sentences needs its "
-                                                          f"language, and {model} has no source_lang in its config")
+    assert exit_info.value.code == 2 and error.startswith(
+        f"error: Splitting the input into sentences needs its language, and {model} has no source_lang in its config"
+    )
     assert "pass --source_lang (or source_lang=), or --no_split_sentences" in error
     assert list(tmp_path.iterdir()) == [tmp_path / "old"]  # no output, not even a partial one
     for flags in (["--source_lang", "en"], ["--no_split_sentences"]):
@@ -124,8 +134,10 @@ def test_export_without_a_tokenizer(tmp_path, capsys, model_dir):
 @pytest.mark.parametrize(
     "flags, fragments",
     [
-        (["--d_model", "33", "--encoder_attention_heads", "3", "--decoder_attention_heads", "3"],
-         ["`d_model` must be even with position_embedding_type='sinusoidal'"]),
+        (
+            ["--d_model", "33", "--encoder_attention_heads", "3", "--decoder_attention_heads", "3"],
+            ["`d_model` must be even with position_embedding_type='sinusoidal'"],
+        ),
         (["--encoder_attention_heads", "5"], ["must be divisible by `encoder_attention_heads` (5)"]),
         (["--max_source_length", "0"], ["--max_source_length must be >= 1, got 0"]),
         (["--tokenizer_vocab_size", "100"], ["--tokenizer_vocab_size must be >= 261"]),
@@ -147,16 +159,22 @@ def test_train_checks_everything_before_writing_anything(tmp_path, capsys, flags
     assert (output_dir / "model.safetensors").exists()
 
 
-@pytest.mark.parametrize("flag, split", [("--do_eval", "validation"), ("--do_predict", "test"),
-                                         ("--do_train", "train")])
+@pytest.mark.parametrize(
+    "flag, split", [("--do_eval", "validation"), ("--do_predict", "test"), ("--do_train", "train")]
+)
 def test_train_says_when_a_split_is_missing(tmp_path, capsys, flag, split):
     data = tmp_path / "data"
     data.mkdir()
     for name in ("train", "validation", "test"):
         if name != split:
             shutil.copy(DATA / f"{name}.tsv", data / f"{name}.tsv")
-    fails_with(train.main, [*TINY, "--data", str(data), "--output_dir", str(tmp_path / "run"), flag,
-                            "--max_steps", "2"], capsys, flag, f"needs a {split} split, but {data} has only")
+    fails_with(
+        train.main,
+        [*TINY, "--data", str(data), "--output_dir", str(tmp_path / "run"), flag, "--max_steps", "2"],
+        capsys,
+        flag,
+        f"needs a {split} split, but {data} has only",
+    )
     assert not (tmp_path / "run").exists()
 
 

@@ -28,19 +28,35 @@ def launch_args(name: str):
 
 def test_the_configs_are_the_ones_the_readme_names():
     assert sorted(path.name for path in CONFIGS.glob("*.yaml")) == [
-        "ddp.yaml", "fsdp.yaml", "multi_node.yaml", "single_gpu_bf16.yaml"]
+        "ddp.yaml",
+        "fsdp.yaml",
+        "multi_node.yaml",
+        "single_gpu_bf16.yaml",
+    ]
     readme = (REPO / "docs" / "scaling.md").read_text()
     for path in CONFIGS.glob("*.yaml"):
         assert f"configs/accelerate/{path.name}" in readme
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("single_gpu_bf16.yaml", dict(multi_gpu=False, use_fsdp=False, num_processes=1, num_machines=1)),
-    ("ddp.yaml", dict(multi_gpu=True, use_fsdp=False, num_machines=1)),
-    ("fsdp.yaml", dict(multi_gpu=False, use_fsdp=True, num_machines=1)),
-    ("multi_node.yaml", dict(multi_gpu=True, use_fsdp=False, num_machines=2, machine_rank=0,
-                             main_process_ip="10.0.0.1", main_process_port=29500)),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("single_gpu_bf16.yaml", dict(multi_gpu=False, use_fsdp=False, num_processes=1, num_machines=1)),
+        ("ddp.yaml", dict(multi_gpu=True, use_fsdp=False, num_machines=1)),
+        ("fsdp.yaml", dict(multi_gpu=False, use_fsdp=True, num_machines=1)),
+        (
+            "multi_node.yaml",
+            dict(
+                multi_gpu=True,
+                use_fsdp=False,
+                num_machines=2,
+                machine_rank=0,
+                main_process_ip="10.0.0.1",
+                main_process_port=29500,
+            ),
+        ),
+    ],
+)
 def test_every_config_is_what_accelerate_launch_reads(name, expected):
     args = launch_args(name)
     assert args.mixed_precision == "bf16"

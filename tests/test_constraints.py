@@ -47,8 +47,9 @@ def test_a_forbidden_word_never_appears(saved, num_beams):
     plain = translate(model, tokenizer, SOURCES, num_beams=num_beams, guards=False)  # a copy model's copies
     words = re.compile(r"\b(Save|selected)\b")  # forbidden as words ("Saven" is another word)
     assert words.search(plain[0]) and words.search(plain[2])  # what the copy model writes unconstrained
-    constrained = translate(model, tokenizer, SOURCES, num_beams=num_beams, bad_words=["Save", "selected"],
-                            guards=False)
+    constrained = translate(
+        model, tokenizer, SOURCES, num_beams=num_beams, bad_words=["Save", "selected"], guards=False
+    )
     assert not any(words.search(output) for output in constrained), constrained
     assert constrained[1] == plain[1]  # a translation without them is unchanged
     with pytest.raises(ValueError, match="a forbidden word must hold text"):
@@ -69,8 +70,15 @@ def test_forbidden_words_add_to_the_generation_configs_own_and_prefix_scores_are
         model.generation_config.bad_words_ids = None
     assert not any(words.search(output) for output in outputs), outputs
     # greedy with a forced prefix: the forced tokens count with their real log-probability (not 0)
-    nbest = translate_nbest(model, tokenizer, SOURCES[:2], num_beams=1, scores=True, split_sentences=False,
-                            target_prefix=["Bitte", "Bitte"])
+    nbest = translate_nbest(
+        model,
+        tokenizer,
+        SOURCES[:2],
+        num_beams=1,
+        scores=True,
+        split_sentences=False,
+        target_prefix=["Bitte", "Bitte"],
+    )
     texts = [hypotheses[0][0] for hypotheses in nbest]
     forced = GenerateEngine(model, tokenizer).score_pairs(SOURCES[:2], texts)
     assert [hypotheses[0][1] for hypotheses in nbest] == pytest.approx([pair.score for pair in forced], abs=1e-3)
@@ -80,10 +88,14 @@ def test_both_engines_agree(saved, tmp_path, monkeypatch):
     require("ctranslate2", "the fast engine needs ctranslate2: pip install 'transformer-mt[fast]'")
     monkeypatch.setenv("TRANSFORMER_MT_CACHE", str(tmp_path / "cache"))
     _, model, tokenizer = saved
-    for settings in (dict(target_prefix=PREFIXES), dict(bad_words=["Save", "dialog"]),
-                     dict(target_prefix=PREFIXES, bad_words=["selected"])):
-        assert translate(model, tokenizer, SOURCES, num_beams=1, engine="ctranslate2", guards=False, **settings) == \
-            translate(model, tokenizer, SOURCES, num_beams=1, guards=False, **settings), settings
+    for settings in (
+        dict(target_prefix=PREFIXES),
+        dict(bad_words=["Save", "dialog"]),
+        dict(target_prefix=PREFIXES, bad_words=["selected"]),
+    ):
+        assert translate(
+            model, tokenizer, SOURCES, num_beams=1, engine="ctranslate2", guards=False, **settings
+        ) == translate(model, tokenizer, SOURCES, num_beams=1, guards=False, **settings), settings
 
 
 def test_translate_py_takes_a_prefix_file_and_forbidden_words(saved, tmp_path, capsys):
@@ -92,13 +104,27 @@ def test_translate_py_takes_a_prefix_file_and_forbidden_words(saved, tmp_path, c
     source.write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
     prefixes = tmp_path / "prefixes.txt"
     prefixes.write_text("\n".join(prefix or "" for prefix in PREFIXES) + "\n", encoding="utf-8")
-    translate_script.main(["--model", str(path), "--input", str(source), "--target_prefix", str(prefixes),
-                           "--bad_words", "dialog", "--no_progress", "--engine", "transformers"])
+    translate_script.main(
+        [
+            "--model",
+            str(path),
+            "--input",
+            str(source),
+            "--target_prefix",
+            str(prefixes),
+            "--bad_words",
+            "dialog",
+            "--no_progress",
+            "--engine",
+            "transformers",
+        ]
+    )
     outputs = capsys.readouterr().out.splitlines()
     assert outputs == translate(model, tokenizer, SOURCES, target_prefix=PREFIXES, bad_words=["dialog"])
     assert outputs[0].startswith("Bitte") and not re.search(r"\bdialog\b", outputs[3])
     prefixes.write_text("Bitte\n", encoding="utf-8")  # fewer prefixes than lines
     with pytest.raises(SystemExit) as stopped:
-        translate_script.main(["--model", str(path), "--input", str(source), "--target_prefix", str(prefixes),
-                               "--no_progress"])
+        translate_script.main(
+            ["--model", str(path), "--input", str(source), "--target_prefix", str(prefixes), "--no_progress"]
+        )
     assert stopped.value.code == 2 and "target_prefix ended before the lines did" in capsys.readouterr().err

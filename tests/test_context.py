@@ -19,6 +19,7 @@ require("ctranslate2", "the fast engine needs ctranslate2: pip install 'transfor
 SENTENCES = ["Open the file.", "Click the Save button.", "Select the rows that you want to delete.", "Format"]
 CONTEXT = "Menu of the file dialog"
 
+
 @pytest.fixture(scope="module")
 def context_model(tmp_path_factory):
     """A copy-trained tiny model saved as trained with context (`source_context`), its segment-1 vector made to
@@ -34,9 +35,11 @@ def context_model(tmp_path_factory):
     tokenizer.save_pretrained(directory)
     return directory
 
+
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSFORMER_MT_CACHE", str(tmp_path / "cache"))
+
 
 def test_both_engines_read_the_context_alike(context_model, cache):
     engines = [load_engine(str(context_model), name) for name in ("transformers", "ctranslate2")]
@@ -47,32 +50,42 @@ def test_both_engines_read_the_context_alike(context_model, cache):
     for translations in (found, alone):
         generate, ctranslate2 = translations
         assert [text for [(text, _)] in ctranslate2] == [text for [(text, _)] in generate]
-        assert [score for [(_, score)] in ctranslate2] == pytest.approx([score for [(_, score)] in generate],
-                                                                        abs=1e-4)
+        assert [score for [(_, score)] in ctranslate2] == pytest.approx([score for [(_, score)] in generate], abs=1e-4)
+
 
 def test_the_context_is_the_second_segment_and_counts_toward_the_limit(context_model, caplog):
     engine = load_engine(str(context_model), "transformers")
     tokenizer = engine.tokenizer
-    [row], [segments] = source_rows(tokenizer, engine.config, ["Open the file."], TranslationOptions(
-        context=CONTEXT), ["1"], None)
+    [row], [segments] = source_rows(
+        tokenizer, engine.config, ["Open the file."], TranslationOptions(context=CONTEXT), ["1"], None
+    )
     assert row == tokenizer("Open the file.", CONTEXT)["input_ids"]
     assert segments == tokenizer("Open the file.", CONTEXT, return_token_type_ids=True)["token_type_ids"]
     assert 0 in segments and 1 in segments
     alone = tokenizer("Open the file.")["input_ids"]
     with caplog.at_level(logging.WARNING):  # the two do not fit: the sentence alone, named
-        [row], [segments] = source_rows(tokenizer, engine.config, ["Open the file."], TranslationOptions(
-            context=CONTEXT), ["3, sentence 1"], len(alone) + 1)
+        [row], [segments] = source_rows(
+            tokenizer,
+            engine.config,
+            ["Open the file."],
+            TranslationOptions(context=CONTEXT),
+            ["3, sentence 1"],
+            len(alone) + 1,
+        )
     assert row == alone and segments == [0] * len(alone)
     assert "Text 3, sentence 1: its context does not fit beside it" in caplog.text
+
 
 def test_a_model_trained_without_context_says_it_reads_none(tmp_path, caplog):
     tokenizer = copy_tokenizer()
     model = train_copy_model(tokenizer)
     with caplog.at_level(logging.WARNING):
-        rows, segments = source_rows(tokenizer, model.config, SENTENCES, TranslationOptions(context=CONTEXT),
-                                     ["1", "2", "3", "4"], None)
+        rows, segments = source_rows(
+            tokenizer, model.config, SENTENCES, TranslationOptions(context=CONTEXT), ["1", "2", "3", "4"], None
+        )
     assert rows == tokenizer(SENTENCES)["input_ids"] and segments is None
     assert "not trained with context" in caplog.text
+
 
 def test_a_register_is_read_first_refused_or_left_to_the_model():
     tokenizer = copy_tokenizer()
@@ -83,19 +96,33 @@ def test_a_register_is_read_first_refused_or_left_to_the_model():
         with pytest.raises(OptionError, match=f"formality '{formality}' needs a model trained with the register"):
             source_rows(tokenizer, model.config, SENTENCES, TranslationOptions(formality=formality), [], None)
     for formality in ("prefer_more", "prefer_less", "default"):  # the model's own register
-        assert source_rows(tokenizer, model.config, SENTENCES, TranslationOptions(formality=formality), [],
-                           None)[0] == plain
+        assert (
+            source_rows(tokenizer, model.config, SENTENCES, TranslationOptions(formality=formality), [], None)[0]
+            == plain
+        )
     model.config.formality_tags = True
     for formality, tag in (("more", "<formal>"), ("prefer_less", "<informal>")):
         rows, _ = source_rows(tokenizer, model.config, SENTENCES, TranslationOptions(formality=formality), [], None)
         assert rows == tokenizer([f"{tag} {sentence}" for sentence in SENTENCES])["input_ids"]
         assert all(row[0] == tokenizer.convert_tokens_to_ids(tag) for row in rows)
-    rows, _ = source_rows(tokenizer, model.config, [f"<BT> {SENTENCES[0]}"], TranslationOptions(
-        formality="more", source_prefix="<BT>"), [], None)  # after the run's own prefix, as training put it
+    rows, _ = source_rows(
+        tokenizer,
+        model.config,
+        [f"<BT> {SENTENCES[0]}"],
+        TranslationOptions(formality="more", source_prefix="<BT>"),
+        [],
+        None,
+    )  # after the run's own prefix, as training put it
     assert rows == tokenizer([f"<BT> <formal> {SENTENCES[0]}"])["input_ids"]
 
-@pytest.mark.parametrize("bad, message", [(dict(context=" "), "context is a text to read beside the source"),
-                                          (dict(formality="polite"), "formality must be one of default, more")])
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (dict(context=" "), "context is a text to read beside the source"),
+        (dict(formality="polite"), "formality must be one of default, more"),
+    ],
+)
 def test_bad_context_and_formality_are_named(bad, message):
     with pytest.raises(OptionError, match=message):
         TranslationOptions(**bad)

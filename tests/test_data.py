@@ -246,8 +246,9 @@ def test_the_version_is_written_once():
 
 def joined_fixture(rows: int = 40):
     sources = [f"Source {i}." for i in range(rows)]
-    return datasets.Dataset.from_dict({"en": sources, "de": [f"Ziel {i}." for i in range(rows)],
-                                       "origin": ["lohelp"] * rows})
+    return datasets.Dataset.from_dict(
+        {"en": sources, "de": [f"Ziel {i}." for i in range(rows)], "origin": ["lohelp"] * rows}
+    )
 
 
 def test_joined_pairs_are_consecutive_pairs_joined_alike_and_drawn_from_the_seed_alone():

@@ -41,8 +41,15 @@ def test_scores_are_the_hypotheses_log_probabilities(model_dir, num_beams):
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     batch = tokenizer(SENTENCES[:2], return_tensors="pt", padding=True)
     with torch.no_grad():
-        output = model.generate(**batch, num_beams=num_beams, num_return_sequences=num_beams, max_new_tokens=6,
-                                length_penalty=0.0, output_scores=True, return_dict_in_generate=True)
+        output = model.generate(
+            **batch,
+            num_beams=num_beams,
+            num_return_sequences=num_beams,
+            max_new_tokens=6,
+            length_penalty=0.0,
+            output_scores=True,
+            return_dict_in_generate=True,
+        )
         eos = torch.tensor([model.generation_config.eos_token_id])
         scores = hypothesis_scores(model, output, eos, length_penalty=0.0)
         sequences = output.sequences
@@ -73,30 +80,59 @@ def test_decoding_controls_reach_generate(model_dir, capsys, monkeypatch):
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(GenerationMixin, "generate", spy)
-    run_translate(model_dir, capsys, "--engine", "transformers", "--length_penalty", "0.6", "--no_repeat_ngram_size",
-                  "2", "--num_beams", "3", SENTENCES[0])  # generate()'s controls (the CTranslate2 path: test_engines)
-    assert seen and all((call["length_penalty"], call["no_repeat_ngram_size"], call["num_beams"]) == (0.6, 2, 3)
-                        for call in seen)
+    run_translate(
+        model_dir,
+        capsys,
+        "--engine",
+        "transformers",
+        "--length_penalty",
+        "0.6",
+        "--no_repeat_ngram_size",
+        "2",
+        "--num_beams",
+        "3",
+        SENTENCES[0],
+    )  # generate()'s controls (the CTranslate2 path: test_engines)
+    assert seen and all(
+        (call["length_penalty"], call["no_repeat_ngram_size"], call["num_beams"]) == (0.6, 2, 3) for call in seen
+    )
 
 
 def test_bad_decoding_flags_are_named(model_dir, capsys):
-    for argv, fragment in ((["--top_p", "0.9"], "--top_p applies to sampling: add --do_sample"),
-                           (["--top_p", "1.5", "--do_sample"], "--top_p must be in (0, 1]"),
-                           (["--num_return_sequences", "0"], "--num_return_sequences must be >= 1")):
+    for argv, fragment in (
+        (["--top_p", "0.9"], "--top_p applies to sampling: add --do_sample"),
+        (["--top_p", "1.5", "--do_sample"], "--top_p must be in (0, 1]"),
+        (["--num_return_sequences", "0"], "--num_return_sequences must be >= 1"),
+    ):
         with pytest.raises(SystemExit):
             translate_command.main(["--model", str(model_dir), *argv, "x"])
         assert fragment in capsys.readouterr().err
     with pytest.raises(SystemExit):
         translate_command.main(["--model", str(model_dir), "--num_beams", "2", "--num_return_sequences", "3", "x"])
-    assert "--num_return_sequences 3 needs at least as many beams (--num_beams, now 2) or --do_sample" in \
-        capsys.readouterr().err
+    assert (
+        "--num_return_sequences 3 needs at least as many beams (--num_beams, now 2) or --do_sample"
+        in capsys.readouterr().err
+    )
 
 
 @pytest.mark.slow  # translate.py --interactive in a process of its own
 def test_interactive_translates_each_line_as_it_arrives(model_dir):
-    process = subprocess.Popen([sys.executable, str(SCRIPTS / "translate.py"), "--model", str(model_dir),
-                                "--interactive", "--max_new_tokens", "4"], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=command_env())
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(SCRIPTS / "translate.py"),
+            "--model",
+            str(model_dir),
+            "--interactive",
+            "--max_new_tokens",
+            "4",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=command_env(),
+    )
     try:
         for sentence in SENTENCES[:2]:
             process.stdin.write(sentence + "\n")
@@ -111,10 +147,16 @@ def test_interactive_translates_each_line_as_it_arrives(model_dir):
 
 
 def test_the_ctranslate2_path_takes_the_same_controls_and_refuses_the_others():
-    options = translate_options(num_beams=4, max_new_tokens=20, length_penalty=0.6, no_repeat_ngram_size=3,
-                                num_return_sequences=2)
-    assert (options["beam_size"], options["length_penalty"], options["no_repeat_ngram_size"],
-            options["num_hypotheses"], options["return_scores"]) == (4, 0.6, 3, 2, True)
+    options = translate_options(
+        num_beams=4, max_new_tokens=20, length_penalty=0.6, no_repeat_ngram_size=3, num_return_sequences=2
+    )
+    assert (
+        options["beam_size"],
+        options["length_penalty"],
+        options["no_repeat_ngram_size"],
+        options["num_hypotheses"],
+        options["return_scores"],
+    ) == (4, 0.6, 3, 2, True)
     sampling = translate_options(do_sample=True, top_p=0.9, temperature=0.7)
     assert (sampling["sampling_topk"], sampling["sampling_topp"], sampling["sampling_temperature"]) == (0, 0.9, 0.7)
     with pytest.raises(ValueError, match="CTranslate2 has no equivalent of diversity_penalty, typical_p"):

@@ -16,8 +16,9 @@ def probe_inputs():
 
 
 def test_a_decoder_cut_off_from_its_source_gains_nothing_from_it(position_type):
-    model = tiny_model(position_embedding_type=position_type, dropout=0.0, attention_dropout=0.0,
-                       activation_dropout=0.0)
+    model = tiny_model(
+        position_embedding_type=position_type, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0
+    )
     inputs = probe_inputs()
     assert measure(model, inputs)["source_gain"] != pytest.approx(0.0, abs=1e-4)  # a random model reads it a bit
     with torch.no_grad():

@@ -13,8 +13,10 @@ from .utils import REPO
 
 RESULTS = REPO / "docs" / "results"
 MODELS = REPO / "models"
-PAGES = {path.relative_to(REPO).as_posix(): path.read_text(encoding="utf-8")
-         for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted(MODELS.glob("*/README.md"))]}
+PAGES = {
+    path.relative_to(REPO).as_posix(): path.read_text(encoding="utf-8")
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted(MODELS.glob("*/README.md"))]
+}
 HELP_CARD, BROAD_CARD = "models/transformer-mt-en-de/README.md", "models/transformer-mt-en-de-broad/README.md"
 RULE = re.compile(r"^\s*\|(\s*:?-+:?\s*\|)+\s*$")
 
@@ -41,7 +43,7 @@ def tables(page: str) -> list[Table]:
             heading = line
         elif line.lstrip().startswith("|") and number + 1 < len(lines) and RULE.match(lines[number + 1]):
             rows = []
-            for row in lines[number + 2:]:
+            for row in lines[number + 2 :]:
                 if not row.lstrip().startswith("|"):
                     break
                 rows.append(row.strip())
@@ -56,64 +58,179 @@ def read(name: str) -> dict:
 # (page, heading, the header row's start, tables there, the test that builds them from their JSON). A name alone
 # is a test of this module; "file::name" one of another test module, kept beside the code that writes the table.
 FIGURES = [
-    ("README.md", "## Quick start", "| source | translation", 1,
-     "test_shipped_model.py::test_the_readme_examples_are_its_translations"),
+    (
+        "README.md",
+        "## Quick start",
+        "| source | translation",
+        1,
+        "test_shipped_model.py::test_the_readme_examples_are_its_translations",
+    ),
     ("README.md", "## Quick start", "| model | knows |", 1, "test_the_models_table_is_their_scores"),
     ("README.md", "## Results", "| engine | sentences/s | BLEU |", 1, "test_the_engine_tables_are_their_json"),
-    ("docs/results.md", "## The main job", "| seed | test BLEU |", 12,
-     "test_the_main_job_tables_are_the_shipped_runs"),
+    (
+        "docs/results.md",
+        "## The main job",
+        "| seed | test BLEU |",
+        12,
+        "test_the_main_job_tables_are_the_shipped_runs",
+    ),
     ("docs/results.md", "## The main job", "| seed | step |", 1, "test_the_span_tokens_same_step_table_is_its_json"),
-    ("docs/results.md", "## The main job", "| source | translation (seed 0) |", 1,
-     "test_the_seed_0_examples_are_its_summarys"),
-    ("docs/results.md", "## A moving average of the weights", "| seed | without EMA |", 1,
-     "test_the_ema_table_is_its_json"),
-    ("docs/results.md", "## The recipe: a translator in every seed", "| candidate | positions | seed 0 |", 1,
-     "test_recipe_search.py::test_the_readme_table_is_the_shipped_search"),
-    ("docs/results.md", "## The recipe: a translator in every seed", "| positions | seed 0 |", 1,
-     "test_position_study.py::test_the_readme_tables_are_the_shipped_studys_own"),
-    ("docs/results.md", "### Joined pairs: does a model learn to write every sentence?", "| candidate |", 1,
-     "test_recipe_search.py::test_the_joined_table_in_the_docs_is_the_shipped_joined_search"),
-    ("docs/results.md", "### Plain: trained on single sentences", "| set |", 1,
-     "test_position_study.py::test_the_readme_tables_are_the_shipped_studys_own"),
-    ("docs/results.md", "### Trained with joined pairs: the length question", "| set |", 1,
-     "test_position_study.py::test_the_readme_tables_are_the_shipped_studys_own"),
-    ("docs/results.md", "### Trained with joined pairs: the length question", "| positions | seeds |", 1,
-     "test_position_study.py::test_the_readme_tables_are_the_shipped_studys_own"),
+    (
+        "docs/results.md",
+        "## The main job",
+        "| source | translation (seed 0) |",
+        1,
+        "test_the_seed_0_examples_are_its_summarys",
+    ),
+    (
+        "docs/results.md",
+        "## A moving average of the weights",
+        "| seed | without EMA |",
+        1,
+        "test_the_ema_table_is_its_json",
+    ),
+    (
+        "docs/results.md",
+        "## The recipe: a translator in every seed",
+        "| candidate | positions | seed 0 |",
+        1,
+        "test_recipe_search.py::test_the_readme_table_is_the_shipped_search",
+    ),
+    (
+        "docs/results.md",
+        "## The recipe: a translator in every seed",
+        "| positions | seed 0 |",
+        1,
+        "test_position_study.py::test_the_readme_tables_are_the_shipped_studys_own",
+    ),
+    (
+        "docs/results.md",
+        "### Joined pairs: does a model learn to write every sentence?",
+        "| candidate |",
+        1,
+        "test_recipe_search.py::test_the_joined_table_in_the_docs_is_the_shipped_joined_search",
+    ),
+    (
+        "docs/results.md",
+        "### Plain: trained on single sentences",
+        "| set |",
+        1,
+        "test_position_study.py::test_the_readme_tables_are_the_shipped_studys_own",
+    ),
+    (
+        "docs/results.md",
+        "### Trained with joined pairs: the length question",
+        "| set |",
+        1,
+        "test_position_study.py::test_the_readme_tables_are_the_shipped_studys_own",
+    ),
+    (
+        "docs/results.md",
+        "### Trained with joined pairs: the length question",
+        "| positions | seeds |",
+        1,
+        "test_position_study.py::test_the_readme_tables_are_the_shipped_studys_own",
+    ),
     ("docs/results.md", "### Position types", "| | sinusoidal |", 1, "test_the_benchmark_tables_are_their_json"),
     ("docs/results.md", "### Token batches", "| batches |", 1, "test_the_benchmark_tables_are_their_json"),
-    ("docs/results.md", "### Inline markup through whole sentences", "| tag kind |", 1,
-     "test_the_markup_tables_are_the_studys_json"),
-    ("docs/results.md", "### Inline markup through whole sentences", "| commit | change |", 1,
-     "test_the_markup_tables_are_the_studys_json"),
+    (
+        "docs/results.md",
+        "### Inline markup through whole sentences",
+        "| tag kind |",
+        1,
+        "test_the_markup_tables_are_the_studys_json",
+    ),
+    (
+        "docs/results.md",
+        "### Inline markup through whole sentences",
+        "| commit | change |",
+        1,
+        "test_the_markup_tables_are_the_studys_json",
+    ),
     ("docs/results.md", "### Protected spans", "| test split | messages |", 1, "test_the_span_tables_are_their_json"),
     ("docs/results.md", "### Capitals", "| inputs |", 1, "test_the_capitals_tables_are_their_json"),
-    ("docs/results.md", "### The broader model fine-tuned on UI messages", "| inputs |", 1,
-     "test_the_capitals_tables_are_their_json"),
-    ("docs/results.md", "### The broader model fine-tuned on UI messages", "| test split | messages |", 1,
-     "test_the_span_tables_are_their_json"),
-    ("docs/results.md", "### The help-text model fine-tuned with the augmentations", "| inputs |", 1,
-     "test_the_capitals_tables_are_their_json"),
-    ("docs/results.md", "### Training-time augmentations, screened", "| candidate | seed |", 2,
-     "test_the_screen_tables_are_their_json"),
+    (
+        "docs/results.md",
+        "### The broader model fine-tuned on UI messages",
+        "| inputs |",
+        1,
+        "test_the_capitals_tables_are_their_json",
+    ),
+    (
+        "docs/results.md",
+        "### The broader model fine-tuned on UI messages",
+        "| test split | messages |",
+        1,
+        "test_the_span_tables_are_their_json",
+    ),
+    (
+        "docs/results.md",
+        "### The help-text model fine-tuned with the augmentations",
+        "| inputs |",
+        1,
+        "test_the_capitals_tables_are_their_json",
+    ),
+    (
+        "docs/results.md",
+        "### Training-time augmentations, screened",
+        "| candidate | seed |",
+        2,
+        "test_the_screen_tables_are_their_json",
+    ),
     ("docs/serving.md", "## Suggestions", "| split |", 1, "test_the_suggestion_filter_table_is_its_json"),
-    ("docs/serving.md", "## Suggestions that teach the model", "| set | shipped model |", 1,
-     "test_the_promotion_table_is_its_json"),
+    (
+        "docs/serving.md",
+        "## Suggestions that teach the model",
+        "| set | shipped model |",
+        1,
+        "test_the_promotion_table_is_its_json",
+    ),
     ("docs/serving.md", "## Batching and load", "| load |", 1, "test_the_load_tables_are_their_json"),
     ("docs/serving.md", "## Several processes", "| server |", 1, "test_the_load_tables_are_their_json"),
-    ("docs/translation.md", "## Engines: generate() and CTranslate2", "| engine, threads |", 1,
-     "test_the_engine_tables_are_their_json"),
-    ("docs/translation.md", "## Trust: confidence, guards, abstaining", "| model |", 1,
-     "test_the_trust_table_is_its_json"),
+    (
+        "docs/translation.md",
+        "## Engines: generate() and CTranslate2",
+        "| engine, threads |",
+        1,
+        "test_the_engine_tables_are_their_json",
+    ),
+    (
+        "docs/translation.md",
+        "## Trust: confidence, guards, abstaining",
+        "| model |",
+        1,
+        "test_the_trust_table_is_its_json",
+    ),
     ("docs/translation.md", "## A glossary", "| model |", 1, "test_the_term_test_table_is_its_json"),
-    (BROAD_CARD, "## Data", "| origin | training pairs |", 1,
-     "test_shipped_model.py::test_the_broader_models_card_names_every_source_it_was_trained_on"),
-    (BROAD_CARD, "## Fine-tuned on UI messages", "| origin | training pairs |", 1,
-     "test_shipped_model.py::test_the_broader_models_card_names_every_source_it_was_trained_on"),
+    (
+        BROAD_CARD,
+        "## Data",
+        "| origin | training pairs |",
+        1,
+        "test_shipped_model.py::test_the_broader_models_card_names_every_source_it_was_trained_on",
+    ),
+    (
+        BROAD_CARD,
+        "## Fine-tuned on UI messages",
+        "| origin | training pairs |",
+        1,
+        "test_shipped_model.py::test_the_broader_models_card_names_every_source_it_was_trained_on",
+    ),
     (BROAD_CARD, "## Scores", "| BLEU | chrF |", 1, "test_the_cards_scores_are_their_scores_json"),
-    (BROAD_CARD, "## Scores", "| test set | pairs |", 1,
-     "test_shipped_model.py::test_the_cards_give_the_scores_before_and_after_the_last_fine_tune"),
-    (HELP_CARD, "## Fine-tuned with the augmentations", "| test split | pairs |", 1,
-     "test_shipped_model.py::test_the_cards_give_the_scores_before_and_after_the_last_fine_tune"),
+    (
+        BROAD_CARD,
+        "## Scores",
+        "| test set | pairs |",
+        1,
+        "test_shipped_model.py::test_the_cards_give_the_scores_before_and_after_the_last_fine_tune",
+    ),
+    (
+        HELP_CARD,
+        "## Fine-tuned with the augmentations",
+        "| test split | pairs |",
+        1,
+        "test_shipped_model.py::test_the_cards_give_the_scores_before_and_after_the_last_fine_tune",
+    ),
     (HELP_CARD, "## Scores", "| BLEU | chrF |", 1, "test_the_cards_scores_are_their_scores_json"),
 ]
 # (page, header row): tables without a measured figure
@@ -147,13 +264,18 @@ def test_every_table_is_built_from_its_json_or_listed_as_reference():
     for table in found:
         if (table.page, table.header) in REFERENCE:
             continue
-        entries = [entry for entry in FIGURES if entry[:2] == (table.page, table.heading)
-                   and table.header.startswith(entry[2])]
-        assert entries, (f"{table.page}, under {table.heading!r}: the table {table.header!r} is in neither list of "
-                         "tests/test_docs_tables.py. If it holds measured figures, write them to a JSON in "
-                         "docs/results/ (the command's --json or --output), add a test that builds its rows from it "
-                         "and list the table in FIGURES; if it holds none (flags, formats, defaults), list its "
-                         "header row in REFERENCE.")
+        entries = [
+            entry
+            for entry in FIGURES
+            if entry[:2] == (table.page, table.heading) and table.header.startswith(entry[2])
+        ]
+        assert entries, (
+            f"{table.page}, under {table.heading!r}: the table {table.header!r} is in neither list of "
+            "tests/test_docs_tables.py. If it holds measured figures, write them to a JSON in "
+            "docs/results/ (the command's --json or --output), add a test that builds its rows from it "
+            "and list the table in FIGURES; if it holds none (flags, formats, defaults), list its "
+            "header row in REFERENCE."
+        )
         counted[entries[0]] += 1
     for entry, count in counted.items():
         assert count == entry[3], f"{entry[:3]}: {count} tables found, {entry[3]} listed"
@@ -172,20 +294,27 @@ def test_the_models_table_is_their_scores():
     """The README's two shipped models, before and after their last fine-tune: BLEU on the repository's test
     split, the corpus's per origin and the UI messages', from docs/results/broad_ui and help_ui."""
     rows = table_rows("README.md", "## Quick start", "| model | knows |")
-    for folder, labels in (("broad_ui", ("`models/transformer-mt-en-de-broad`", "the same before its UI fine-tune")),
-                           ("help_ui", ("`models/transformer-mt-en-de`", "the same before its fine-tune"))):
+    for folder, labels in (
+        ("broad_ui", ("`models/transformer-mt-en-de-broad`", "the same before its UI fine-tune")),
+        ("help_ui", ("`models/transformer-mt-en-de`", "the same before its fine-tune")),
+    ):
         for age, label in zip(("new", "old"), labels):
             shared = read(f"{folder}/{age}-shared-en-de.json")
-            origins = [shared["scores"], *(shared["by_origin"][origin]["scores"]
-                                           for origin in ("lohelp", "gnomehelp", "ddtp", "ding"))]
-            cells = (f"| {read(f'{folder}/{age}-data-en-de.json')['scores']['bleu']['score']:.1f} | "
-                     + " / ".join(f"{scores['bleu']['score']:.1f}" for scores in origins)
-                     + f" | {read(f'{folder}/{age}-en-de-ui.json')['scores']['bleu']['score']:.1f} |")
+            origins = [
+                shared["scores"],
+                *(shared["by_origin"][origin]["scores"] for origin in ("lohelp", "gnomehelp", "ddtp", "ding")),
+            ]
+            cells = (
+                f"| {read(f'{folder}/{age}-data-en-de.json')['scores']['bleu']['score']:.1f} | "
+                + " / ".join(f"{scores['bleu']['score']:.1f}" for scores in origins)
+                + f" | {read(f'{folder}/{age}-en-de-ui.json')['scores']['bleu']['score']:.1f} |"
+            )
             assert any(row.startswith(f"| {label}") and row.endswith(cells) for row in rows), (label, cells)
     for model in ("transformer-mt-en-de", "transformer-mt-en-de-broad"):  # the model as shipped is the "after"
         scores = json.loads((MODELS / model / "scores.json").read_text(encoding="utf-8"))["scores"]
-        assert any(row.startswith(f"| `models/{model}`") and f"| {scores['bleu']['score']:.1f} |" in row
-                   for row in rows), model
+        assert any(
+            row.startswith(f"| `models/{model}`") and f"| {scores['bleu']['score']:.1f} |" in row for row in rows
+        ), model
 
 
 def test_the_cards_scores_are_their_scores_json():
@@ -202,10 +331,20 @@ def test_the_main_job_tables_are_the_shipped_runs():
 
     # release 0.2.0's recipe, 0.3.0's, joined pairs (scored on 2 joined test pairs too), then issue 26's before and
     # after on one machine, its data hygiene alone before and after, and span tokens before and after
-    seeds_shown = {"main_job": 3, "main_job_0.3": 1, "main_job_0.4": 3, "main_job_46e8375": 3, "main_job_a24ab84": 3,
-                   "main_job_a24ab84_rerun": 1, "main_job_a419c0e": 3, "main_job_c862457": 1,
-                   "main_job_c862457_fixed": 3, "main_job_7020b8b": 3, "main_job_ff61d0e": 3,
-                   "main_job_ff61d0e_rerun": 1}
+    seeds_shown = {
+        "main_job": 3,
+        "main_job_0.3": 1,
+        "main_job_0.4": 3,
+        "main_job_46e8375": 3,
+        "main_job_a24ab84": 3,
+        "main_job_a24ab84_rerun": 1,
+        "main_job_a419c0e": 3,
+        "main_job_c862457": 1,
+        "main_job_c862457_fixed": 3,
+        "main_job_7020b8b": 3,
+        "main_job_ff61d0e": 3,
+        "main_job_ff61d0e_rerun": 1,
+    }
     folders = sorted(path for path in RESULTS.glob("main_job*") if path.is_dir())
     assert [folder.name for folder in folders] == sorted(seeds_shown)
     for folder in folders:
@@ -217,7 +356,8 @@ def test_the_main_job_tables_are_the_shipped_runs():
 def test_the_seed_0_examples_are_its_summarys():
     examples = read("main_job/sinusoidal-seed0.json")["examples"]
     assert table_rows("docs/results.md", "## The main job", "| source | translation (seed 0) |") == [
-        f"| {source} | {translation} |" for source, translation in examples.items()]
+        f"| {source} | {translation} |" for source, translation in examples.items()
+    ]
 
 
 def test_the_span_tokens_same_step_table_is_its_json():
@@ -252,8 +392,10 @@ def test_the_benchmark_tables_are_their_json():
     for task, label in (("generation", "generate() greedy, tokens/s"), ("training", "training, target tokens/s")):
         speeds = positions[task]
         base = speeds["sinusoidal"]["best"]
-        cells = [f"{base:,.0f}"] + [f"{speeds[kind]['best']:,.0f} ({speeds[kind]['best'] / base:.2f}x)"
-                                    for kind in ("learned", "alibi", "rotary")]
+        cells = [f"{base:,.0f}"] + [
+            f"{speeds[kind]['best']:,.0f} ({speeds[kind]['best'] / base:.2f}x)"
+            for kind in ("learned", "alibi", "rotary")
+        ]
         rows.append(f"| {label} | {' | '.join(cells)} |")
     assert table_rows("docs/results.md", "### Position types", "| | sinusoidal |") == rows
     batching = read("benchmarks/batching-main-job.json")["batching"]
@@ -261,8 +403,10 @@ def test_the_benchmark_tables_are_their_json():
     rows = [f"| 48 pairs, length-grouped | {base['best']:,.0f} | 1.0 |"]
     for tokens in (2048, 4096):
         run = batching[f"<= {tokens} padded tokens"]
-        rows.append(f"| at most {tokens:,} padded tokens | {run['best']:,.0f} | {run['best'] / base['best']:.2f}x / "
-                    f"{run['median'] / base['median']:.2f}x |")
+        rows.append(
+            f"| at most {tokens:,} padded tokens | {run['best']:,.0f} | {run['best'] / base['best']:.2f}x / "
+            f"{run['median'] / base['median']:.2f}x |"
+        )
     assert table_rows("docs/results.md", "### Token batches", "| batches |") == rows
 
 
@@ -275,10 +419,16 @@ def test_the_markup_tables_are_the_studys_json():
     page = PAGES["docs/results.md"]
     markup = read("markup/dev.json")
     for kind, ours in markup["sentence"]["placement"].items():
-        cells = [ours["tags"], f"{ours['chrf']:.1f}", f"{markup['per_node']['placement'][kind]['chrf']:.1f}",
-                 f"{markup['strawman']['placement'][kind]['chrf']:.1f}"]
-        assert any(line.startswith(f"| `{kind}`") and line.endswith(" | ".join(map(str, cells)) + " |")
-                   for line in page.splitlines()), kind
+        cells = [
+            ours["tags"],
+            f"{ours['chrf']:.1f}",
+            f"{markup['per_node']['placement'][kind]['chrf']:.1f}",
+            f"{markup['strawman']['placement'][kind]['chrf']:.1f}",
+        ]
+        assert any(
+            line.startswith(f"| `{kind}`") and line.endswith(" | ".join(map(str, cells)) + " |")
+            for line in page.splitlines()
+        ), kind
     assert markup["sentence"]["tags_kept"] == markup["sentence"]["well_formed"] == markup["rows"] == 300
     steps = [read(f"markup/steps/{path.name}") for path in sorted((RESULTS / "markup" / "steps").glob("*.json"))]
     studies = {study["commit"][:7]: study for study in [*steps, markup]}
@@ -293,32 +443,49 @@ def test_the_markup_tables_are_the_studys_json():
 def test_the_span_tables_are_their_json():
     """Each spans study's rows: messages, spans, the shares carried, put back and lost, BLEU without and with the
     repair (paired p), per test split of ../shared/data; the two engines' JSONs at 006fc0f and 5b48691 alike."""
-    for name, heading in (("spans/test.json", "### Protected spans"),
-                          ("spans/test_transformers.json", "### Protected spans"),
-                          ("broad_ui/spans_test.json", "### The broader model fine-tuned on UI messages")):
+    for name, heading in (
+        ("spans/test.json", "### Protected spans"),
+        ("spans/test_transformers.json", "### Protected spans"),
+        ("broad_ui/spans_test.json", "### The broader model fine-tuned on UI messages"),
+    ):
         rows = table_rows("docs/results.md", heading, "| test split | messages |")
         for study in read(name)["studies"]:
             counts = study["spans"]["all"]
             lost = f"{counts['lost_share']:.1%} ({counts['lost']})" if counts["lost"] else "0"
-            bleu = (f"{study['without_repair']['bleu']:.2f} / {study['with_repair']['bleu']:.2f} "
-                    f"(p = {study['paired_bootstrap']['bleu']['p_value']:.2g})")
-            row = (f"| {study['data'].split('/')[-1]} | {study['messages']} | {counts['spans']} | "
-                   f"{counts['carried_share']:.1%} | {counts['repaired_share']:.1%} | {lost} | {bleu} |")
+            bleu = (
+                f"{study['without_repair']['bleu']:.2f} / {study['with_repair']['bleu']:.2f} "
+                f"(p = {study['paired_bootstrap']['bleu']['p_value']:.2g})"
+            )
+            row = (
+                f"| {study['data'].split('/')[-1]} | {study['messages']} | {counts['spans']} | "
+                f"{counts['carried_share']:.1%} | {counts['repaired_share']:.1%} | {lost} | {bleu} |"
+            )
             assert row in rows, (name, row)
 
 
 def test_the_capitals_tables_are_their_json():
     """Each casing study's table: case-insensitive BLEU of each kind of input as a share of the normal inputs', on
     the test splits of ../shared/data/en-de and ../shared/data/en-de-ui."""
-    labels = {"normal, folded": "normal, folded", "upper": "upper, as they are", "upper, folded": "upper, folded",
-              "title": "title, as they are", "title, folded": "title, folded"}
-    for name, heading in (("casing/test.json", "### Capitals"),
-                          ("broad_ui/casing_test.json", "### The broader model fine-tuned on UI messages"),
-                          ("help_ui/casing_test.json", "### The help-text model fine-tuned with the augmentations")):
+    labels = {
+        "normal, folded": "normal, folded",
+        "upper": "upper, as they are",
+        "upper, folded": "upper, folded",
+        "title": "title, as they are",
+        "title, folded": "title, folded",
+    }
+    for name, heading in (
+        ("casing/test.json", "### Capitals"),
+        ("broad_ui/casing_test.json", "### The broader model fine-tuned on UI messages"),
+        ("help_ui/casing_test.json", "### The help-text model fine-tuned with the augmentations"),
+    ):
         studies = {study["data"]: study for study in read(name)["studies"]}
         assert sorted(studies) == ["../shared/data/en-de", "../shared/data/en-de-ui"]
-        rows = [f"| {label} | " + " | ".join(f"{studies[data]['runs'][run]['share_of_normal']:.1%}"
-                                             for data in sorted(studies)) + " |" for run, label in labels.items()]
+        rows = [
+            f"| {label} | "
+            + " | ".join(f"{studies[data]['runs'][run]['share_of_normal']:.1%}" for data in sorted(studies))
+            + " |"
+            for run, label in labels.items()
+        ]
         assert table_rows("docs/results.md", heading, "| inputs |") == rows, name
 
 
@@ -326,16 +493,28 @@ def test_the_screen_tables_are_their_json():
     """The two screens of training-time augmentations: each run's validation scores (and, for the span tokens'
     screen, its minutes)."""
     screens = {"augmentation_search": "", "spans_search": "minutes"}
-    found = [table.rows for table in tables("docs/results.md")
-             if table.heading == "### Training-time augmentations, screened"]
+    found = [
+        table.rows
+        for table in tables("docs/results.md")
+        if table.heading == "### Training-time augmentations, screened"
+    ]
     for (folder, extra), rows in zip(screens.items(), found):
         for path in sorted((RESULTS / folder).glob("*.json")):
             run = json.loads(path.read_text(encoding="utf-8"))
-            cells = [run["validation"]["bleu"], run["validation"]["chrf"], run["validation_cased"]["upper"]["bleu"],
-                     run["validation_cased"]["title"]["bleu"], run["validation_joined"]["2"]["bleu"]]
+            cells = [
+                run["validation"]["bleu"],
+                run["validation"]["chrf"],
+                run["validation_cased"]["upper"]["bleu"],
+                run["validation_cased"]["title"]["bleu"],
+                run["validation_joined"]["2"]["bleu"],
+            ]
             cells += [run["train_minutes"]] if extra else []
-            row = f"| {run['candidate']} | {run['seed']} | " + " | ".join(
-                f"{cell:.2f}" for cell in cells[:5]) + "".join(f" | {cell:.1f}" for cell in cells[5:]) + " |"
+            row = (
+                f"| {run['candidate']} | {run['seed']} | "
+                + " | ".join(f"{cell:.2f}" for cell in cells[:5])
+                + "".join(f" | {cell:.1f}" for cell in cells[5:])
+                + " |"
+            )
             assert row in rows, (folder, row)
         assert len(rows) == len(list((RESULTS / folder).glob("*.json")))
 
@@ -348,9 +527,11 @@ def test_the_suggestion_filter_table_is_its_json():
         refused = [tuple(map(int, found["refused"][kind].split("/"))) for kind in found["refused"]]
         garbage = sum(number for number, _ in refused)
         assert sum(total for _, total in refused) == found["garbage"]
-        rows.append(f"| {split} | {round(found['recall'] * found['corrections'])}/{found['corrections']} "
-                    f"({found['recall']:.3f}) | {found['precision']:.3f} | {garbage}/{found['garbage']} "
-                    f"({garbage / found['garbage']:.1%}) | " + " | ".join(found["refused"].values()) + " |")
+        rows.append(
+            f"| {split} | {round(found['recall'] * found['corrections'])}/{found['corrections']} "
+            f"({found['recall']:.3f}) | {found['precision']:.3f} | {garbage}/{found['garbage']} "
+            f"({garbage / found['garbage']:.1%}) | " + " | ".join(found["refused"].values()) + " |"
+        )
     assert table_rows("docs/serving.md", "## Suggestions", "| split |") == rows
 
 
@@ -367,11 +548,27 @@ def test_the_promotion_table_is_its_json():
     for number, name in ((1, "help_text_ui_suggestions.json"), (2, "help_text_ui_suggestions_more_replay.json")):
         run = read(f"promotion/{name}")
         promotion, ui = run["promotion"], run["domain_slice"]
-        sets = [(ui["bleu"]["before"], ui["chrf"]["before"], ui["bleu"]["after"], ui["chrf"]["after"],
-                 ui["bleu"]["p_value"], ui["chrf"]["p_value"])]
+        sets = [
+            (
+                ui["bleu"]["before"],
+                ui["chrf"]["before"],
+                ui["bleu"]["after"],
+                ui["chrf"]["after"],
+                ui["bleu"]["p_value"],
+                ui["chrf"]["p_value"],
+            )
+        ]
         for held_out in (promotion["suggestions"], promotion["original"]):
-            sets.append((held_out["bleu"]["current"], held_out["chrf"]["current"], held_out["bleu"]["candidate"],
-                         held_out["chrf"]["candidate"], held_out["bleu"]["p_value"], held_out["chrf"]["p_value"]))
+            sets.append(
+                (
+                    held_out["bleu"]["current"],
+                    held_out["chrf"]["current"],
+                    held_out["bleu"]["candidate"],
+                    held_out["chrf"]["candidate"],
+                    held_out["bleu"]["p_value"],
+                    held_out["chrf"]["p_value"],
+                )
+            )
         for row, (bleu, chrf, new_bleu, new_chrf, p_bleu, p_chrf) in zip(rows, sets):
             cells = cells_of(row)
             assert cells[1] == f"{bleu:.2f} / {chrf:.2f}", row
@@ -395,29 +592,41 @@ def test_the_load_tables_are_their_json():
     report = load_report(read("benchmarks/load-test.json")).splitlines()
     reported = [line for line in report if re.match(r"\| \d+ clients \|", line)]
     assert [row.split(" | ")[1:] for row in table_rows("docs/serving.md", "## Batching and load", "| load |")] == [
-        row.split(" | ")[1:] for row in reported]
+        row.split(" | ")[1:] for row in reported
+    ]
     shared = read("benchmarks/shared-load.json")
 
     def latencies(run: dict) -> str:
-        return " | ".join(f"{run['latency'][kind]['p50_ms']:.0f} / {run['latency'][kind]['p95_ms']:.0f}"
-                          for kind in ("all", "first", "repeat"))
+        return " | ".join(
+            f"{run['latency'][kind]['p50_ms']:.0f} / {run['latency'][kind]['p95_ms']:.0f}"
+            for kind in ("all", "first", "repeat")
+        )
 
     assert table_rows("docs/serving.md", "## Several processes", "| server |") == [
         f"| 2 workers, `--redis` | {shared['shared']['requests']} | {latencies(shared['shared'])} |",
-        f"| 1 process | {shared['alone']['requests']} | {latencies(shared['alone'])} |"]
+        f"| 1 process | {shared['alone']['requests']} | {latencies(shared['alone'])} |",
+    ]
 
 
 ENGINES = {  # docs/translation.md's label of each configuration of benchmark_engines.py, and the README's
-    "transformers (default)": ("generate(), 2 torch threads (`--engine transformers`)",
-                               "generate(), eager, 2 threads"),
+    "transformers (default)": (
+        "generate(), 2 torch threads (`--engine transformers`)",
+        "generate(), eager, 2 threads",
+    ),
     "transformers, 1 thread": ("generate(), 1 torch thread", None),
-    "transformers compiled": ("generate() compiled (`compile_generation`), 2 threads",
-                              "generate(), compiled, 2 threads"),
-    "auto (default)": ("CTranslate2 float32, 1 thread x 2 workers (the default)",
-                       "CTranslate2 float32, 1 thread x 2 workers"),
+    "transformers compiled": (
+        "generate() compiled (`compile_generation`), 2 threads",
+        "generate(), compiled, 2 threads",
+    ),
+    "auto (default)": (
+        "CTranslate2 float32, 1 thread x 2 workers (the default)",
+        "CTranslate2 float32, 1 thread x 2 workers",
+    ),
     "ctranslate2 float32, 2 threads x 1": ("CTranslate2 float32, 2 threads x 1 worker", None),
-    "ctranslate2 int8": ("CTranslate2 int8, 1 thread x 2 workers (`--quantization int8`)",
-                         "CTranslate2 int8, 1 thread x 2 workers"),
+    "ctranslate2 int8": (
+        "CTranslate2 int8, 1 thread x 2 workers (`--quantization int8`)",
+        "CTranslate2 int8, 1 thread x 2 workers",
+    ),
 }
 
 
@@ -427,12 +636,15 @@ def test_the_engine_tables_are_their_json():
     for name, (label, readme_label) in ENGINES.items():
         run = results["configurations"][name]
         speed = run["sentences_per_second"]
-        full.append(f"| {label} | {speed['best']:.0f} / {speed['median']:.0f} | {run['bleu']:.2f} | "
-                    f"{run['chrf']:.2f} | {run['lines equal to generate()']}/{results['lines']} |")
+        full.append(
+            f"| {label} | {speed['best']:.0f} / {speed['median']:.0f} | {run['bleu']:.2f} | "
+            f"{run['chrf']:.2f} | {run['lines equal to generate()']}/{results['lines']} |"
+        )
         if readme_label:
             short.append(f"| {readme_label} | {speed['best']:.0f} | {run['bleu']:.2f} |")
-    assert sorted(table_rows("docs/translation.md", "## Engines: generate() and CTranslate2",
-                             "| engine, threads |")) == sorted(full)
+    assert sorted(
+        table_rows("docs/translation.md", "## Engines: generate() and CTranslate2", "| engine, threads |")
+    ) == sorted(full)
     assert sorted(table_rows("README.md", "## Results", "| engine | sentences/s | BLEU |")) == sorted(short)
 
 
@@ -444,14 +656,22 @@ def trust_rows(results: dict) -> list[str]:
             study, guards = found[split], found[split]["guards"]
             confidence, paired = study["confidence"], guards["paired"]["metrics"]
             precision = " / ".join(f"{confidence['precision'][k]:.3f}" for k in ("20%", "50%", "80%", "100%"))
-            rates = [" -> ".join(f"{guards[when][f'{kind}_rate']:.2%}" for when in ("before", "after"))
-                     + f" ({guards['references'][f'{kind}_rate']:.2%})" for kind in ("loop", "copy")]
-            scores = [f"{paired[metric]['systems']['without guards']['score']:.2f} -> "
-                      f"{paired[metric]['systems']['with guards']['score']:.2f} "
-                      f"(p {paired[metric]['systems']['with guards']['p_value']:.2f})" for metric in ("bleu", "chrf")]
-            rows.append(f"| {model} | {split} test ({study['pairs']}) | {confidence['spearman']:.3f} "
-                        f"({confidence['spearman_raw_score']:.3f}) | {precision} | {' | '.join(rates)} | "
-                        f"{' | '.join(scores)} |")
+            rates = [
+                " -> ".join(f"{guards[when][f'{kind}_rate']:.2%}" for when in ("before", "after"))
+                + f" ({guards['references'][f'{kind}_rate']:.2%})"
+                for kind in ("loop", "copy")
+            ]
+            scores = [
+                f"{paired[metric]['systems']['without guards']['score']:.2f} -> "
+                f"{paired[metric]['systems']['with guards']['score']:.2f} "
+                f"(p {paired[metric]['systems']['with guards']['p_value']:.2f})"
+                for metric in ("bleu", "chrf")
+            ]
+            rows.append(
+                f"| {model} | {split} test ({study['pairs']}) | {confidence['spearman']:.3f} "
+                f"({confidence['spearman_raw_score']:.3f}) | {precision} | {' | '.join(rates)} | "
+                f"{' | '.join(scores)} |"
+            )
     return rows
 
 
@@ -473,12 +693,18 @@ def test_the_term_test_table_is_its_json():
         for split, label in (("en-de", "en-de (`data/en-de`)"), ("en-de-ui", "en-de-ui")):
             found = results["splits"][split]
             systems = {metric: found["paired"]["metrics"][metric]["systems"] for metric in ("bleu", "chrf")}
-            cells = [f"{systems[metric]['without glossary']['score']:.2f} -> "
-                     f"{systems[metric]['with glossary']['score']:.2f} "
-                     f"({systems[metric]['with glossary']['p_value']:.2g})" for metric in ("bleu", "chrf")]
-            steps = " | ".join(str(found["used_by_step"][step])
-                               for step in ("annotation", "another beam", "placed", "forced"))
+            cells = [
+                f"{systems[metric]['without glossary']['score']:.2f} -> "
+                f"{systems[metric]['with glossary']['score']:.2f} "
+                f"({systems[metric]['with glossary']['p_value']:.2g})"
+                for metric in ("bleu", "chrf")
+            ]
+            steps = " | ".join(
+                str(found["used_by_step"][step]) for step in ("annotation", "another beam", "placed", "forced")
+            )
             assert sum(found["used_by_step"].values()) == found["used_with"]
-            row = (f"| {model} | {label} | {found['term_pairs']} | {found['terms_required']} | {steps} | "
-                   f"{found['use_rate_with']:.1%} | {' | '.join(cells)} |")
+            row = (
+                f"| {model} | {label} | {found['term_pairs']} | {found['terms_required']} | {steps} | "
+                f"{found['use_rate_with']:.1%} | {' | '.join(cells)} |"
+            )
             assert row in page, row

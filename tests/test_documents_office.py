@@ -32,8 +32,10 @@ def mark(texts, format):
     one to one (tests/test_files.py's `mark`)."""
     assert format == "html"
     documents = HtmlDocuments(texts)
-    return documents.fill([f"«{text}»" for text in documents.texts],
-                          [[(i, i) for i in range(len(text.split()))] for text in documents.texts])
+    return documents.fill(
+        [f"«{text}»" for text in documents.texts],
+        [[(i, i) for i in range(len(text.split()))] for text in documents.texts],
+    )
 
 
 class Recorder:
@@ -49,11 +51,16 @@ class Recorder:
 
 def png() -> bytes:
     """A 1x1 PNG, for a picture in a document."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
 
 
 def saved(document) -> bytes:
@@ -82,26 +89,40 @@ def build_docx() -> bytes:
     link.append(linked._r)
     paragraph._p.append(link)
     paragraph.add_run(" now.")
-    paragraph._p.append(parse_xml(f'<w:r {nsdecls("w")}><w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
-                                  '<w:footnoteReference w:id="1"/></w:r>'))
+    paragraph._p.append(
+        parse_xml(
+            f'<w:r {nsdecls("w")}><w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
+            '<w:footnoteReference w:id="1"/></w:r>'
+        )
+    )
     table = document.add_table(rows=1, cols=2)
     table.cell(0, 0).text, table.cell(0, 1).text = "Name", "Size"
     document.sections[0].header.paragraphs[0].text = "Header text"
     document.sections[0].footer.paragraphs[0].text = "Footer text"
     page = document.sections[0].footer.add_paragraph("Page ")
-    for char in ('<w:fldChar w:fldCharType="begin"/>', '<w:instrText xml:space="preserve"> PAGE </w:instrText>',
-                 '<w:fldChar w:fldCharType="separate"/>', "<w:t>1</w:t>", '<w:fldChar w:fldCharType="end"/>'):
-        page._p.append(parse_xml(f'<w:r {nsdecls("w")}>{char}</w:r>'))
-    document.add_paragraph()._p.append(parse_xml(
-        f'<w:r {nsdecls("w", "wp", "a")} xmlns:wps="{WPS}"><w:drawing><wp:inline><wp:extent cx="914400" '
-        'cy="457200"/><wp:docPr id="10" name="Text Box 1"/><a:graphic><a:graphicData uri="' + WPS + '"><wps:wsp>'
-        '<wps:spPr/><wps:txbx><w:txbxContent><w:p><w:r><w:t>Text in a box.</w:t></w:r></w:p></w:txbxContent>'
-        '</wps:txbx><wps:bodyPr/></wps:wsp></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>'))
+    for char in (
+        '<w:fldChar w:fldCharType="begin"/>',
+        '<w:instrText xml:space="preserve"> PAGE </w:instrText>',
+        '<w:fldChar w:fldCharType="separate"/>',
+        "<w:t>1</w:t>",
+        '<w:fldChar w:fldCharType="end"/>',
+    ):
+        page._p.append(parse_xml(f"<w:r {nsdecls('w')}>{char}</w:r>"))
+    document.add_paragraph()._p.append(
+        parse_xml(
+            f'<w:r {nsdecls("w", "wp", "a")} xmlns:wps="{WPS}"><w:drawing><wp:inline><wp:extent cx="914400" '
+            'cy="457200"/><wp:docPr id="10" name="Text Box 1"/><a:graphic><a:graphicData uri="' + WPS + '"><wps:wsp>'
+            "<wps:spPr/><wps:txbx><w:txbxContent><w:p><w:r><w:t>Text in a box.</w:t></w:r></w:p></w:txbxContent>"
+            "</wps:txbx><wps:bodyPr/></wps:wsp></a:graphicData></a:graphic></wp:inline></w:drawing></w:r>"
+        )
+    )
     document.add_paragraph().add_run().add_picture(io.BytesIO(png()))
-    notes = (f'<w:footnotes xmlns:w="{W}"><w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/>'
-             '</w:r></w:p></w:footnote><w:footnote w:id="1"><w:p><w:r><w:rPr><w:vertAlign w:val="superscript"/>'
-             '</w:rPr><w:footnoteRef/></w:r><w:r><w:t xml:space="preserve"> A note below.</w:t></w:r></w:p>'
-             '</w:footnote></w:footnotes>')
+    notes = (
+        f'<w:footnotes xmlns:w="{W}"><w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/>'
+        '</w:r></w:p></w:footnote><w:footnote w:id="1"><w:p><w:r><w:rPr><w:vertAlign w:val="superscript"/>'
+        '</w:rPr><w:footnoteRef/></w:r><w:r><w:t xml:space="preserve"> A note below.</w:t></w:r></w:p>'
+        "</w:footnote></w:footnotes>"
+    )
     part = Part(PackURI("/word/footnotes.xml"), CONTENT_TYPE.WML_FOOTNOTES, notes.encode(), document.part.package)
     document.part.relate_to(part, RELATIONSHIP_TYPE.FOOTNOTES)
     return saved(document)
@@ -161,8 +182,9 @@ def assert_kept(source: bytes, result: bytes, changed: set[str]) -> None:
     """The result holds the source's members in order, each compressed alike; those not in `changed` are
     byte-identical, those in it are not."""
     before, after = zipfile.ZipFile(io.BytesIO(source)), zipfile.ZipFile(io.BytesIO(result))
-    assert [(m.filename, m.compress_type) for m in after.infolist()] == \
-        [(m.filename, m.compress_type) for m in before.infolist()]
+    assert [(m.filename, m.compress_type) for m in after.infolist()] == [
+        (m.filename, m.compress_type) for m in before.infolist()
+    ]
     assert {name for name in before.namelist() if before.read(name) != after.read(name)} == changed
 
 
@@ -171,10 +193,15 @@ def test_docx_paragraphs_are_translated_whole_in_one_call_with_their_runs_carrie
     result = docx_format.translate(documents["docx"], translate)
     [(texts, format)] = translate.calls
     assert format == "html" and result.translated == len(texts) == 8  # the picture's paragraph is not sent
-    assert texts[0] == ('Click <span data-run="0">Save</span> or read <span data-run="1"><span data-run="2">the '
-                        'help page</span></span> now.<code data-run="3"></code>')
-    assert_kept(documents["docx"], result.data,
-                {"word/document.xml", "word/header1.xml", "word/footer1.xml", "word/footnotes.xml"})
+    assert texts[0] == (
+        'Click <span data-run="0">Save</span> or read <span data-run="1"><span data-run="2">the '
+        'help page</span></span> now.<code data-run="3"></code>'
+    )
+    assert_kept(
+        documents["docx"],
+        result.data,
+        {"word/document.xml", "word/header1.xml", "word/footer1.xml", "word/footnotes.xml"},
+    )
 
     document = docx.Document(io.BytesIO(result.data))
     sentence = document.paragraphs[0]
@@ -186,8 +213,7 @@ def test_docx_paragraphs_are_translated_whole_in_one_call_with_their_runs_carrie
     assert sentence.runs[0]._r.t_lst[0].get("{http://www.w3.org/XML/1998/namespace}space") == "preserve"
     assert [cell.text for cell in document.tables[0].rows[0].cells] == ["«Name»", "«Size»"]
     section = document.sections[0]
-    assert (section.header.paragraphs[0].text, section.footer.paragraphs[0].text) == ("«Header text»",
-                                                                                      "«Footer text»")
+    assert (section.header.paragraphs[0].text, section.footer.paragraphs[0].text) == ("«Header text»", "«Footer text»")
     assert 'Page <code data-run="0"></code>' in texts  # the field whole, its result (the number) included
     fields = section.footer.paragraphs[1]._p.xpath("./w:r/w:fldChar/@w:fldCharType | ./w:r/w:instrText/text()")
     assert (section.footer.paragraphs[1].text.strip(), fields) == ("«Page 1»", ["begin", " PAGE ", "separate", "end"])
@@ -212,8 +238,11 @@ def test_pptx_slides_and_notes_are_translated_with_their_runs_carried(documents)
     title, box, table, group = slide.shapes
     assert title.text_frame.text == "«Quarterly results»"
     sentence, linked = box.text_frame.paragraphs
-    assert [(run.text, run.font.bold) for run in sentence.runs] == [("«Press ", None), ("Enter", True),
-                                                                    (" to go on.»", None)]
+    assert [(run.text, run.font.bold) for run in sentence.runs] == [
+        ("«Press ", None),
+        ("Enter", True),
+        (" to go on.»", None),
+    ]
     assert (linked.text, linked.runs[0].hyperlink.address) == ("«Open the site»", "https://example.com")
     assert (table.table.cell(0, 0).text, table.table.cell(1, 1).text) == ("«Name»", "«Total»")
     assert group.shapes[0].text_frame.text == "«In a group»"
@@ -225,8 +254,9 @@ def test_odt_paragraphs_headings_tables_notes_headers_and_footers_are_translated
     result = odt_format.translate(documents["odt"], translate)
     [(texts, format)] = translate.calls
     assert format == "html" and result.translated == len(texts) == 7
-    assert ('Choose <span data-run="0">Save</span> to keep<code data-run="1"></code> <span data-run="2">the file'
-            '</span>.') in texts
+    assert (
+        'Choose <span data-run="0">Save</span> to keep<code data-run="1"></code> <span data-run="2">the file</span>.'
+    ) in texts
     assert_kept(documents["odt"], result.data, {"content.xml", "styles.xml"})
     assert zipfile.ZipFile(io.BytesIO(result.data)).infolist()[0].filename == "mimetype"  # first and stored
 
@@ -244,7 +274,9 @@ def test_odt_paragraphs_headings_tables_notes_headers_and_footers_are_translated
     assert (table.get_value((0, 0)), table.get_value((1, 0))) == ("«Cell one»", "«Cell two»")
     master = document.get_styles("master-page")[0]
     assert (master.get_page_header().text_recursive.strip(), master.get_page_footer().text_recursive.strip()) == (
-        "«Page header»", "«Page footer»")
+        "«Page header»",
+        "«Page footer»",
+    )
 
 
 def test_a_reordered_translation_keeps_each_format_on_the_words_its_span_holds():
@@ -258,8 +290,11 @@ def test_a_reordered_translation_keeps_each_format_on_the_words_its_span_holds()
         return ['Bitte jetzt auf <span data-run="0">Speichern</span> klicken.']
 
     result = docx.Document(io.BytesIO(docx_format.translate(saved(document), german).data)).paragraphs[0]
-    assert [(run.text, run.bold) for run in result.runs] == [("Bitte jetzt auf ", None), ("Speichern", True),
-                                                             (" klicken.", None)]
+    assert [(run.text, run.bold) for run in result.runs] == [
+        ("Bitte jetzt auf ", None),
+        ("Speichern", True),
+        (" klicken.", None),
+    ]
 
 
 def test_a_code_the_translation_lost_is_kept_at_the_end(documents):
@@ -282,8 +317,10 @@ def rezipped(data: bytes, replace: dict[str, bytes | None] = {}, add: dict[str, 
 
 
 MAIN = {"docx": "word/document.xml", "pptx": "ppt/presentation.xml", "odt": "content.xml"}
-ENTITIES = (b'<?xml version="1.0"?>\n<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>\n'
-            b"<document>&lol2;</document>")
+ENTITIES = (
+    b'<?xml version="1.0"?>\n<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>\n'
+    b"<document>&lol2;</document>"
+)
 BROKEN = {
     "not a zip": lambda data, main: b"Hello, this is plain text.",
     "truncated": lambda data, main: data[: len(data) // 2],
@@ -297,16 +334,18 @@ BROKEN = {
 @pytest.mark.parametrize("format", FORMATS)
 @pytest.mark.parametrize("breakage", BROKEN)
 def test_a_broken_file_is_refused_naming_its_format(documents, format, breakage):
-    main = "ppt/slides/slide1.xml" if format == "pptx" and breakage in ("entity declaration", "not XML") \
-        else MAIN[format]  # pptx's main part is not one it parses: break a slide
+    main = (
+        "ppt/slides/slide1.xml" if format == "pptx" and breakage in ("entity declaration", "not XML") else MAIN[format]
+    )  # pptx's main part is not one it parses: break a slide
     broken = BROKEN[breakage](documents[format], main)
     with pytest.raises(FormatError, match=f"as {format}:") as refused:
         FORMATS[format].translate(broken, Recorder())
     assert refused.value.format == format
 
 
-@pytest.mark.parametrize("limit, value, reason", [("MAX_MEMBERS", 3, "zip members"),
-                                                  ("MAX_UNCOMPRESSED", 1000, "bytes uncompressed")])
+@pytest.mark.parametrize(
+    "limit, value, reason", [("MAX_MEMBERS", 3, "zip members"), ("MAX_UNCOMPRESSED", 1000, "bytes uncompressed")]
+)
 def test_a_package_over_a_limit_is_refused(documents, monkeypatch, limit, value, reason):
     monkeypatch.setattr(packages, limit, value)
     with pytest.raises(FormatError, match=reason):

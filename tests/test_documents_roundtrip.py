@@ -61,11 +61,11 @@ SAMPLES = {
     "notes.txt": b"Open the file.\n\nClose it.\n",
     "page.html": b"<p>Open the <b>file</b> now.</p>",
     "app.po": b'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
-              b'msgid "Open the file."\nmsgstr ""\n',
+    b'msgid "Open the file."\nmsgstr ""\n',
     "app.xlf": b'<?xml version="1.0" encoding="UTF-8"?>\n<xliff xmlns="urn:oasis:names:tc:xliff:document:1.2" '
-               b'version="1.2"><file source-language="en" target-language="de" datatype="plaintext" original="a">'
-               b'<body><trans-unit id="1"><source>Open the <g id="1">file</g>.</source></trans-unit></body></file>'
-               b'</xliff>\n',
+    b'version="1.2"><file source-language="en" target-language="de" datatype="plaintext" original="a">'
+    b'<body><trans-unit id="1"><source>Open the <g id="1">file</g>.</source></trans-unit></body></file>'
+    b"</xliff>\n",
     "help.md": b"# Open the file\n\nClose it **now**, then see [the page](https://example.org).\n\n```\nkeep()\n```\n",
     "film.srt": b"1\n00:00:01,000 --> 00:00:02,000\nOpen the\n\n2\n00:00:02,500 --> 00:00:04,000\nfile now.\n",
     "film.vtt": b"WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nOpen the file.\n",
@@ -77,12 +77,17 @@ SAMPLES = {
 def read_back(name: str, data: bytes):
     """The format's own library reads what was written (each raises on a broken file)."""
     kind = name.rsplit(".", 1)[1]
-    readers = {"docx": lambda: docx.Document(io.BytesIO(data)), "pptx": lambda: pptx.Presentation(io.BytesIO(data)),
-               "odt": lambda: odfdo.Document(io.BytesIO(data)), "srt": lambda: list(srt.parse(data.decode())),
-               "vtt": lambda: webvtt.from_buffer(io.StringIO(data.decode())),
-               "po": lambda: polib.pofile(data.decode()),
-               "json": lambda: json.loads(data), "yaml": lambda: ruamel_yaml.YAML().load(data),
-               "md": lambda: markdown_it.MarkdownIt().parse(data.decode())}
+    readers = {
+        "docx": lambda: docx.Document(io.BytesIO(data)),
+        "pptx": lambda: pptx.Presentation(io.BytesIO(data)),
+        "odt": lambda: odfdo.Document(io.BytesIO(data)),
+        "srt": lambda: list(srt.parse(data.decode())),
+        "vtt": lambda: webvtt.from_buffer(io.StringIO(data.decode())),
+        "po": lambda: polib.pofile(data.decode()),
+        "json": lambda: json.loads(data),
+        "yaml": lambda: ruamel_yaml.YAML().load(data),
+        "md": lambda: markdown_it.MarkdownIt().parse(data.decode()),
+    }
     if kind in readers:
         readers[kind]()
 
@@ -110,14 +115,26 @@ def test_the_command_python_and_the_server_write_the_same_file(name, served, tmp
     by_python = python_out.read_bytes()
     assert by_python != source
     read_back(name, by_python)
-    answer = client.post("/translate_file", data={"source": "en", "target": "de", "guards": "false"},
-                         files={"file": (name, source)})
+    answer = client.post(
+        "/translate_file", data={"source": "en", "target": "de", "guards": "false"}, files={"file": (name, source)}
+    )
     assert answer.status_code == 200, answer.text
     assert client.get(answer.json()["translatedFileUrl"]).content == by_python
     if name.endswith(".txt"):
         return  # the command reads a text file line by line, with its own columns (tests/test_translate_command.py)
-    translate_script.main(["--model", str(directory), "--input", str(tmp_path / name), "--output",
-                           str(tmp_path / f"command.{name}"), "--engine", "transformers", "--no_progress",
-                           "--no_guards"])
+    translate_script.main(
+        [
+            "--model",
+            str(directory),
+            "--input",
+            str(tmp_path / name),
+            "--output",
+            str(tmp_path / f"command.{name}"),
+            "--engine",
+            "transformers",
+            "--no_progress",
+            "--no_guards",
+        ]
+    )
     assert f"{name} -> " in capsys.readouterr().err
     assert (tmp_path / f"command.{name}").read_bytes() == by_python

@@ -33,8 +33,10 @@ class Mark:
         if format == "text":
             return [f"«{text}»" for text in texts]
         documents = HtmlDocuments(texts)
-        return documents.fill([f"«{text}»" for text in documents.texts],
-                              [[(i, i) for i in range(len(text.split()))] for text in documents.texts])
+        return documents.fill(
+            [f"«{text}»" for text in documents.texts],
+            [[(i, i) for i in range(len(text.split()))] for text in documents.texts],
+        )
 
 
 def test_spread_cuts_at_spaces_in_proportion():
@@ -97,9 +99,13 @@ def _structure(source: str) -> list:
 
 def _targets(source: str) -> list:
     tokens = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"]).parse(source)
-    return [(child.type, child.attrs.get("href") or child.attrs.get("src") or child.content)
-            for token in tokens if token.type == "inline" for child in token.children
-            if child.type in ("link_open", "image", "code_inline")]
+    return [
+        (child.type, child.attrs.get("href") or child.attrs.get("src") or child.content)
+        for token in tokens
+        if token.type == "inline"
+        for child in token.children
+        if child.type in ("link_open", "image", "code_inline")
+    ]
 
 
 def test_markdown_text_is_replaced_in_place_and_its_formatting_kept():
@@ -113,13 +119,23 @@ def test_markdown_text_is_replaced_in_place_and_its_formatting_kept():
     source_lines, lines = MARKDOWN.splitlines(), out.splitlines()
     untouched = [n for n, line in enumerate(lines) if "«" not in line and "»" not in line]
     assert [source_lines[n] for n in untouched] == [lines[n] for n in untouched]
-    for kept in ("---", "title: Front matter stays", "|----------|:--------:|", 'code = "untouched"',
-                 "    indented code", "<div>an HTML block</div>", "--------------", "[ex]: http://example.com/ref"):
+    for kept in (
+        "---",
+        "title: Front matter stays",
+        "|----------|:--------:|",
+        'code = "untouched"',
+        "    indented code",
+        "<div>an HTML block</div>",
+        "--------------",
+        "[ex]: http://example.com/ref",
+    ):
         assert kept in lines
     assert lines[3] == "# «The *Title*» #"
-    assert lines[5:8] == ["«Some **bold words** and _emphasis_ here, with a",
-                          '[link](http://example.org/page "A title") and `code span` and',
-                          "an ![alt text](image.png) image.»"]
+    assert lines[5:8] == [
+        "«Some **bold words** and _emphasis_ here, with a",
+        '[link](http://example.org/page "A title") and `code span` and',
+        "an ![alt text](image.png) image.»",
+    ]
     assert lines[9:11] == ["«After a hard break»\\", "«and a [reference link][ex] and [Shortcut][Shortcut].»"]
     assert lines[12:15] == ["* «item one»", "* «item __two__ with", "  a continuation line»"]
     assert lines[16:18] == ["> «Quoted text", "> in a block.»"]
@@ -171,27 +187,34 @@ def test_srt_sentence_over_two_cues_is_translated_once_and_rewrapped_over_them()
     mark = Mark()
     done = subtitles.translate(SRT.encode(), mark, "srt")
     out = done.data.decode()
-    assert ["This sentence is long and it runs over two cues before it ends here.", "No sentence end"] \
-        == mark.calls[0][0] and mark.calls[0][1] == "text"
+    assert ["This sentence is long and it runs over two cues before it ends here.", "No sentence end"] == mark.calls[
+        0
+    ][0] and mark.calls[0][1] == "text"
     assert mark.calls[1] == (['<span id="0">Italic words</span> and more!'], "html")
     assert done.translated == 3
     before, after = list(srt.parse(SRT)), list(srt.parse(out))
-    assert [(s.index, s.start, s.end, s.proprietary) for s in after] == \
-        [(s.index, s.start, s.end, s.proprietary) for s in before]
-    assert [s.content for s in after] == ["«This sentence is long and it\nruns over two cues",
-                                          "before it ends here.»", "«<i>Italic words</i> and more!»",
-                                          "«No sentence end»"]
+    assert [(s.index, s.start, s.end, s.proprietary) for s in after] == [
+        (s.index, s.start, s.end, s.proprietary) for s in before
+    ]
+    assert [s.content for s in after] == [
+        "«This sentence is long and it\nruns over two cues",
+        "before it ends here.»",
+        "«<i>Italic words</i> and more!»",
+        "«No sentence end»",
+    ]
     timings = [line for line in SRT.splitlines() if "-->" in line or line.isdigit()]
     assert timings == [line for line in out.splitlines() if "-->" in line or line.isdigit()]
 
 
 def test_srt_a_tag_a_cut_leaves_open_is_closed_and_reopened():
     def translate(texts, format):
-        assert (texts, format) == (["Some words here <span id=\"0\">and in italics.</span>"], "html")
+        assert (texts, format) == (['Some words here <span id="0">and in italics.</span>'], "html")
         return ['<span id="0">Alle diese Wörter sind kursiv geschrieben.</span>']
 
-    source = "1\n00:00:01,000 --> 00:00:02,000\nSome words here\n\n2\n00:00:02,000 --> 00:00:03,000\n" \
-             "<i>and in italics.</i>\n"
+    source = (
+        "1\n00:00:01,000 --> 00:00:02,000\nSome words here\n\n2\n00:00:02,000 --> 00:00:03,000\n"
+        "<i>and in italics.</i>\n"
+    )
     out = subtitles.translate(source.encode(), translate, "srt").data.decode()
     assert [s.content for s in srt.parse(out)] == ["<i>Alle diese Wörter</i>", "<i>sind kursiv geschrieben.</i>"]
 
@@ -216,16 +239,23 @@ intro
 def test_webvtt_cue_text_is_translated_and_the_rest_kept_byte_for_byte():
     mark = Mark()
     out = subtitles.translate(VTT.encode(), mark).data.decode()
-    assert mark.calls == [(['<span id="0">We are in New York City</span> <span id="1">and it is <code id="2">'
-                            '</code>sunny.</span>'], "html")]
+    assert mark.calls == [
+        (
+            ['<span id="0">We are in New York City</span> <span id="1">and it is <code id="2"></code>sunny.</span>'],
+            "html",
+        )
+    ]
     source_lines, lines = VTT.splitlines(), out.splitlines()
-    assert [line for n, line in enumerate(lines) if n not in (10, 13)] == \
-        [line for n, line in enumerate(source_lines) if n not in (10, 13)]
+    assert [line for n, line in enumerate(lines) if n not in (10, 13)] == [
+        line for n, line in enumerate(source_lines) if n not in (10, 13)
+    ]
     assert lines[10] == "«<v Roger Bingham>We are in New York City</v>"
     assert lines[13].startswith("<v Roger Bingham>and it is <00:03.000>sunny") and lines[13].endswith("»")
     captions = webvtt.from_buffer(io.StringIO(out)).captions
-    assert [(c.identifier, c.start, c.end) for c in captions] == [("intro", "00:00:00.000", "00:00:02.000"),
-                                                                   (None, "00:00:02.000", "00:00:04.000")]
+    assert [(c.identifier, c.start, c.end) for c in captions] == [
+        ("intro", "00:00:00.000", "00:00:02.000"),
+        (None, "00:00:02.000", "00:00:04.000"),
+    ]
 
 
 JSON = """{
@@ -243,15 +273,34 @@ def test_json_values_are_translated_keys_and_other_values_kept():
     mark = Mark()
     done = strings.translate_json(JSON.encode(), mark)
     out = done.data.decode()
-    assert mark.calls == [(["Hello, {name}!", "Settings", "Save", "Cancel %s", "{{user}} logged in",
-                            "You have {count}.", "no files", "{count} file", "{count} files",
-                            "She has {n} item", "She has {n} items", "They do"], "text")]
+    assert mark.calls == [
+        (
+            [
+                "Hello, {name}!",
+                "Settings",
+                "Save",
+                "Cancel %s",
+                "{{user}} logged in",
+                "You have {count}.",
+                "no files",
+                "{count} file",
+                "{count} files",
+                "She has {n} item",
+                "She has {n} items",
+                "They do",
+            ],
+            "text",
+        )
+    ]
     assert json.loads(out) == {
-        "greeting": "«Hello, {name}!»", "count": 3, "flags": {"enabled": True, "title": "«Settings»"},
+        "greeting": "«Hello, {name}!»",
+        "count": 3,
+        "flags": {"enabled": True, "title": "«Settings»"},
         "list": ["«Save»", "«Cancel %s»", None, "«{{user}} logged in»", ""],
         "files": "«You have {count, plural, =0 {«no files»} one {«# file»} other {«# files»}}.»",
         "gender": "{who, select, female {{n, plural, one {«She has # item»} other {«She has # items»}}} "
-                  "other {«They do»}}"}
+        "other {«They do»}}",
+    }
     assert list(json.loads(out)) == list(json.loads(JSON))
     assert out.startswith('{\n    "greeting": ') and out.endswith("}\n")
 
@@ -314,8 +363,13 @@ def test_yaml_round_trip_keeps_comments_order_quoting_and_layout():
         else:
             assert after.split(":")[0] == before.split(":")[0] or not before.strip().endswith(":")
     assert lines[2] == '  greeting: "«Hello, %{name}!»"' and lines[4] == "  single: '«Quoted text»'"
-    assert lines[9:14] == ["    - «First item»", "    - «Second item»", "  block: |", "    «A literal",
-                           "    block text.»"]
+    assert lines[9:14] == [
+        "    - «First item»",
+        "    - «Second item»",
+        "  block: |",
+        "    «A literal",
+        "    block text.»",
+    ]
     loaded = ruamel_yaml.YAML(typ="safe").load(out)
     assert loaded["en"]["count"] == 3 and loaded["en"]["folded"] == "«Folded text here.»\n"
 
@@ -326,15 +380,18 @@ def test_a_yaml_alias_keeps_its_anchor_and_is_translated_once():
     assert out == "a: &x «Shared text»\nb: *x\nc:\n- «one»\n" and mark.calls == [(["Shared text", "one"], "text")]
 
 
-@pytest.mark.parametrize("translate, data, format", [
-    (markdown.translate, b"\xff\xfe not UTF-8", "markdown"),
-    (text.translate, b"caf\xe9", "text"),
-    (subtitles.translate_srt, b"1\n00:00:01,000 --> no time\nx\n", "srt"),
-    (subtitles.translate_srt, b"hello world", "srt"),
-    (subtitles.translate_vtt, b"hello", "vtt"),
-    (strings.translate_json, b'{"a": "b",}', "json"),
-    (strings.translate_yaml, b"a: [unclosed\n", "yaml"),
-])
+@pytest.mark.parametrize(
+    "translate, data, format",
+    [
+        (markdown.translate, b"\xff\xfe not UTF-8", "markdown"),
+        (text.translate, b"caf\xe9", "text"),
+        (subtitles.translate_srt, b"1\n00:00:01,000 --> no time\nx\n", "srt"),
+        (subtitles.translate_srt, b"hello world", "srt"),
+        (subtitles.translate_vtt, b"hello", "vtt"),
+        (strings.translate_json, b'{"a": "b",}', "json"),
+        (strings.translate_yaml, b"a: [unclosed\n", "yaml"),
+    ],
+)
 def test_a_broken_file_is_a_format_error_naming_its_format(translate, data, format):
     with pytest.raises(FormatError) as error:
         translate(data, Mark())

@@ -19,8 +19,20 @@ DECAY = 0.8
 def ema_run(tmp_path_factory):
     """4 steps with --ema_decay, a checkpoint and a validation loss after each."""
     output_dir = tmp_path_factory.mktemp("ema") / "run"
-    train(output_dir, "--do_train", "--max_steps", 4, "--save_steps", 1, "--eval_strategy", "steps",
-          "--eval_steps", 1, "--ema_decay", DECAY)
+    train(
+        output_dir,
+        "--do_train",
+        "--max_steps",
+        4,
+        "--save_steps",
+        1,
+        "--eval_strategy",
+        "steps",
+        "--eval_steps",
+        1,
+        "--ema_decay",
+        DECAY,
+    )
     return output_dir
 
 
@@ -45,8 +57,11 @@ def test_the_run_validates_and_saves_the_average(ema_run, tmp_path):
     assert final.keys() == last.keys() and all(torch.equal(final[key], last[key]) for key in final)
     # the validation loss logged at step 2 is the loss of checkpoint-2's model (the average), not of its trained
     # weights
-    logged = [entry["eval_loss"] for entry in json.loads((ema_run / "trainer_state.json").read_text())["log_history"]
-              if entry.get("step") == 2 and "eval_loss" in entry]
+    logged = [
+        entry["eval_loss"]
+        for entry in json.loads((ema_run / "trainer_state.json").read_text())["log_history"]
+        if entry.get("step") == 2 and "eval_loss" in entry
+    ]
     scored = train(tmp_path / "average", "--model_name_or_path", ema_run / "checkpoint-2", "--do_eval")
     average_loss = scored.evaluate()["eval_loss"]
     assert logged == [pytest.approx(average_loss, rel=1e-6)]
@@ -71,10 +86,14 @@ def test_the_average_is_swapped_in_and_out_bit_for_bit():
 
 
 @pytest.mark.slow  # ema_run: a 4-step training run that validates and checkpoints at every step
-@pytest.mark.parametrize("flags, message", [
-    ([], "saved with --ema_decay 0.8"),
-    (["--ema_decay", "0.9"], "pass --ema_decay 0.8"),
-], ids=["without", "another-decay"])
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        ([], "saved with --ema_decay 0.8"),
+        (["--ema_decay", "0.9"], "pass --ema_decay 0.8"),
+    ],
+    ids=["without", "another-decay"],
+)
 def test_resuming_keeps_the_runs_average_or_refuses_by_name(ema_run, tmp_path, flags, message):
     with pytest.raises(ValueError, match=message):
         train(ema_run, "--do_train", "--max_steps", 6, "--resume_from_checkpoint", ema_run / "checkpoint-4", *flags)

@@ -38,8 +38,10 @@ def test_both_engines_are_engines_and_a_fake_one_stands_in(learned):
         def translate_sentences(self, sentences, options, names=None, target_prefix=None):
             return [[(sentence.upper(), None)] for sentence in sentences]
 
-    assert translate_texts(Upper(), ["Open it. Close it.", ""], TranslationOptions()) == [[("OPEN IT. CLOSE IT.",
-                                                                                            None)], []]
+    assert translate_texts(Upper(), ["Open it. Close it.", ""], TranslationOptions()) == [
+        [("OPEN IT. CLOSE IT.", None)],
+        [],
+    ]
 
 
 @pytest.mark.parametrize("engine", ["transformers", "ctranslate2"])
@@ -70,8 +72,13 @@ def test_a_seed_repeats_sampling_on_a_loaded_ctranslate2_engine_with_two_workers
     """CTranslate2 draws from one generator per worker thread, seeded when the thread first samples: call after call
     on one engine, batches spread over two workers, the same seed gives the same texts and another seed others."""
     engine = load_engine(str(learned), EngineSettings("ctranslate2", inter_threads=2))
-    sentences = ["Open the file.", "Close the dialog window now.", "Click the Save button to keep the changes.",
-                 "Print it.", "Select the text you want to copy and paste it here."]
+    sentences = [
+        "Open the file.",
+        "Close the dialog window now.",
+        "Click the Save button to keep the changes.",
+        "Print it.",
+        "Select the text you want to copy and paste it here.",
+    ]
     options = TranslationOptions(do_sample=True, seed=7, temperature=4.0, batch_size=1)
     runs = [translate_texts(engine, sentences, options) for _ in range(3)]
     assert runs[0] == runs[1] == runs[2]
@@ -86,14 +93,19 @@ def test_a_length_past_a_learned_table_is_refused_in_one_line(learned, capsys, e
     with pytest.raises(SystemExit) as stopped:
         translate_script.main([*command, "Open the file.", long_line])
     error = capsys.readouterr().err.strip().splitlines()[-1]
-    assert stopped.value.code == 2 and error.startswith("error: Text 2 has ") and \
-        error.endswith("tokens and this model reads at most 64 (its position table): shorten it, or split it into "
-                       "sentences")
+    assert (
+        stopped.value.code == 2
+        and error.startswith("error: Text 2 has ")
+        and error.endswith(
+            "tokens and this model reads at most 64 (its position table): shorten it, or split it into sentences"
+        )
+    )
     with pytest.raises(SystemExit) as stopped:
         translate_script.main([*command, "--max_new_tokens", "200", "Open the file."])
     assert stopped.value.code == 2 and capsys.readouterr().err.strip().splitlines()[-1] == (
         "error: --max_new_tokens 200 is more than this model can write: its decoder's position table has 64 rows, so "
-        "at most 63 new tokens")
+        "at most 63 new tokens"
+    )
     # split into sentences, every sentence fits
     translate_script.main([*command[:-1], "--max_new_tokens", "63", "Open the file. " * 40])
     assert len(capsys.readouterr().out.splitlines()) == 1

@@ -74,19 +74,26 @@ def test_a_split_is_scored_by_a_column_too(tmp_path, capsys):
 
     data = tmp_path / "data"
     data.mkdir()
-    rows = [("Open the file.", "Öffnen Sie die Datei.", "help"), ("Close it.", "Schließen Sie es.", "help"),
-            ("A package.", "Ein Paket.", "ddtp"), ("A library.", "Eine Bibliothek.", "ddtp")]
-    (data / "test.tsv").write_text("en\tde\torigin\n" + "".join("\t".join(row) + "\n" for row in rows),
-                                   encoding="utf-8")
+    rows = [
+        ("Open the file.", "Öffnen Sie die Datei.", "help"),
+        ("Close it.", "Schließen Sie es.", "help"),
+        ("A package.", "Ein Paket.", "ddtp"),
+        ("A library.", "Eine Bibliothek.", "ddtp"),
+    ]
+    (data / "test.tsv").write_text(
+        "en\tde\torigin\n" + "".join("\t".join(row) + "\n" for row in rows), encoding="utf-8"
+    )
     hypotheses = tmp_path / "test.hyp"
     hypotheses.write_text("Öffnen Sie die Datei.\nSchließen Sie es.\nEtwas anderes.\nNoch etwas.\n", encoding="utf-8")
-    results = evaluate_split(str(data), ScoreSettings(metrics=("bleu",), by_column="origin"),
-                             hypotheses_file=str(hypotheses))
+    results = evaluate_split(
+        str(data), ScoreSettings(metrics=("bleu",), by_column="origin"), hypotheses_file=str(hypotheses)
+    )
     assert {value: group["pairs"] for value, group in results["by_origin"].items()} == {"ddtp": 2, "help": 2}
     assert results["by_origin"]["help"]["scores"]["bleu"]["score"] == 100.0
     assert results["by_origin"]["ddtp"]["scores"]["bleu"]["score"] < 10
-    score_script.main(["--hypotheses", str(hypotheses), "--data", str(data), "--by_column", "origin",
-                       "--metrics", "bleu"])
+    score_script.main(
+        ["--hypotheses", str(hypotheses), "--data", str(data), "--by_column", "origin", "--metrics", "bleu"]
+    )
     assert "origin=help (2 pairs): BLEU 100.00" in capsys.readouterr().out
     with pytest.raises(ValueError, match="score either by a column or with joined pairs"):
         ScoreSettings(by_column="origin", join_pairs=2)
@@ -99,15 +106,28 @@ def test_a_model_and_its_ctranslate2_export_are_scored_alike(tmp_path, capsys):
     export_ctranslate2(str(tmp_path / "model"), str(tmp_path / "ct2"))
     outputs = {}
     for name in ("model", "ct2"):
-        evaluate_main(["--model", str(tmp_path / name), "--data", str(DATA), "--max_samples", "4", "--num_beams",
-                       "1", "--output", str(tmp_path / f"{name}.json")])
+        evaluate_main(
+            [
+                "--model",
+                str(tmp_path / name),
+                "--data",
+                str(DATA),
+                "--max_samples",
+                "4",
+                "--num_beams",
+                "1",
+                "--output",
+                str(tmp_path / f"{name}.json"),
+            ]
+        )
         printed = capsys.readouterr().out
         assert "BLEU " in printed and "nrefs:1|" in printed and "TER " in printed
         outputs[name] = json.loads((tmp_path / f"{name}.json").read_text())
     assert outputs["model"]["scores"] == outputs["ct2"]["scores"]  # the export decodes as generate() does
     with pytest.raises(SystemExit):
-        evaluate_main(["--model", str(tmp_path / "model"), "--data", str(DATA), "--output",
-                       str(tmp_path / "model.json")])
+        evaluate_main(
+            ["--model", str(tmp_path / "model"), "--data", str(DATA), "--output", str(tmp_path / "model.json")]
+        )
     assert "exists; results never replace a file" in capsys.readouterr().err
 
 
@@ -122,9 +142,13 @@ def test_paired_tests_are_sacrebleus():
     from transformer_mt.evaluation import compare_systems
 
     compared = compare_systems({"base": BASELINE, "better": BETTER}, SYSTEM_REFERENCES, ("bleu", "chrf"), "bs", 100)
-    _, expected = PairedTest([("base", BASELINE), ("better", BETTER)],
-                             {"BLEU": sacrebleu.BLEU(), "chrF": sacrebleu.CHRF()}, [SYSTEM_REFERENCES],
-                             test_type="bs", n_samples=100)()
+    _, expected = PairedTest(
+        [("base", BASELINE), ("better", BETTER)],
+        {"BLEU": sacrebleu.BLEU(), "chrF": sacrebleu.CHRF()},
+        [SYSTEM_REFERENCES],
+        test_type="bs",
+        n_samples=100,
+    )()
     assert compared["metrics"]["bleu"]["systems"]["better"]["p_value"] == expected["BLEU"][1].p_value
     assert compared["metrics"]["chrf"]["systems"]["better"]["score"] == round(expected["chrF2"][1].score, 2)
     assert compared["metrics"]["bleu"]["systems"]["base"]["p_value"] is None
@@ -151,18 +175,44 @@ def test_segment_scores_tokenizers_and_more_references():
 
 def test_score_py_compares_systems_writes_segments_and_reads_one_file(tmp_path, capsys):
     data = tmp_path / "my_test.tsv"
-    data.write_text("en\tde\n" + "".join(f"x{i}\t{ref}\n" for i, ref in enumerate(SYSTEM_REFERENCES)),
-                    encoding="utf-8")
+    data.write_text(
+        "en\tde\n" + "".join(f"x{i}\t{ref}\n" for i, ref in enumerate(SYSTEM_REFERENCES)), encoding="utf-8"
+    )
     base, better = tmp_path / "base.de", tmp_path / "better.de"
     base.write_text("\n".join(BASELINE) + "\n", encoding="utf-8")
     better.write_text("\n".join(BETTER) + "\n", encoding="utf-8")
-    evaluate_main(["--hypotheses", str(base), "--data", str(data), "--segment_scores", str(tmp_path / "lines.tsv"),
-                   "--metrics", "bleu"])
+    evaluate_main(
+        [
+            "--hypotheses",
+            str(base),
+            "--data",
+            str(data),
+            "--segment_scores",
+            str(tmp_path / "lines.tsv"),
+            "--metrics",
+            "bleu",
+        ]
+    )
     assert "BLEU 59.42" in capsys.readouterr().out
     lines = (tmp_path / "lines.tsv").read_text().splitlines()
     assert len(lines) == 20 and lines[0] == "1\t100.0\t100.0"
-    evaluate_main(["--hypotheses", str(base), "--compare", str(better), "--paired", "bs", "--paired_samples", "100",
-                   "--data", str(data), "--metrics", "bleu", "chrf"])
+    evaluate_main(
+        [
+            "--hypotheses",
+            str(base),
+            "--compare",
+            str(better),
+            "--paired",
+            "bs",
+            "--paired_samples",
+            "100",
+            "--data",
+            str(data),
+            "--metrics",
+            "bleu",
+            "chrf",
+        ]
+    )
     out = capsys.readouterr().out
     assert "paired bootstrap resampling (100 samples)" in out and f"{better}: 68.91" in out and "p = " in out
     with pytest.raises(SystemExit):

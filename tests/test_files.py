@@ -13,7 +13,7 @@ from .utils import require, save_copy_model
 
 polib = require("polib", "the .po format needs polib: pip install -e '.[files]'")
 
-PO = r'''# German translation of a small application.
+PO = r"""# German translation of a small application.
 msgid ""
 msgstr ""
 "Content-Type: text/plain; charset=UTF-8\n"
@@ -40,9 +40,9 @@ msgstr ""
 
 #~ msgid "Old message."
 #~ msgstr "Alte Nachricht."
-'''
+"""
 
-XLIFF_12 = '''<?xml version="1.0" encoding="UTF-8"?>
+XLIFF_12 = """<?xml version="1.0" encoding="UTF-8"?>
 <xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
   <file source-language="en" target-language="de" datatype="plaintext" original="app">
     <body>
@@ -53,16 +53,16 @@ XLIFF_12 = '''<?xml version="1.0" encoding="UTF-8"?>
     </body>
   </file>
 </xliff>
-'''
+"""
 
-XLIFF_20 = '''<?xml version="1.0" encoding="UTF-8"?>
+XLIFF_20 = """<?xml version="1.0" encoding="UTF-8"?>
 <xliff xmlns="urn:oasis:names:tc:xliff:document:2.0" version="2.0" srcLang="en" trgLang="de">
   <file id="f1">
     <unit id="u1"><segment><source>Open the file.</source></segment></unit>
     <unit id="u2"><segment state="final"><source>Close it.</source><target>Schließen.</target></segment></unit>
   </file>
 </xliff>
-'''
+"""
 
 
 def mark(texts, format="text"):
@@ -71,8 +71,10 @@ def mark(texts, format="text"):
     if format == "text":
         return [f"«{text}»" for text in texts]
     documents = HtmlDocuments(texts)
-    return documents.fill([f"«{text}»" for text in documents.texts],
-                          [[(i, i) for i in range(len(text.split()))] for text in documents.texts])
+    return documents.fill(
+        [f"«{text}»" for text in documents.texts],
+        [[(i, i) for i in range(len(text.split()))] for text in documents.texts],
+    )
 
 
 def test_po_entries_are_translated_plurals_filled_and_kept_ones_kept(tmp_path):
@@ -95,9 +97,11 @@ def test_po_entries_are_translated_plurals_filled_and_kept_ones_kept(tmp_path):
 
 def test_lost_placeholders_are_named_and_marked(tmp_path):
     (tmp_path / "app.po").write_text(PO, encoding="utf-8")
-    report = translate_file(str(tmp_path / "app.po"), str(tmp_path / "out.po"),
-                            lambda texts, format: [text.replace("%(name)s", "Name").replace("%d", "viele")
-                                                   for text in texts])
+    report = translate_file(
+        str(tmp_path / "app.po"),
+        str(tmp_path / "out.po"),
+        lambda texts, format: [text.replace("%(name)s", "Name").replace("%d", "viele") for text in texts],
+    )
     assert sorted(report.placeholders_differ) == ["Hello %(name)s, you have %s messages.", "One file was deleted."]
     entry = polib.pofile(str(tmp_path / "out.po")).find("Hello %(name)s, you have %s messages.")
     assert "placeholders or tags differ" in entry.tcomment and "fuzzy" in entry.flags
@@ -118,7 +122,8 @@ def test_xliff_1_2_and_2_0_get_targets_and_states(tmp_path):
     assert targets["2"].text == "Schließen Sie das Fenster." and targets["2"].get("state") == "final"
     assert etree.tostring(targets["3"], encoding="unicode").startswith(
         '<target xmlns="urn:oasis:names:tc:xliff:document:1.2" state="needs-review-translation">«Click <g id="b">'
-        "Save</g> now.»</target>")  # one sentence, the inline element around its word
+        "Save</g> now.»</target>"
+    )  # one sentence, the inline element around its word
 
     (tmp_path / "app2.xlf").write_text(XLIFF_20, encoding="utf-8")
     report = translate_file(str(tmp_path / "app2.xlf"), str(tmp_path / "out2.xlf"), mark)
@@ -133,16 +138,18 @@ def test_xliff_1_2_and_2_0_get_targets_and_states(tmp_path):
 def test_what_is_not_text_stays_untranslated(tmp_path):
     from lxml import etree
 
-    xliff = XLIFF_12.replace('<trans-unit id="1"><source>Open the file.</source></trans-unit>',
-                             '<trans-unit id="1"><source>Click <bpt id="1">&lt;b&gt;</bpt>here<ept id="1">&lt;/b&gt;'
-                             '</ept><!-- a note --></source></trans-unit>'
-                             '<trans-unit id="4" translate="no"><source>Mastodon</source></trans-unit>')
+    xliff = XLIFF_12.replace(
+        '<trans-unit id="1"><source>Open the file.</source></trans-unit>',
+        '<trans-unit id="1"><source>Click <bpt id="1">&lt;b&gt;</bpt>here<ept id="1">&lt;/b&gt;'
+        "</ept><!-- a note --></source></trans-unit>"
+        '<trans-unit id="4" translate="no"><source>Mastodon</source></trans-unit>',
+    )
     (tmp_path / "app.xlf").write_text(xliff, encoding="utf-8")
     translate_file(str(tmp_path / "app.xlf"), str(tmp_path / "out.xlf"), mark)
     ns = {"x": "urn:oasis:names:tc:xliff:document:1.2"}
     units = {unit.get("id"): unit for unit in etree.parse(str(tmp_path / "out.xlf")).iterfind(".//x:trans-unit", ns)}
     target = etree.tostring(units["1"].find("x:target", ns), encoding="unicode")
-    assert "«Click <bpt id=\"1\">&lt;b&gt;</bpt>here<ept id=\"1\">&lt;/b&gt;</ept><!-- a note -->»" in target
+    assert '«Click <bpt id="1">&lt;b&gt;</bpt>here<ept id="1">&lt;/b&gt;</ept><!-- a note -->»' in target
     assert units["4"].find("x:target", ns) is None  # translate="no"
     (tmp_path / "app.po").write_text(PO.replace('msgid "Open the file."', 'msgid "Name: "'), encoding="utf-8")
     translate_file(str(tmp_path / "app.po"), str(tmp_path / "out.po"), mark)
@@ -153,16 +160,20 @@ def test_what_is_not_text_stays_untranslated(tmp_path):
 
 
 def test_html_keeps_its_markup(tmp_path):
-    (tmp_path / "page.html").write_text('<html><head><title>Help</title><style>p {color: red}</style></head>'
-                                        '<body><p class="x">Open <b>the file</b>.</p><p translate="no">Name</p>'
-                                        """<p>See <a title="Notes" href='/n?a=1&amp;b=2'>the notes</a>.</p>"""
-                                        '</body></html>', encoding="utf-8")
+    (tmp_path / "page.html").write_text(
+        "<html><head><title>Help</title><style>p {color: red}</style></head>"
+        '<body><p class="x">Open <b>the file</b>.</p><p translate="no">Name</p>'
+        """<p>See <a title="Notes" href='/n?a=1&amp;b=2'>the notes</a>.</p>"""
+        "</body></html>",
+        encoding="utf-8",
+    )
     report = translate_file(str(tmp_path / "page.html"), str(tmp_path / "out.html"), mark)
     assert report.translated == 3  # the title and the paragraphs, each one run of text
     assert (tmp_path / "out.html").read_text(encoding="utf-8") == (
         '<html><head><title>«Help»</title><style>p {color: red}</style></head><body><p class="x">«Open '
         '<b>the file</b>.»</p><p translate="no">Name</p>'
-        """<p>«See <a title="Notes" href='/n?a=1&amp;b=2'>the notes</a>.»</p></body></html>""")  # tags as written
+        """<p>«See <a title="Notes" href='/n?a=1&amp;b=2'>the notes</a>.»</p></body></html>"""
+    )  # tags as written
 
 
 def test_translate_py_and_python_translate_a_po_file_with_the_model(tmp_path, capsys):
@@ -170,8 +181,19 @@ def test_translate_py_and_python_translate_a_po_file_with_the_model(tmp_path, ca
 
     model, tokenizer = save_copy_model(tmp_path / "model", generation={})  # the generation config as trained
     (tmp_path / "app.po").write_text(PO, encoding="utf-8")
-    translate_script.main(["--model", str(tmp_path / "model"), "--input", str(tmp_path / "app.po"), "--output",
-                           str(tmp_path / "out.po"), "--engine", "transformers", "--no_progress"])
+    translate_script.main(
+        [
+            "--model",
+            str(tmp_path / "model"),
+            "--input",
+            str(tmp_path / "app.po"),
+            "--output",
+            str(tmp_path / "out.po"),
+            "--engine",
+            "transformers",
+            "--no_progress",
+        ]
+    )
     assert "app.po -> " in capsys.readouterr().err
     report = translate_document(model, tokenizer, str(tmp_path / "app.po"), str(tmp_path / "python.po"))
     assert report.translated == 3
@@ -186,50 +208,65 @@ def test_translate_py_and_python_translate_a_po_file_with_the_model(tmp_path, ca
 def test_a_lost_url_or_number_marks_the_entry_too(tmp_path):
     source = "See https://example.org for 2.5 GB."
     (tmp_path / "app.po").write_text(PO.replace('msgid "Open the file."', f'msgid "{source}"'), encoding="utf-8")
-    report = translate_file(str(tmp_path / "app.po"), str(tmp_path / "out.po"),
-                            lambda texts, format: [text.replace(" https://example.org", "").replace("2.5", "2,5")
-                                                   for text in texts])
+    report = translate_file(
+        str(tmp_path / "app.po"),
+        str(tmp_path / "out.po"),
+        lambda texts, format: [text.replace(" https://example.org", "").replace("2.5", "2,5") for text in texts],
+    )
     assert report.placeholders_differ == ["See https://example.org for 2.5 GB."]  # 2,5: the same digits, kept
     entry = polib.pofile(str(tmp_path / "out.po")).find("See https://example.org for 2.5 GB.")
     assert "lost a URL, path or number" in entry.tcomment and "fuzzy" in entry.flags
 
 
-WORDS = {"View": "Siehe", "release": "Versions", "notes": "hinweise", "for": "für", "target": "Ziel",
-         "noopener": "Noopener"}
+WORDS = {
+    "View": "Siehe",
+    "release": "Versions",
+    "notes": "hinweise",
+    "for": "für",
+    "target": "Ziel",
+    "noopener": "Noopener",
+}
 
 
 def germanise(texts, format="text"):
     """A translation word by word through WORDS, as a model would make it: as text, the words of a tag's attributes
     too (`target="_blank"` -> `Ziel="_blank"`); as HTML, only the text's, its words aligned one to one."""
+
     def words(text):
         return " ".join(WORDS.get(word, word) for word in text.split(" "))
 
     if format == "text":
         return [re.sub(r"\w+", lambda match: WORDS.get(match[0], match[0]), text) for text in texts]
     documents = HtmlDocuments(texts)
-    return documents.fill([words(text) for text in documents.texts],
-                          [[(i, i) for i in range(len(text.split()))] for text in documents.texts])
+    return documents.fill(
+        [words(text) for text in documents.texts],
+        [[(i, i) for i in range(len(text.split()))] for text in documents.texts],
+    )
 
 
 def test_a_po_message_with_attributes_is_html_and_its_tags_come_back_as_written(tmp_path):
     link = """<a href='https://example.org/?a=1&amp;b=2' target="_blank" rel="noopener">"""
     message = f"View {link}release notes</a> for Django %(version)s"
-    (tmp_path / "app.po").write_text(PO.replace('msgid "Open the file."', "msgid " + polib.escape(message).join('""')),
-                                     encoding="utf-8")
+    (tmp_path / "app.po").write_text(
+        PO.replace('msgid "Open the file."', "msgid " + polib.escape(message).join('""')), encoding="utf-8"
+    )
     report = translate_file(str(tmp_path / "app.po"), str(tmp_path / "out.po"), germanise)
     entry = polib.pofile(str(tmp_path / "out.po")).find(message)
     assert entry.msgstr == f"Siehe {link}Versions hinweise</a> für Django %(version)s"
     assert report.placeholders_differ == [] and not entry.tcomment
 
 
-@pytest.mark.parametrize("text, markup", [
-    ("""<a href='https://x/?a=1&amp;b=2' target="_blank" rel="noopener">notes</a> for %s""", True),
-    ("<b>%s</b> saved, <i class=x>twice</i>", True),
-    ("Usage: translate <file>", False),  # not an HTML element
-    ("<b>Bold and never closed", False),
-    ("Closed and never opened</b>", False),
-    ("<b>crossed <i>over</b></i>", False),
-    ("No markup at all", False),
-])
+@pytest.mark.parametrize(
+    "text, markup",
+    [
+        ("""<a href='https://x/?a=1&amp;b=2' target="_blank" rel="noopener">notes</a> for %s""", True),
+        ("<b>%s</b> saved, <i class=x>twice</i>", True),
+        ("Usage: translate <file>", False),  # not an HTML element
+        ("<b>Bold and never closed", False),
+        ("Closed and never opened</b>", False),
+        ("<b>crossed <i>over</b></i>", False),
+        ("No markup at all", False),
+    ],
+)
 def test_holds_markup_reads_the_structure_not_beautifulsoups_writing(text, markup):
     assert holds_markup(text) is markup

@@ -14,7 +14,7 @@ require("fastapi", "the server needs the [serve] extra: pip install -e '.[serve]
 polib = require("polib", "the .po format needs the [files] extra: pip install -e '.[files]'")
 
 MODEL = REPO / "models" / "transformer-mt-en-de-broad"
-PO = '''msgid ""
+PO = """msgid ""
 msgstr ""
 "Content-Type: text/plain; charset=UTF-8\\n"
 
@@ -28,8 +28,8 @@ msgstr ""
 #, python-format
 msgid "View <a href='https://example.org/?a=1&amp;b=2' target=\\"_blank\\">release notes</a> for %(version)s"
 msgstr ""
-'''
-XLIFF = '''<?xml version="1.0" encoding="UTF-8"?>
+"""
+XLIFF = """<?xml version="1.0" encoding="UTF-8"?>
 <xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
   <file source-language="en" target-language="de" datatype="plaintext" original="app">
     <body>
@@ -38,9 +38,11 @@ XLIFF = '''<?xml version="1.0" encoding="UTF-8"?>
     </body>
   </file>
 </xliff>
-'''
-HTML = ('<html><head><title>Printing</title></head><body><p class="x">Choose <b>File - Print</b> and click '
-        '<kbd>OK</kbd>.</p><p>See <a title="Notes" href=\'/n?a=1&amp;b=2\'>the notes</a>.</p></body></html>')
+"""
+HTML = (
+    '<html><head><title>Printing</title></head><body><p class="x">Choose <b>File - Print</b> and click '
+    "<kbd>OK</kbd>.</p><p>See <a title=\"Notes\" href='/n?a=1&amp;b=2'>the notes</a>.</p></body></html>"
+)
 FILES = {"app.po": PO, "app.xlf": XLIFF, "page.html": HTML}
 
 
@@ -74,8 +76,11 @@ def server_files(tmp_path_factory):
         with TestClient(app) as client:
             translated[engine] = {}
             for name, text in FILES.items():
-                answer = client.post("/translate_file", data={"source": "en", "target": "de"},
-                                     files={"file": (name, text.encode("utf-8"))})
+                answer = client.post(
+                    "/translate_file",
+                    data={"source": "en", "target": "de"},
+                    files={"file": (name, text.encode("utf-8"))},
+                )
                 assert answer.status_code == 200, answer.text
                 translated[engine][name] = client.get(answer.json()["translatedFileUrl"]).content
     return translated
@@ -92,10 +97,22 @@ def test_files_with_markup_through_python_the_command_and_the_server(tmp_path, e
 
     (tmp_path / name).write_text(FILES[name], encoding="utf-8")
     model, tokenizer = AutoModelForSeq2SeqLM.from_pretrained(MODEL), AutoTokenizer.from_pretrained(MODEL)
-    translate_document(model, tokenizer, str(tmp_path / name), str(tmp_path / f"python-{name}"), engine=engine,
-                       confidence=True)  # as the command and the server do for a calibrated model
-    translate_script.main(["--model", str(MODEL), "--engine", engine, "--input", str(tmp_path / name),
-                           "--output", str(tmp_path / f"command-{name}"), "--no_progress"])
+    translate_document(
+        model, tokenizer, str(tmp_path / name), str(tmp_path / f"python-{name}"), engine=engine, confidence=True
+    )  # as the command and the server do for a calibrated model
+    translate_script.main(
+        [
+            "--model",
+            str(MODEL),
+            "--engine",
+            engine,
+            "--input",
+            str(tmp_path / name),
+            "--output",
+            str(tmp_path / f"command-{name}"),
+            "--no_progress",
+        ]
+    )
     python = (tmp_path / f"python-{name}").read_bytes()
     assert (tmp_path / f"command-{name}").read_bytes() == python
     assert server_files[engine][name] == python

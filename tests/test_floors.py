@@ -19,9 +19,16 @@ from .utils import REPO, SOURCE_PACKAGES, copy_sources
 
 ROOT = "transformer_mt"
 # an extra's distribution name -> the module it is imported as, where they differ
-IMPORT_NAMES = {"beautifulsoup4": "bs4", "python-multipart": "multipart", "scikit-learn": "sklearn",
-                "markdown-it-py": "markdown_it", "webvtt-py": "webvtt", "python-docx": "docx", "python-pptx": "pptx",
-                "ruamel.yaml": "ruamel"}
+IMPORT_NAMES = {
+    "beautifulsoup4": "bs4",
+    "python-multipart": "multipart",
+    "scikit-learn": "sklearn",
+    "markdown-it-py": "markdown_it",
+    "webvtt-py": "webvtt",
+    "python-docx": "docx",
+    "python-pptx": "pptx",
+    "ruamel.yaml": "ruamel",
+}
 
 
 def floors(docs: Path) -> dict[str, int]:
@@ -72,8 +79,9 @@ class Module:
                     base = child.module or ""
                     if child.level:
                         parts = package.split(".")
-                        base = ".".join(parts[: len(parts) - child.level + 1] + ([child.module] if child.module
-                                                                                   else []))
+                        base = ".".join(
+                            parts[: len(parts) - child.level + 1] + ([child.module] if child.module else [])
+                        )
                     for alias in child.names:
                         yield child.lineno, f"{base}.{alias.name}", top
                 yield from visit(child, inner_top)
@@ -107,8 +115,9 @@ def floor_violations(repo: Path = REPO) -> list[str]:
     table, modules, optional = floors(repo / "docs"), modules_of(repo), optional_modules(repo)
     units = {module.unit for module in modules.values()}
     violations = [f"{unit}: no floor in docs/development.md's table" for unit in sorted(units - set(table))]
-    violations += [f"{unit}: in docs/development.md's floors but not in the package" for unit in
-                   sorted(set(table) - units)]
+    violations += [
+        f"{unit}: in docs/development.md's floors but not in the package" for unit in sorted(set(table) - units)
+    ]
     needs_optional = {}
 
     def optional_needed(name: str, seen=()) -> bool:
@@ -116,10 +125,14 @@ def floor_violations(repo: Path = REPO) -> list[str]:
         if name not in needs_optional:
             module = modules[name]
             needs_optional[name] = any(
-                (resolve(imported, modules) is None and imported.split(".")[0] in optional) or
-                (resolve(imported, modules) not in (None, name, *seen) and
-                 optional_needed(resolve(imported, modules), (*seen, name)))
-                for _, imported, top in module.imports if top)
+                (resolve(imported, modules) is None and imported.split(".")[0] in optional)
+                or (
+                    resolve(imported, modules) not in (None, name, *seen)
+                    and optional_needed(resolve(imported, modules), (*seen, name))
+                )
+                for _, imported, top in module.imports
+                if top
+            )
         return needs_optional[name]
 
     graph = {name: set() for name in modules}
@@ -132,13 +145,18 @@ def floor_violations(repo: Path = REPO) -> list[str]:
             where = f"{module.path.relative_to(repo)}:{line} imports {target}"
             other = modules[target].unit
             # the model's three folders (floor 0) follow their own arrows, held by tests/test_layout.py
-            if other != module.unit and module.unit in table and other in table and \
-                    table[other] >= table[module.unit] > 0:
+            if (
+                other != module.unit
+                and module.unit in table
+                and other in table
+                and table[other] >= table[module.unit] > 0
+            ):
                 side = "up" if table[other] > table[module.unit] else "sideways"
                 violations.append(f"{where}: {side} (floor {table[module.unit]} -> {table[other]})")
             if not top and not optional_needed(target):
-                violations.append(f"{where} inside a function, and it needs no optional dependency: import it at "
-                                  "the top")
+                violations.append(
+                    f"{where} inside a function, and it needs no optional dependency: import it at the top"
+                )
     violations += [f"an import cycle: {' -> '.join(cycle)}" for cycle in cycles(graph)]
     return violations
 
@@ -185,14 +203,24 @@ def copied_tree(tmp_path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("file, line, found", [
-    ("transformer_mt/text/formality.py", "from ..plots import figure", "up (floor 1 -> 2)"),
-    ("transformer_mt/documents/files.py", "from ..pipelines import TranslationPipeline", "sideways (floor 9 -> 9)"),
-    ("transformer_mt/evaluation.py", "from .experiments import studies", "up (floor 9 -> 12)"),
-    ("transformer_mt/engines/inputs.py", "def f():\n    from ..lengths import input_limit",
-     "inside a function, and it needs no optional dependency"),
-    ("transformer_mt/engines/generate.py", "from .loader import load_engine", "an import cycle"),
-])
+@pytest.mark.parametrize(
+    "file, line, found",
+    [
+        ("transformer_mt/text/formality.py", "from ..plots import figure", "up (floor 1 -> 2)"),
+        (
+            "transformer_mt/documents/files.py",
+            "from ..pipelines import TranslationPipeline",
+            "sideways (floor 9 -> 9)",
+        ),
+        ("transformer_mt/evaluation.py", "from .experiments import studies", "up (floor 9 -> 12)"),
+        (
+            "transformer_mt/engines/inputs.py",
+            "def f():\n    from ..lengths import input_limit",
+            "inside a function, and it needs no optional dependency",
+        ),
+        ("transformer_mt/engines/generate.py", "from .loader import load_engine", "an import cycle"),
+    ],
+)
 def test_a_breach_of_the_floors_is_caught(tmp_path, file, line, found):
     repo = copied_tree(tmp_path)
     with open(repo / file, "a", encoding="utf-8") as f:

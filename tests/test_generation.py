@@ -11,10 +11,26 @@ from .utils import batch, overfit, tiny_model
 def test_cached_and_uncached_decoding_give_the_same_logits_at_every_step(position_type):
     model = tiny_model(position_embedding_type=position_type)
     input_ids, attention_mask = batch(0)
-    out = model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=12, min_new_tokens=12,
-                         do_sample=False, output_logits=True, return_dict_in_generate=True, use_cache=True)
-    uncached = model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=12, min_new_tokens=12,
-                              do_sample=False, output_logits=True, return_dict_in_generate=True, use_cache=False)
+    out = model.generate(
+        input_ids,
+        attention_mask=attention_mask,
+        max_new_tokens=12,
+        min_new_tokens=12,
+        do_sample=False,
+        output_logits=True,
+        return_dict_in_generate=True,
+        use_cache=True,
+    )
+    uncached = model.generate(
+        input_ids,
+        attention_mask=attention_mask,
+        max_new_tokens=12,
+        min_new_tokens=12,
+        do_sample=False,
+        output_logits=True,
+        return_dict_in_generate=True,
+        use_cache=False,
+    )
     assert len(out.logits) == 12
     torch.testing.assert_close(out.sequences, uncached.sequences, rtol=0, atol=0)
     for step, (cached_logits, full_logits) in enumerate(zip(out.logits, uncached.logits)):
@@ -29,8 +45,13 @@ def test_forward_with_cache_matches_forward_without(position_type):
     encoder_outputs = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask)
     cache = None
     for t in range(decoder_input_ids.size(1)):
-        out = model(encoder_outputs=encoder_outputs, attention_mask=attention_mask,
-                    decoder_input_ids=decoder_input_ids[:, t : t + 1], cache=cache, use_cache=True)
+        out = model(
+            encoder_outputs=encoder_outputs,
+            attention_mask=attention_mask,
+            decoder_input_ids=decoder_input_ids[:, t : t + 1],
+            cache=cache,
+            use_cache=True,
+        )
         cache = out.cache
         assert isinstance(cache, EncoderDecoderCache) and cache.get_seq_length() == t + 1
         torch.testing.assert_close(out.logits[:, 0], full[:, t], rtol=0, atol=1e-5)
@@ -41,18 +62,25 @@ def test_deprecated_past_key_values_name_still_feeds_the_cache():
     input_ids, attention_mask = batch(0)
     decoder_input_ids = torch.tensor([[1, 5, 9]] * 3)
     full = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids).logits
-    first = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids[:, :2],
-                  use_cache=True)
-    step = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids[:, 2:],
-                 past_key_values=first.cache, use_cache=True)
+    first = model(
+        input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids[:, :2], use_cache=True
+    )
+    step = model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        decoder_input_ids=decoder_input_ids[:, 2:],
+        past_key_values=first.cache,
+        use_cache=True,
+    )
     torch.testing.assert_close(step.logits[:, 0], full[:, 2], rtol=0, atol=1e-5)
 
 
 def test_greedy_generate_equals_a_hand_written_loop_over_forward(position_type):
     model = tiny_model(position_embedding_type=position_type)
     input_ids, attention_mask = batch(1, batch_size=1)
-    generated = model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=10, do_sample=False,
-                               num_beams=1)
+    generated = model.generate(
+        input_ids, attention_mask=attention_mask, max_new_tokens=10, do_sample=False, num_beams=1
+    )
     decoder_input_ids = torch.tensor([[model.config.decoder_start_token_id]])
     for _ in range(10):
         logits = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids).logits
@@ -77,8 +105,15 @@ def test_beam_search_and_sampling_with_num_return_sequences(position_type, strat
     model = tiny_model(position_embedding_type=position_type)
     input_ids, attention_mask = batch(0)
     torch.manual_seed(0)
-    out = model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=6, num_return_sequences=3,
-                         return_dict_in_generate=True, output_scores=True, **strategy)
+    out = model.generate(
+        input_ids,
+        attention_mask=attention_mask,
+        max_new_tokens=6,
+        num_return_sequences=3,
+        return_dict_in_generate=True,
+        output_scores=True,
+        **strategy,
+    )
     assert out.sequences.shape[0] == 9
     assert (out.sequences[:, 0] == model.config.decoder_start_token_id).all()
     if "num_beams" in strategy:
@@ -103,8 +138,13 @@ def test_padded_batch_gives_the_same_output_as_one_by_one(position_type, num_bea
 def test_generate_passes_token_type_ids_to_the_encoder():
     model = tiny_model()
     input_ids, attention_mask = batch(0)
-    kwargs = dict(attention_mask=attention_mask, max_new_tokens=6, do_sample=False, output_logits=True,
-                  return_dict_in_generate=True)
+    kwargs = dict(
+        attention_mask=attention_mask,
+        max_new_tokens=6,
+        do_sample=False,
+        output_logits=True,
+        return_dict_in_generate=True,
+    )
     plain = model.generate(input_ids, **kwargs)
     segmented = model.generate(input_ids, token_type_ids=torch.ones_like(input_ids), **kwargs)
     assert not torch.allclose(plain.logits[0], segmented.logits[0])
@@ -121,8 +161,14 @@ def compile_config(backend: str) -> CompileConfig:
 def test_static_cache_gives_the_same_tokens_as_the_dynamic_cache(position_type, num_beams):
     model = tiny_model(position_embedding_type=position_type)
     input_ids, attention_mask = batch(0)
-    kwargs = dict(attention_mask=attention_mask, max_new_tokens=10, do_sample=False, num_beams=num_beams,
-                  output_logits=True, return_dict_in_generate=True)
+    kwargs = dict(
+        attention_mask=attention_mask,
+        max_new_tokens=10,
+        do_sample=False,
+        num_beams=num_beams,
+        output_logits=True,
+        return_dict_in_generate=True,
+    )
     dynamic = model.generate(input_ids, **kwargs)
     static = model.generate(input_ids, cache_implementation="static", **kwargs)
     torch.testing.assert_close(static.sequences, dynamic.sequences, rtol=0, atol=0)
@@ -140,8 +186,9 @@ def test_full_graph_compiled_generation_gives_the_same_tokens_as_eager(position_
     expected = model.generate(input_ids, **kwargs)
     torch._dynamo.reset()
     graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
-    compiled = model.generate(input_ids, cache_implementation="static", compile_config=compile_config(backend),
-                              **kwargs)
+    compiled = model.generate(
+        input_ids, cache_implementation="static", compile_config=compile_config(backend), **kwargs
+    )
     torch.testing.assert_close(compiled, expected, rtol=0, atol=0)
     # It did compile, on the CPU: transformers still honours the private CompileConfig._compile_all_devices that
     # generation.compile_config sets (there is no public switch in 5.24); a rename would fail here, not pass eager.
@@ -151,8 +198,11 @@ def test_full_graph_compiled_generation_gives_the_same_tokens_as_eager(position_
 def test_a_static_cache_longer_than_the_learned_table_is_refused_up_front():
     model = tiny_model(position_embedding_type="learned")  # max_position_embeddings=64
     input_ids, attention_mask = batch(0)
-    with pytest.raises(ValueError, match=r"needs 69 positions .* a static cache counts its whole length.* "
-                                         r"max_position_embeddings=64"):
+    with pytest.raises(
+        ValueError,
+        match=r"needs 69 positions .* a static cache counts its whole length.* "
+        r"max_position_embeddings=64",
+    ):
         model.generate(input_ids, attention_mask=attention_mask, max_length=70, cache_implementation="static")
 
 
@@ -181,9 +231,11 @@ def test_a_left_padded_row_with_its_position_ids_equals_the_unpadded_row(positio
     padded_target = torch.cat([torch.zeros(1, 1, dtype=torch.long), target], dim=1)
     target_mask = torch.tensor([[0, 1, 1, 1]])
     logits = model(
-        input_ids=padded_source, attention_mask=source_mask,
+        input_ids=padded_source,
+        attention_mask=source_mask,
         position_ids=(source_mask.cumsum(-1) - 1).clamp(min=0),
-        decoder_input_ids=padded_target, decoder_attention_mask=target_mask,
+        decoder_input_ids=padded_target,
+        decoder_attention_mask=target_mask,
         decoder_position_ids=(target_mask.cumsum(-1) - 1).clamp(min=0),
     ).logits
     torch.testing.assert_close(logits[:, 1:], expected, rtol=0, atol=1e-5)
@@ -213,16 +265,29 @@ def test_generate_continues_the_last_decoder_segment(use_cache):
     input_ids, attention_mask = batch(0)
     prompt = torch.tensor([[1, 7]] * 3)
     segments = torch.tensor([[0, 1]] * 3)
-    generated = model.generate(input_ids, attention_mask=attention_mask, decoder_input_ids=prompt,
-                               decoder_token_type_ids=segments, max_new_tokens=6, min_new_tokens=6, do_sample=False,
-                               use_cache=use_cache, output_logits=True, return_dict_in_generate=True)
+    generated = model.generate(
+        input_ids,
+        attention_mask=attention_mask,
+        decoder_input_ids=prompt,
+        decoder_token_type_ids=segments,
+        max_new_tokens=6,
+        min_new_tokens=6,
+        do_sample=False,
+        use_cache=use_cache,
+        output_logits=True,
+        return_dict_in_generate=True,
+    )
 
     def greedy_loop(new_segment: int):
         decoder_input_ids, step_logits = prompt, []
         for _ in range(6):
             new = torch.full_like(decoder_input_ids[:, 2:], new_segment)
-            logits = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
-                           decoder_token_type_ids=torch.cat([segments, new], dim=1)).logits[:, -1]
+            logits = model(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                decoder_input_ids=decoder_input_ids,
+                decoder_token_type_ids=torch.cat([segments, new], dim=1),
+            ).logits[:, -1]
             step_logits.append(logits)
             decoder_input_ids = torch.cat([decoder_input_ids, logits.argmax(-1, keepdim=True)], dim=1)
         return decoder_input_ids, step_logits
@@ -243,6 +308,10 @@ def test_compile_generation_makes_it_the_default_and_keeps_the_tokens(tmp_path):
     model.generation_config.compile_config.backend = "eager"  # trace-only here; the inductor test is above
     torch._dynamo.reset()
     assert model.generation_config.cache_implementation == "static"
-    torch.testing.assert_close(model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=6,
-                                              do_sample=False), expected, rtol=0, atol=0)
+    torch.testing.assert_close(
+        model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=6, do_sample=False),
+        expected,
+        rtol=0,
+        atol=0,
+    )
     model.save_pretrained(tmp_path)  # a compiled generation config still saves

@@ -30,7 +30,8 @@ def test_terms_are_annotated_on_word_boundaries_longest_first():
     glossary = (("Save", "Sichern"), ("Save As", "Speichern unter"), ("GNOME", None))
     assert annotate("Click Save As, then Save. Saved in GNOME.", glossary) == (
         "Click Save As ⟦Speichern unter⟧, then Save ⟦Sichern⟧. Saved in GNOME ⟦GNOME⟧.",
-        [("Save As", "Speichern unter"), ("Save", "Sichern"), ("GNOME", "GNOME")])
+        [("Save As", "Speichern unter"), ("Save", "Sichern"), ("GNOME", "GNOME")],
+    )
     assert annotate("click save", glossary) == ("click save", [])
     assert annotate("click save", glossary, ignore_case=True)[0] == "click save ⟦Sichern⟧"
 
@@ -41,14 +42,17 @@ def test_annotation_marks_never_reach_the_user():
     assert strip_annotations("Nichts zu tun.") == "Nichts zu tun."
 
 
-@pytest.mark.parametrize("translation, term, used", [
-    ("Die Dateien wurden gespeichert.", "Datei", True),  # an inflected form
-    ("In den Ordnern", "Ordner", True),
-    ("Klicken Sie auf Speichern unter.", "Speichern unter", True),
-    ("Die Datenbank", "Datei", False),  # shares a beginning, not the word
-    ("Dateiverwaltungsprogramm", "Datei", False),  # a compound is another word
-    ("Sichern", "Speichern", False),
-])
+@pytest.mark.parametrize(
+    "translation, term, used",
+    [
+        ("Die Dateien wurden gespeichert.", "Datei", True),  # an inflected form
+        ("In den Ordnern", "Ordner", True),
+        ("Klicken Sie auf Speichern unter.", "Speichern unter", True),
+        ("Die Datenbank", "Datei", False),  # shares a beginning, not the word
+        ("Dateiverwaltungsprogramm", "Datei", False),  # a compound is another word
+        ("Sichern", "Speichern", False),
+    ],
+)
 def test_a_term_is_used_by_the_word_or_an_inflected_form(translation, term, used):
     assert term_used(translation, term) is used
 
@@ -68,9 +72,19 @@ def test_a_glossary_file_is_read_and_bad_lines_are_named(tmp_path):
 
 
 def test_terms_are_mined_from_a_corpus_short_pairs():
-    pairs = [("Save", "Speichern"), ("save", "Speichern"), ("Save", "Sichern"), ("Printer", "Drucker"),
-             ("Printer", "Drucker"), ("Open the file.", "Öffnen Sie die Datei."), ("for", "für"), ("for", "für"),
-             ("Name", "Name"), ("Name", "Name"), ("Once", "Einmal")]
+    pairs = [
+        ("Save", "Speichern"),
+        ("save", "Speichern"),
+        ("Save", "Sichern"),
+        ("Printer", "Drucker"),
+        ("Printer", "Drucker"),
+        ("Open the file.", "Öffnen Sie die Datei."),
+        ("for", "für"),
+        ("for", "für"),
+        ("Name", "Name"),
+        ("Name", "Name"),
+        ("Once", "Einmal"),
+    ]
     assert mine_terms(pairs) == (("Printer", "Drucker"), ("Save", "Speichern"))
 
 
@@ -78,12 +92,21 @@ def test_training_pairs_are_annotated_where_their_target_uses_the_term():
     index = term_index((("printer", "Drucker"), ("file", "Datei")))
     target = "Wählen Sie den Drucker für die Dateien."
     assert annotate_pair("Select the printer for the file.", target, index) == (
-        "Select the printer ⟦Drucker⟧ for the file ⟦Datei⟧.", target, 2)
+        "Select the printer ⟦Drucker⟧ for the file ⟦Datei⟧.",
+        target,
+        2,
+    )
     assert annotate_pair("Select the printer.", "Wählen Sie das Gerät.", index) == (
-        "Select the printer.", "Wählen Sie das Gerät.", 0)
+        "Select the printer.",
+        "Wählen Sie das Gerät.",
+        0,
+    )
     # another term's target in place of the reference's, in the annotation and the target alike
     assert annotate_pair("Select the printer for the file.", target, index, substitute="Fenster") == (
-        "Select the printer ⟦Fenster⟧ for the file ⟦Datei⟧.", "Wählen Sie den Fenster für die Dateien.", 2)
+        "Select the printer ⟦Fenster⟧ for the file ⟦Datei⟧.",
+        "Wählen Sie den Fenster für die Dateien.",
+        2,
+    )
 
 
 def test_augmentation_annotates_a_drawn_share_and_counts_it():
@@ -144,8 +167,10 @@ class DroppingEngine(TermEngine):
     def translate_sentences(self, sentences, options, names=None, target_prefix=None):
         self.shown += sentences
         nbest = ["Klicken Sie jetzt.", "Sichern Sichern.", "Klicken Sie jetzt auf Sichern.", "Klicken Sie nun."]
-        return [[(nbest[k % 4] if "⟦" in sentence else sentence, -0.1 * k)
-                 for k in range(options.num_return_sequences)] for sentence in sentences]
+        return [
+            [(nbest[k % 4] if "⟦" in sentence else sentence, -0.1 * k) for k in range(options.num_return_sequences)]
+            for sentence in sentences
+        ]
 
 
 def test_a_term_the_best_hypothesis_misses_is_taken_from_more_beams_and_one_never_written_stays_flagged():
@@ -154,8 +179,9 @@ def test_a_term_the_best_hypothesis_misses_is_taken_from_more_beams_and_one_neve
     # the first hypothesis of 8 that uses the term and sets off no guard (the second uses it, and loops)
     assert text == [("Klicken Sie jetzt auf Sichern.", None)] and text.flags.terms_redecoded
     assert text.flags.terms_missed == () and text.flags.as_json() == {"terms_redecoded": True}
-    [text] = translate_texts(engine, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"},
-                                                                            guards=False))
+    [text] = translate_texts(
+        engine, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"}, guards=False)
+    )
     assert text == [("Klicken Sie jetzt.", None)] and text.flags.terms_missed == ("Sichern",)  # guards off: checked
 
 
@@ -176,9 +202,14 @@ class ForcingEngine(TermEngine):
         for sentence, prefix in zip(sentences, target_prefix or [None] * len(sentences)):
             if prefix:
                 self.forced.append(prefix)
-                rest = self.OWN.split()[len(prefix.split()):]
-                outputs.append(f"{prefix} Sichern Sichern." if prefix == "Jetzt hier Sichern"
-                               else " ".join([prefix, *rest]) if rest else prefix + ".")
+                rest = self.OWN.split()[len(prefix.split()) :]
+                outputs.append(
+                    f"{prefix} Sichern Sichern."
+                    if prefix == "Jetzt hier Sichern"
+                    else " ".join([prefix, *rest])
+                    if rest
+                    else prefix + "."
+                )
             else:
                 outputs.append(self.OWN if "⟦" in sentence else sentence)
         return [[(output, -0.1)] * options.num_return_sequences for output in outputs]
@@ -201,8 +232,9 @@ def test_a_term_no_hypothesis_holds_is_forced_in_where_the_model_scores_it_best_
     assert "term_forced" in text.flags.names() and "forced into the translation: Sichern" in text.flags.comment()
     # a sentence given a forced beginning of its own keeps it: the term stays missed, and flagged
     engine = ForcingEngine()
-    [text] = translate_texts(engine, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"}),
-                             target_prefix=["Jetzt"])
+    [text] = translate_texts(
+        engine, ["Click Save now."], TranslationOptions(glossary={"Save": "Sichern"}), target_prefix=["Jetzt"]
+    )
     assert set(engine.forced) == {"Jetzt"}  # the first decode and the one with more beams, each with it
     assert text.flags.terms_missed == ("Sichern",) and not text.flags.terms_forced
 
@@ -217,31 +249,68 @@ def test_a_term_inside_a_protected_span_is_neither_annotated_nor_asked_for():
 
 def test_a_term_takes_the_place_of_the_models_own_word_for_it_or_of_the_words_aligned_to_it():
     # its own word (the term translated alone), inflected, wherever the alignment points
-    assert place_term("Click Save to keep it.", "Klicken Sie Speichern, um es zu behalten.", [(1, 4)], "Save",
-                      "Speichern", "Sichern") == "Klicken Sie Sichern, um es zu behalten."
-    assert place_term("Open the folders.", "Öffnen Sie die Ordnern.", [], "folders", "Ordner",
-                      "Verzeichnisse") == "Öffnen Sie die Verzeichnisse."
+    assert (
+        place_term(
+            "Click Save to keep it.",
+            "Klicken Sie Speichern, um es zu behalten.",
+            [(1, 4)],
+            "Save",
+            "Speichern",
+            "Sichern",
+        )
+        == "Klicken Sie Sichern, um es zu behalten."
+    )
+    assert (
+        place_term("Open the folders.", "Öffnen Sie die Ordnern.", [], "folders", "Ordner", "Verzeichnisse")
+        == "Öffnen Sie die Verzeichnisse."
+    )
     source = "Type your last name and save it."
     # no word of its own: the aligned words, as many as the term has and a noun for a noun
-    assert place_term(source, "Geben Sie Ihren Familiennamen ein.", [(2, 3), (3, 3)], "last name", "Nachname",
-                      "Nachname") == "Geben Sie Ihren Nachname ein."
-    assert place_term(source, "Geben Sie ein und sichern Sie ihn.", [(5, 4)], "save", "Speichern",
-                      "Sichern") == "Geben Sie ein und sichern Sie ihn."  # a verb, lower case: not replaced
+    assert (
+        place_term(source, "Geben Sie Ihren Familiennamen ein.", [(2, 3), (3, 3)], "last name", "Nachname", "Nachname")
+        == "Geben Sie Ihren Nachname ein."
+    )
+    assert (
+        place_term(source, "Geben Sie ein und sichern Sie ihn.", [(5, 4)], "save", "Speichern", "Sichern")
+        == "Geben Sie ein und sichern Sie ihn."
+    )  # a verb, lower case: not replaced
     # two words aligned to a one-word term: too far from the term to replace
-    assert place_term(source, "Geben Sie letzten Namen ein.", [(2, 2), (3, 3)], "last name", "Nachname",
-                      "Nachname") == "Geben Sie letzten Namen ein."
+    assert (
+        place_term(source, "Geben Sie letzten Namen ein.", [(2, 2), (3, 3)], "last name", "Nachname", "Nachname")
+        == "Geben Sie letzten Namen ein."
+    )
     # the term as it occurs outside a protected span is the one whose words are aligned
-    assert place_term("See /table and the table.", "Siehe /table und die Tafel.", [(4, 4)], "table", "Tisch",
-                      "Tabelle", [(4, 10)]) == "Siehe /table und die Tabelle."
+    assert (
+        place_term(
+            "See /table and the table.",
+            "Siehe /table und die Tafel.",
+            [(4, 4)],
+            "table",
+            "Tisch",
+            "Tabelle",
+            [(4, 10)],
+        )
+        == "Siehe /table und die Tabelle."
+    )
 
 
 def test_the_server_takes_a_glossary_as_json_or_form_text():
     with TestClient(create_app([ServedModel(TermEngine(), "en", "de")])) as client:
-        answer = client.post("/translate", json={"q": "Click Save now.", "source": "en", "target": "de",
-                                                 "glossary": {"Save": "Sichern"}}).json()
+        answer = client.post(
+            "/translate",
+            json={"q": "Click Save now.", "source": "en", "target": "de", "glossary": {"Save": "Sichern"}},
+        ).json()
         assert answer == {"translatedText": "Click Sichern now."}
-        form = client.post("/translate", data={"q": "Click Save now.", "source": "en", "target": "de",
-                                               "glossary": '{"save": "Sichern"}', "glossary_ignore_case": "true"})
+        form = client.post(
+            "/translate",
+            data={
+                "q": "Click Save now.",
+                "source": "en",
+                "target": "de",
+                "glossary": '{"save": "Sichern"}',
+                "glossary_ignore_case": "true",
+            },
+        )
         assert form.json() == {"translatedText": "Click Sichern now."}
         bad = client.post("/translate", data={"q": "x", "source": "en", "target": "de", "glossary": "Save=Sichern"})
         assert bad.status_code == 400 and "glossary must be a JSON object" in bad.json()["error"]
@@ -280,12 +349,14 @@ def test_the_shipped_model_trained_on_annotations_writes_an_unseen_term(engine):
     assert termed == [("Die Quirlgerät konnte nicht gestartet werden.", None)]
     assert termed.flags.terms_placed == termed.flags.terms_forced == termed.flags.terms_missed == ()
     # a source word it copies instead ("Frobnicator") gets the term from the placement step, in the copy's place
-    [placed] = translate_texts(model, ["The frobnicator could not be started."], TranslationOptions(
-        glossary={"frobnicator": "Quirlgerät"}))
+    [placed] = translate_texts(
+        model, ["The frobnicator could not be started."], TranslationOptions(glossary={"frobnicator": "Quirlgerät"})
+    )
     assert placed == [("Der Quirlgerät konnte nicht gestartet werden.", None)]
     assert placed.flags.terms_placed == ("Quirlgerät",) and placed.flags.terms_missed == ()
     # a term it leaves out of every hypothesis and has no word of its own for is forced in, the placeholders kept
-    [forced] = translate_texts(model, ['Failed loading theme "%s"! Trying "%s"'], TranslationOptions(
-        glossary={"theme": "Thema"}))
+    [forced] = translate_texts(
+        model, ['Failed loading theme "%s"! Trying "%s"'], TranslationOptions(glossary={"theme": "Thema"})
+    )
     assert forced == [("Thema »%s« konnte nicht geladen werden! „%s“", None)]
     assert forced.flags.terms_forced == ("Thema",) and forced.flags.terms_missed == ()

@@ -36,8 +36,12 @@ def test_flops_per_step_match_a_count_by_hand():
     _, model = model_pair("tiny")
     config = model.config  # d 32, ffn 64, 2+2 layers, vocab 4000
     by_hand = 2 * (32 * 32 * 4 + 2 * 32 * 64) * 10 + 2 * 2 * 10 * 10 * 32  # one encoder layer, 10 tokens
-    decoder = (2 * (32 * 32 * 4 + 2 * 32 * 64) * 10 + 2 * 2 * 10 * 10 * 32  # self-attention block + feed-forward
-               + 2 * 2 * 32 * 32 * (10 + 10) + 2 * 2 * 10 * 10 * 32)  # cross-attention: q/o of targets, k/v of sources
+    decoder = (
+        2 * (32 * 32 * 4 + 2 * 32 * 64) * 10
+        + 2 * 2 * 10 * 10 * 32  # self-attention block + feed-forward
+        + 2 * 2 * 32 * 32 * (10 + 10)
+        + 2 * 2 * 10 * 10 * 32
+    )  # cross-attention: q/o of targets, k/v of sources
     expected = 3 * 1 * (2 * by_hand + 2 * decoder + 2 * 10 * 32 * config.vocab_size)
     assert gpu_check.training_flops_per_step(config, 1, 10, 10) == expected
 
@@ -62,14 +66,19 @@ def test_other_tokens_than_the_peers_are_reported_per_task():
 
 
 def test_a_failed_check_fails_the_command_after_the_json_is_written(tmp_path, capsys, monkeypatch):
-    results = {"bf16": {"ok": True}, "attention": {"ok": True},
-               "generation": {"greedy b4": {"same_tokens": True}, "beam-4 b4": {"same_tokens": False}},
-               "server": {"same": False}}
+    results = {
+        "bf16": {"ok": True},
+        "attention": {"ok": True},
+        "generation": {"greedy b4": {"same_tokens": True}, "beam-4 b4": {"same_tokens": False}},
+        "server": {"same": False},
+    }
     monkeypatch.setattr(command, "run_checks", lambda *args: results)
     with pytest.raises(SystemExit) as exit_info:
         command.main(["--dry_run", "--device", "cpu", "--output_dir", str(tmp_path)])
     assert exit_info.value.code == 2
-    assert capsys.readouterr().err.strip() == \
-        f"error: checks failed: beam-4 b4, server (the engines answered differently) (details in " \
+    assert (
+        capsys.readouterr().err.strip()
+        == f"error: checks failed: beam-4 b4, server (the engines answered differently) (details in "
         f"{tmp_path}/gpu_check.json)"
+    )
     assert json.loads((tmp_path / "gpu_check.json").read_text()) == results

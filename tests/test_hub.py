@@ -92,8 +92,14 @@ def load_without_package(source: str, tmp_path: Path, env: dict | None = None) -
 def load_each_without_package(sources: list[str], tmp_path: Path, env: dict | None = None) -> list[dict]:
     """LOAD_WITHOUT_PACKAGE's results for every source, loaded in turn in one fresh process."""
     out = tmp_path / "loaded.json"
-    result = subprocess.run([sys.executable, "-c", LOAD_WITHOUT_PACKAGE, json.dumps(sources), json.dumps(SENTENCES),
-                             str(out)], capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-c", LOAD_WITHOUT_PACKAGE, json.dumps(sources), json.dumps(SENTENCES), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(out.read_text())
 
@@ -136,9 +142,16 @@ def test_remote_code_loads_and_matches_with_the_package_hidden(loaded_from_direc
     assert loaded["translations"] == translations
 
 
-TRAINING_INFO = {"source_lang": "en", "target_lang": "de", "data": "en-de", "dataset_config_name": None,
-                 "data_licenses": ["mpl-2.0", "cc-by-sa-3.0"], "data_attribution": "the LibreOffice contributors",
-                 "preset": "main-job", "recipe": {"steps": 3131, "learning_rate": 0.002}}
+TRAINING_INFO = {
+    "source_lang": "en",
+    "target_lang": "de",
+    "data": "en-de",
+    "dataset_config_name": None,
+    "data_licenses": ["mpl-2.0", "cc-by-sa-3.0"],
+    "data_attribution": "the LibreOffice contributors",
+    "preset": "main-job",
+    "recipe": {"steps": 3131, "learning_rate": 0.002},
+}
 SIGNATURE = "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0"
 
 
@@ -186,11 +199,18 @@ def push(model_dir: Path, repo_id: str, env: dict, *flags: str) -> subprocess.Co
 def push_each(pushes: list[tuple], env: dict) -> list[subprocess.CompletedProcess]:
     """push() of every (model directory, repo id, *flags), in turn in one process: a CompletedProcess for each."""
     argv = json.dumps([[str(model_dir), repo_id, *flags] for model_dir, repo_id, *flags in pushes])
-    result = subprocess.run([sys.executable, "-c", PUSH_EACH, str(SCRIPTS / "push_to_hub.py"), argv], env=env,
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-c", PUSH_EACH, str(SCRIPTS / "push_to_hub.py"), argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
-    return [subprocess.CompletedProcess(argv, code, stdout, stderr)
-            for code, stdout, stderr in json.loads(result.stdout.splitlines()[-1])]
+    return [
+        subprocess.CompletedProcess(argv, code, stdout, stderr)
+        for code, stdout, stderr in json.loads(result.stdout.splitlines()[-1])
+    ]
 
 
 def other_tokenizer_model(kind: str):
@@ -199,11 +219,20 @@ def other_tokenizer_model(kind: str):
     if kind == "unigram":
         tokenizer = train_tokenizer(SENTENCES * 5, vocab_size=300, tokenizer_type="unigram")
     else:
-        tokenizer = train_tokenizer(SENTENCES[0::2] * 5, vocab_size=280, target_texts=SENTENCES[1::2] * 5,
-                                    target_vocab_size=290, min_frequency=1)
+        tokenizer = train_tokenizer(
+            SENTENCES[0::2] * 5,
+            vocab_size=280,
+            target_texts=SENTENCES[1::2] * 5,
+            target_vocab_size=290,
+            min_frequency=1,
+        )
     target = tokenizer.target_tokenizer or tokenizer
-    model = tiny_model(vocab_size=len(tokenizer), decoder_vocab_size=len(target),
-                       share_encoder_decoder_embeddings=target is tokenizer, use_final_logits_bias=True)
+    model = tiny_model(
+        vocab_size=len(tokenizer),
+        decoder_vocab_size=len(target),
+        share_encoder_decoder_embeddings=target is tokenizer,
+        use_final_logits_bias=True,
+    )
     with torch.no_grad():
         model.final_logits_bias[0, target.convert_tokens_to_ids(target.tokenize(SENTENCES[1])[1])] = 8.0
     return model, tokenizer
@@ -232,14 +261,17 @@ def pushed_and_loaded(tmp_path_factory, local_hub_environment) -> dict:
     for name, case in cases.items():
         case.update(directory=root / name, repo_id=f"user/tiny-{name}", before=snapshot(root / name))
     with local_hub(root / "hub") as hub:
-        pushes = push_each([(case["directory"], case["repo_id"]) for case in cases.values()],
-                           hub.subprocess_env(hf_home=hub.new_hf_home()))
+        pushes = push_each(
+            [(case["directory"], case["repo_id"]) for case in cases.values()],
+            hub.subprocess_env(hf_home=hub.new_hf_home()),
+        )
         for case, result in zip(cases.values(), pushes):
             case["push"] = result
             case["files"] = set(hub.api().list_repo_files(case["repo_id"])) if result.returncode == 0 else set()
         pushed = [name for name, case in cases.items() if case["push"].returncode == 0]
-        loaded = load_each_without_package([cases[name]["repo_id"] for name in pushed], root,
-                                           env=hub.subprocess_env(hf_home=hub.new_hf_home()))
+        loaded = load_each_without_package(
+            [cases[name]["repo_id"] for name in pushed], root, env=hub.subprocess_env(hf_home=hub.new_hf_home())
+        )
     for name, result in zip(pushed, loaded):
         cases[name]["loaded"] = result
     for case in cases.values():
@@ -255,8 +287,15 @@ def snapshot(directory: Path) -> dict:
 def test_push_then_load_with_the_package_hidden(pushed_and_loaded, position_type):
     case = pushed_and_loaded[position_type]
     assert case["push"].returncode == 0, case["push"].stderr[-3000:]
-    assert {"config.json", "model.safetensors", "generation_config.json", "tokenizer.json",
-            "tokenizer_config.json", "README.md", *REMOTE_CODE} <= case["files"]
+    assert {
+        "config.json",
+        "model.safetensors",
+        "generation_config.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "README.md",
+        *REMOTE_CODE,
+    } <= case["files"]
     loaded = case["loaded"]
     assert not loaded["package_loaded"] and loaded["module"].startswith("transformers_modules.user")
     logits, translations = expected_outputs(case["model"], case["tokenizer"])
@@ -290,7 +329,8 @@ def test_second_push_needs_overwrite_then_the_next_load_sees_it(tmp_path):
     with local_hub(tmp_path / "hub") as hub:
         env = hub.subprocess_env(hf_home=hub.new_hf_home())
         pushed, refused, overwritten = push_each(
-            [(first, "user/tiny"), (second, "user/tiny"), (second, "user/tiny", "--overwrite")], env)
+            [(first, "user/tiny"), (second, "user/tiny"), (second, "user/tiny", "--overwrite")], env
+        )
         assert pushed.returncode == 0
         assert refused.returncode == 2 and "already holds" in refused.stderr and "--overwrite" in refused.stderr
         assert "Traceback" not in refused.stderr
@@ -321,10 +361,25 @@ def test_bad_token_invalid_repo_and_missing_weights_are_clear_errors(tmp_path, m
 def test_training_script_push_to_hub(tmp_path, monkeypatch):
     with local_hub(tmp_path / "hub") as hub:
         hub.apply(monkeypatch, hf_home=hub.new_hf_home())
-        training.run(*training.parse_args([
-            *TINY, "--output_dir", str(tmp_path / "run"), "--do_train", "--do_predict", "--predict_with_generate",
-            "--max_steps", "4", "--save_strategy", "no", "--push_to_hub", "--hub_model_id", "user/trained",
-        ]))
+        training.run(
+            *training.parse_args(
+                [
+                    *TINY,
+                    "--output_dir",
+                    str(tmp_path / "run"),
+                    "--do_train",
+                    "--do_predict",
+                    "--predict_with_generate",
+                    "--max_steps",
+                    "4",
+                    "--save_strategy",
+                    "no",
+                    "--push_to_hub",
+                    "--hub_model_id",
+                    "user/trained",
+                ]
+            )
+        )
         files = set(hub.api().list_repo_files("user/trained"))
         card = ModelCard.load(hub.api().hf_hub_download("user/trained", "README.md"))
     assert {"model.safetensors", "tokenizer.json", "modeling_transformer_mt.py", "README.md"} <= files
@@ -370,9 +425,11 @@ def test_a_link_out_of_the_directory_is_refused_before_anything_is_sent(tmp_path
         result = push(model_dir, "user/tiny", hub.subprocess_env(hf_home=hub.new_hf_home()))
         assert not hub.api().repo_exists("user/tiny")
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip() == (f"error: {str(model_dir / 'tokenizer.json')!r} is a link to "
-                                     f"{str(tmp_path / 'other-tokenizer.json')!r}, outside {str(model_dir)!r}; a push "
-                                     "never follows links out of the model directory (copy the file in instead).")
+    assert result.stderr.strip() == (
+        f"error: {str(model_dir / 'tokenizer.json')!r} is a link to "
+        f"{str(tmp_path / 'other-tokenizer.json')!r}, outside {str(model_dir)!r}; a push "
+        "never follows links out of the model directory (copy the file in instead)."
+    )
 
 
 @pytest.mark.slow
@@ -380,8 +437,10 @@ def test_an_unreachable_hub_is_one_line(tmp_path, model_dir):
     env = dict(os.environ, HF_ENDPOINT="http://127.0.0.1:9", HF_TOKEN="token", HF_HOME=str(tmp_path / "home"))
     result = push(model_dir, "user/tiny", env)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.startswith("error: cannot reach the Hub at http://127.0.0.1:9") and \
-        len(result.stderr.strip().splitlines()) == 1
+    assert (
+        result.stderr.startswith("error: cannot reach the Hub at http://127.0.0.1:9")
+        and len(result.stderr.strip().splitlines()) == 1
+    )
 
 
 def test_the_cards_license_and_languages_come_from_the_data_not_a_default(model_dir):
@@ -403,8 +462,11 @@ def test_training_records_what_the_card_needs(tmp_path):
 
     from .utils import TINY
 
-    training.run(*training.parse_args([*TINY, "--output_dir", str(tmp_path / "run"), "--do_train", "--max_steps", "2",
-                                       "--save_strategy", "no"]))
+    training.run(
+        *training.parse_args(
+            [*TINY, "--output_dir", str(tmp_path / "run"), "--do_train", "--max_steps", "2", "--save_strategy", "no"]
+        )
+    )
     info = json.loads((tmp_path / "run" / "training_info.json").read_text())
     assert (info["source_lang"], info["target_lang"], info["data"]) == ("en", "de", "en-de")
     assert info["data_licenses"] == ["mpl-2.0", "cc-by-sa-3.0"]  # from data/en-de/README.md's metadata
@@ -412,14 +474,17 @@ def test_training_records_what_the_card_needs(tmp_path):
     assert info["recipe"]["steps"] == 2 and info["recipe"]["batch"] == "16 pairs"
     # the first 200 training pairs (--max_train_samples) by origin, each with its license from the data's card
     origins = [row.split("\t")[2].strip() for row in (DATA / "train.tsv").read_text().splitlines()[1:201]]
-    assert [(s["origin"], s["pairs"]) for s in info["data_sources"]] == \
-        [(origin, origins.count(origin)) for origin in dict.fromkeys(origins)]
+    assert [(s["origin"], s["pairs"]) for s in info["data_sources"]] == [
+        (origin, origins.count(origin)) for origin in dict.fromkeys(origins)
+    ]
     assert all(s["license"].startswith(("MPL-2.0", "CC-BY-SA-3.0")) for s in info["data_sources"])
 
 
 def test_the_card_lists_every_source_with_its_license(model_dir):
-    sources = [{"origin": "lohelp", "pairs": 42304, "license": "MPL-2.0", "what": "LibreOffice help"},
-               {"origin": "ddtp", "pairs": 36305, "license": None, "what": "Debian package descriptions"}]
+    sources = [
+        {"origin": "lohelp", "pairs": 42304, "license": "MPL-2.0", "what": "LibreOffice help"},
+        {"origin": "ddtp", "pairs": 36305, "license": None, "what": "Debian package descriptions"},
+    ]
     (model_dir / "training_info.json").write_text(json.dumps(dict(TRAINING_INFO, data_sources=sources)))
     prepare_for_hub(str(model_dir), "user/broad")
     text = ModelCard.load(model_dir / "README.md").text
@@ -430,13 +495,15 @@ def test_the_card_lists_every_source_with_its_license(model_dir):
 def test_data_sources_count_origins_and_read_licenses_from_the_corpus_card(tmp_path):
     (tmp_path / "README.md").write_text(
         "# A corpus\n\n| origin | pairs | what | license |\n| --- | ---: | --- | --- |\n"
-        "| `docs` | 3 | help pages | MPL-2.0 |\n| dict | 1 | a dictionary | GPL-2+ |\n\nText after.\n")
+        "| `docs` | 3 | help pages | MPL-2.0 |\n| dict | 1 | a dictionary | GPL-2+ |\n\nText after.\n"
+    )
     pair = tmp_path / "en-de"  # a language pair's directory under the corpus card, as ../shared/data has
     pair.mkdir()
     (pair / "train.tsv").write_text("en\tde\torigin\na\tA\tdocs\nb\tB\tnews\nc\tC\tdocs\nd\tD\tdict\n")
     assert data_sources(str(pair)) == [
         {"origin": "docs", "pairs": 2, "license": "MPL-2.0", "what": "help pages"},
         {"origin": "news", "pairs": 1, "license": None, "what": None},  # the card does not say: not claimed
-        {"origin": "dict", "pairs": 1, "license": "GPL-2+", "what": "a dictionary"}]
+        {"origin": "dict", "pairs": 1, "license": "GPL-2+", "what": "a dictionary"},
+    ]
     assert [s["pairs"] for s in data_sources(str(pair), limit=2)] == [1, 1]
     assert data_sources(str(pair), column="domain") == [] and data_sources("user/hub-dataset") == []

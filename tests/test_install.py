@@ -55,8 +55,9 @@ print(json.dumps({"packages": {name: build_py.get_package_dir(name) for name in 
 
 
 def setuptools_packages(root: Path = REPO) -> dict:
-    result = subprocess.run([sys.executable, "-c", SETUPTOOLS_PACKAGES], cwd=root, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", SETUPTOOLS_PACKAGES], cwd=root, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.splitlines()[-1])
 
@@ -66,12 +67,16 @@ def test_setuptools_packages_every_package_folder_of_the_tree_and_nothing_else()
     that is a package, each from its own folder. A folder left with nothing but __pycache__ (a branch switch removes
     a package's files, not its bytecode) holds nothing to package, so it is left out of the comparison."""
     config = setuptools_packages()
-    packaged = {name: folder for name, folder in config["packages"].items()
-                if {p.name for p in (REPO / folder).iterdir()} - {"__pycache__"}}
+    packaged = {
+        name: folder
+        for name, folder in config["packages"].items()
+        if {p.name for p in (REPO / folder).iterdir()} - {"__pycache__"}
+    }
     expected = tree_packages()
     assert packaged == expected, (
         f"setuptools would package {sorted(packaged.items() - expected.items())} that the tree does not hold as a "
-        f"package (a folder without __init__.py?), and leave out {sorted(expected.items() - packaged.items())}")
+        f"package (a folder without __init__.py?), and leave out {sorted(expected.items() - packaged.items())}"
+    )
     assert config["py_modules"] == []  # nothing generic at the top of site-packages
     assert config["package_data"] == {"transformer_mt.serving": ["page.html"]}  # the files read beside the modules
 
@@ -79,15 +84,24 @@ def test_setuptools_packages_every_package_folder_of_the_tree_and_nothing_else()
 def test_every_command_file_is_a_console_script():
     commands = {path.stem for path in (REPO / "scripts").glob("*.py") if path.stem != "__init__"}
     assert {f"transformer-mt-{name.replace('_', '-')}" for name in commands} <= set(COMMANDS)
-    assert {target.removesuffix(":main").removeprefix("transformer_mt.scripts.")
-            for target in PROJECT["scripts"].values()} == commands
+    assert {
+        target.removesuffix(":main").removeprefix("transformer_mt.scripts.") for target in PROJECT["scripts"].values()
+    } == commands
 
 
 def clean_copy(destination: Path) -> Path:
     """The files a commit of the working tree would hold (tracked, and untracked but not ignored), as a fresh clone
     has them: no build/, no egg-info, no __pycache__, no runs/."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                            check=True, capture_output=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         if (REPO / name).is_file():  # a tracked file deleted in the working tree stays listed until committed
             (destination / name).parent.mkdir(parents=True, exist_ok=True)
@@ -97,8 +111,9 @@ def clean_copy(destination: Path) -> Path:
 
 def venv_env(root: Path) -> dict:
     """The environment commands run in: the venv's bin/ first on PATH, nothing of this checkout on the path."""
-    env = command_env(PATH=f"{root / 'venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
-                      TRANSFORMER_MT_CACHE=str(root / "cache"))  # the CTranslate2 export, made once for both
+    env = command_env(
+        PATH=f"{root / 'venv' / 'bin'}{os.pathsep}{os.environ['PATH']}", TRANSFORMER_MT_CACHE=str(root / "cache")
+    )  # the CTranslate2 export, made once for both
     for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE"):
         env.pop(name, None)
     return env
@@ -110,27 +125,48 @@ def build_and_install(root: Path) -> None:
     run = dict(capture_output=True, text=True, timeout=600)
     # No build isolation: the build uses this environment's setuptools and needs no network. Asked for both, build
     # makes the sdist first and the wheel from the unpacked sdist, so the wheel also shows that the sdist is whole.
-    built = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(root / "dist"),
-                            str(source)], cwd=root, **run)
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(root / "dist"), str(source)], cwd=root, **run
+    )
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, **run)
     python = venv / "bin" / "python"
     # --no-deps: pip never resolves torch; the dependencies come from this environment through a plain path entry
     # (below), not from an index.
-    installed = subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", "--python", str(python),
-                                "install", "--quiet", "--no-deps", "--no-index", *root.glob("dist/*.whl")],
-                               env=venv_env(root), **run)
+    installed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--disable-pip-version-check",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            *root.glob("dist/*.whl"),
+        ],
+        env=venv_env(root),
+        **run,
+    )
     assert installed.returncode == 0, installed.stderr[-3000:]
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             check=True, env=venv_env(root), **run).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        env=venv_env(root),
+        **run,
+    ).stdout.strip()
     # This environment's site-packages as plain path entries, after the venv's own: a folder named in a .pth file is
     # appended to sys.path, but its own .pth files are not read (only a site directory's are), so the editable
     # install's __editable__*.pth, whose finder would serve this checkout, never runs in the venv.
     ours = [path for path in [*site.getsitepackages(), site.getusersitepackages()] if path in sys.path]
     (Path(purelib) / "test-environment.pth").write_text(
         "# tests/test_install.py: the test environment's dependencies, without its .pth files\n"
-        + "".join(f"{path}\n" for path in ours), encoding="utf-8")
+        + "".join(f"{path}\n" for path in ours),
+        encoding="utf-8",
+    )
     (root / "purelib").write_text(purelib, encoding="utf-8")
 
 
@@ -198,9 +234,20 @@ def inspected(installed, tmp_path_factory) -> dict:
     with FileLock(f"{answer}.lock"):
         if not answer.is_file():
             empty = tmp_path_factory.mktemp("empty")
-            result = subprocess.run([str(installed / "venv" / "bin" / "python"), "-c", INSPECT, json.dumps(COMMANDS),
-                                     json.dumps(sorted(tree_packages()))], cwd=empty, env=venv_env(installed),
-                                    capture_output=True, text=True, timeout=600)
+            result = subprocess.run(
+                [
+                    str(installed / "venv" / "bin" / "python"),
+                    "-c",
+                    INSPECT,
+                    json.dumps(COMMANDS),
+                    json.dumps(sorted(tree_packages())),
+                ],
+                cwd=empty,
+                env=venv_env(installed),
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             assert result.returncode == 0, result.stderr[-3000:]
             assert list(empty.iterdir()) == []  # --help writes nothing
             answer.write_text(result.stdout.splitlines()[-1], encoding="utf-8")
@@ -210,29 +257,54 @@ def inspected(installed, tmp_path_factory) -> dict:
 @pytest.mark.slow  # builds an sdist and a wheel
 def test_twine_accepts_the_sdist_and_the_wheel_and_the_sdist_holds_the_sources_only(installed):
     dist = sorted((installed / "dist").iterdir())
-    assert [p.name for p in dist] == [f"transformer_mt-{__version__}-py3-none-any.whl",
-                                      f"transformer_mt-{__version__}.tar.gz"]
-    checked = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, dist)],
-                             capture_output=True, text=True, timeout=120)
+    assert [p.name for p in dist] == [
+        f"transformer_mt-{__version__}-py3-none-any.whl",
+        f"transformer_mt-{__version__}.tar.gz",
+    ]
+    checked = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", *map(str, dist)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     with tarfile.open(dist[1]) as sdist:
         names = {name.split("/", 1)[1] for name in sdist.getnames() if "/" in name}
-    assert {"pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "MANIFEST.in",
-            "transformer_mt/serving/page.html"} <= names
+    assert {
+        "pyproject.toml",
+        "README.md",
+        "LICENSE",
+        "CHANGELOG.md",
+        "MANIFEST.in",
+        "transformer_mt/serving/page.html",
+    } <= names
     top = {name.split("/")[0] for name in names}
-    assert top <= {"pyproject.toml", "README.md", "LICENSE", "CHANGELOG.md", "MANIFEST.in", "PKG-INFO", "setup.cfg",
-                   "transformer_mt.egg-info", *SOURCE_PACKAGES}  # no tests, models, data or docs
+    assert top <= {
+        "pyproject.toml",
+        "README.md",
+        "LICENSE",
+        "CHANGELOG.md",
+        "MANIFEST.in",
+        "PKG-INFO",
+        "setup.cfg",
+        "transformer_mt.egg-info",
+        *SOURCE_PACKAGES,
+    }  # no tests, models, data or docs
 
 
 @pytest.mark.slow  # builds and installs a wheel
 def test_the_wheel_installs_one_package_with_every_folder_inside_it(installed):
     purelib = Path((installed / "purelib").read_text(encoding="utf-8"))
-    assert {p.name for p in purelib.iterdir()} == {"transformer_mt", f"transformer_mt-{__version__}.dist-info",
-                                                   "test-environment.pth"}  # nothing generic at the top
+    assert {p.name for p in purelib.iterdir()} == {
+        "transformer_mt",
+        f"transformer_mt-{__version__}.dist-info",
+        "test-environment.pth",
+    }  # nothing generic at the top
     package = purelib / "transformer_mt"
     expected = tree_packages()
-    assert {".".join(["transformer_mt", *p.parent.relative_to(package).parts])
-            for p in package.rglob("__init__.py")} == set(expected)
+    assert {
+        ".".join(["transformer_mt", *p.parent.relative_to(package).parts]) for p in package.rglob("__init__.py")
+    } == set(expected)
     assert (package / "serving" / "page.html").is_file()
     assert (purelib / f"transformer_mt-{__version__}.dist-info" / "licenses" / "LICENSE").is_file()
     layout = {package.joinpath(*name.split(".")[1:]): name for name in SOURCE_PACKAGES.values()}
@@ -248,8 +320,11 @@ def test_every_module_comes_from_the_venv_and_never_from_the_checkout(installed,
     assert inspected["missing"] == {}
     assert set(tree_packages()) <= set(inspected["modules"])
     purelib = Path((installed / "purelib").read_text(encoding="utf-8"))
-    outside = {name: file for name, file in inspected["modules"].items()
-               if file is None or not Path(file).is_relative_to(purelib / "transformer_mt")}
+    outside = {
+        name: file
+        for name, file in inspected["modules"].items()
+        if file is None or not Path(file).is_relative_to(purelib / "transformer_mt")
+    }
     assert outside == {}
     assert not [finder for finder in inspected["finders"] if "editable" in finder.lower()]
 
@@ -264,8 +339,14 @@ def test_every_command_answers_help_from_an_empty_directory(inspected, name):
 @pytest.mark.slow  # a command in the venv
 def test_the_installed_translate_command_translates_with_a_shipped_model(installed, tmp_path):
     translate = installed / "venv" / "bin" / "transformer-mt-translate"
-    result = subprocess.run([translate, "--model", str(MODEL), "Open the file."], cwd=tmp_path,
-                            env=venv_env(installed), capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [translate, "--model", str(MODEL), "Open the file."],
+        cwd=tmp_path,
+        env=venv_env(installed),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout == "Öffnen Sie die Datei.\n"
 
@@ -281,9 +362,14 @@ def free_port() -> int:
 @pytest.mark.slow  # a server process in the venv
 def test_the_installed_server_answers_health_and_serves_its_page(installed, tmp_path):
     port, serve = free_port(), installed / "venv" / "bin" / "transformer-mt-serve"
-    server = subprocess.Popen([serve, str(MODEL), "--host", "127.0.0.1", "--port", str(port),
-                               "--files_dir", str(tmp_path / "files")], cwd=tmp_path, env=venv_env(installed),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    server = subprocess.Popen(
+        [serve, str(MODEL), "--host", "127.0.0.1", "--port", str(port), "--files_dir", str(tmp_path / "files")],
+        cwd=tmp_path,
+        env=venv_env(installed),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         wait_until_listening(server, port, seconds=180)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=30) as health:
@@ -302,19 +388,48 @@ def test_the_installed_server_answers_health_and_serves_its_page(installed, tmp_
 @pytest.mark.slow  # a training run in the venv
 def test_the_installed_main_job_asks_for_its_data_then_runs(installed, tmp_path):
     env, main_job = venv_env(installed), installed / "venv" / "bin" / "transformer-mt-main-job"
-    refused = subprocess.run([main_job, "--max_train_minutes", "1"], cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=300)
+    refused = subprocess.run(
+        [main_job, "--max_train_minutes", "1"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert refused.returncode == 2 and "pass --data DIR" in refused.stderr and "Traceback" not in refused.stderr
     assert list(tmp_path.iterdir()) == []  # nothing written
 
-    tiny = ["--max_train_samples", "200", "--max_eval_samples", "8", "--max_predict_samples", "8",
-            "--tokenizer_vocab_size", "300", "--d_model", "32", "--encoder_ffn_dim", "64", "--decoder_ffn_dim", "64",
-            "--max_steps", "3", "--eval_steps", "2", "--save_steps", "2", "--report_to", "none",
-            "--per_device_eval_batch_size", "8", "--generation_max_length", "8", "--disable_tqdm", "true"]
-    result = subprocess.run([main_job, "--data", str(DATA), *tiny], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=600)
+    tiny = [
+        "--max_train_samples",
+        "200",
+        "--max_eval_samples",
+        "8",
+        "--max_predict_samples",
+        "8",
+        "--tokenizer_vocab_size",
+        "300",
+        "--d_model",
+        "32",
+        "--encoder_ffn_dim",
+        "64",
+        "--decoder_ffn_dim",
+        "64",
+        "--max_steps",
+        "3",
+        "--eval_steps",
+        "2",
+        "--save_steps",
+        "2",
+        "--report_to",
+        "none",
+        "--per_device_eval_batch_size",
+        "8",
+        "--generation_max_length",
+        "8",
+        "--disable_tqdm",
+        "true",
+    ]
+    result = subprocess.run(
+        [main_job, "--data", str(DATA), *tiny], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     run_dir = tmp_path / "runs" / "main-sinusoidal"
     assert {"model.safetensors", "summary.json", "loss.png", "positions.png", "attention.png"} <= {
-        p.name for p in run_dir.iterdir()}
+        p.name for p in run_dir.iterdir()
+    }
     assert "Test BLEU" in result.stdout

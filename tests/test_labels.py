@@ -14,10 +14,16 @@ from transformer_mt.translation import translate_texts
 def test_a_label_is_tried_capitalised_lower_cased_and_as_its_words_alone():
     assert label_forms("SUMMARY") == [LabelForm("Summary"), LabelForm("summary")]
     assert label_forms("Summary") == [LabelForm("summary")]
-    assert label_forms("Summary:") == [LabelForm("summary:"), LabelForm("Summary", after=":"),
-                                       LabelForm("summary", after=":")]
-    assert label_forms("&Lookup...") == [LabelForm("&lookup..."), LabelForm("Lookup", "&", "..."),
-                                         LabelForm("lookup", "&", "...")]
+    assert label_forms("Summary:") == [
+        LabelForm("summary:"),
+        LabelForm("Summary", after=":"),
+        LabelForm("summary", after=":"),
+    ]
+    assert label_forms("&Lookup...") == [
+        LabelForm("&lookup..."),
+        LabelForm("Lookup", "&", "..."),
+        LabelForm("lookup", "&", "..."),
+    ]
     assert label_forms("Show All Files") == [LabelForm("Show all files"), LabelForm("show all files")]  # 3 words
     assert label_forms("%s") == [] and label_forms("42") == [] and label_forms("Open %s") == []  # kept as written
     assert as_label("Summary:", LabelForm("summary", after=":"), "zusammenfassung") == "Zusammenfassung:"
@@ -38,8 +44,16 @@ class Table:
 
     name, reason, device, workers, max_positions = "table", "test", "cpu", 1, None
     calibration_problem = None
-    calibration = Calibration(weights_sha256="x", chrf_threshold=50.0, features=("score", "copy"), mean=(0.0, 0.0),
-                              scale=(1.0, 1.0), coefficients=(2.0, 0.0), intercept=1.0, length_band=(0.5, 2.0))
+    calibration = Calibration(
+        weights_sha256="x",
+        chrf_threshold=50.0,
+        features=("score", "copy"),
+        mean=(0.0, 0.0),
+        scale=(1.0, 1.0),
+        coefficients=(2.0, 0.0),
+        intercept=1.0,
+        length_band=(0.5, 2.0),
+    )
     generation_config = SimpleNamespace(num_beams=1, early_stopping=True)
 
     def __init__(self, table: dict[str, str], scores: dict[str, float] | None = None):
@@ -48,8 +62,10 @@ class Table:
 
     def translate_sentences(self, sentences, options, names=None, target_prefix=None):
         self.asked.append(list(sentences))
-        return [[(self.table.get(sentence, sentence), self.scores.get(sentence, -3.0))]
-                * options.num_return_sequences for sentence in sentences]
+        return [
+            [(self.table.get(sentence, sentence), self.scores.get(sentence, -3.0))] * options.num_return_sequences
+            for sentence in sentences
+        ]
 
 
 def translated(engine, texts: list[str]):

@@ -29,8 +29,11 @@ def test_the_checkout_follows_the_import_rules():
         ("modeling/embeddings.py", "from ..tokenization import train_tokenizer", "may import only"),
         ("modeling/positional_embeddings.py", "from transformer_mt import translate", "may import only"),
         ("modeling/positional_embeddings.py", "import numpy", "the standard library and ['torch', 'transformers']"),
-        ("configuration/configuration_transformer_mt.py", "import torch",
-         "the standard library and ['huggingface_hub', 'transformers']"),
+        (
+            "configuration/configuration_transformer_mt.py",
+            "import torch",
+            "the standard library and ['huggingface_hub', 'transformers']",
+        ),
         ("configuration/configuration_transformer_mt.py", "from ..modeling import embeddings", "may import only"),
         ("tokenization/tokenization_transformer_mt.py", "from transformer_mt.configuration import X", "may import"),
     ],
@@ -55,9 +58,11 @@ def experiments_imports(root=REPO) -> list[str]:
             if experiments in path.parents:
                 continue
             file_package = ".".join([package, *path.parent.relative_to(root / folder).parts])
-            found += [f"{path.relative_to(root).as_posix()}:{line} imports {module}"
-                      for line, module in _imported_modules(path, file_package)
-                      if module == "transformer_mt.experiments" or module.startswith("transformer_mt.experiments.")]
+            found += [
+                f"{path.relative_to(root).as_posix()}:{line} imports {module}"
+                for line, module in _imported_modules(path, file_package)
+                if module == "transformer_mt.experiments" or module.startswith("transformer_mt.experiments.")
+            ]
     return found
 
 
@@ -134,30 +139,39 @@ def test_no_command_shadows_a_library_when_run_as_a_file():
     scripts/evaluate.py would be, for the `evaluate` library) breaks every import of that module in every command."""
     import importlib.util
 
-    shadowing = [path.name for path in SCRIPTS.glob("*.py")
-                 if path.stem != "__init__" and importlib.util.find_spec(path.stem) is not None]
+    shadowing = [
+        path.name
+        for path in SCRIPTS.glob("*.py")
+        if path.stem != "__init__" and importlib.util.find_spec(path.stem) is not None
+    ]
     assert shadowing == []
 
 
 def python_files(*folders):
-    return sorted(path for folder in folders for path in (REPO / folder).rglob("*.py")
-                  if "__pycache__" not in path.parts)
+    return sorted(
+        path for folder in folders for path in (REPO / folder).rglob("*.py") if "__pycache__" not in path.parts
+    )
 
 
 def long_functions(path, limit):
     """(name, lines) of every function or method in `path` longer than `limit` lines, decorators excluded."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return [(node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(tree)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > limit]
+    return [
+        (node.name, node.end_lineno - node.lineno + 1)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > limit
+    ]
 
 
 def test_library_modules_and_functions_stay_small():
     """One concern a module: none in transformer_mt/ over 400 lines (modeling/ keeps transformers' one file per
     model), and no function in the package or the commands over 80 lines."""
-    assert [str(path) for path in python_files("transformer_mt")
-            if len(path.read_text(encoding="utf-8").splitlines()) > 400] == []
-    assert {str(path): found for path in python_files(*SOURCE_PACKAGES)
-            if (found := long_functions(path, 80))} == {}
+    assert [
+        str(path)
+        for path in python_files("transformer_mt")
+        if len(path.read_text(encoding="utf-8").splitlines()) > 400
+    ] == []
+    assert {str(path): found for path in python_files(*SOURCE_PACKAGES) if (found := long_functions(path, 80))} == {}
 
 
 def flat_modules(root=REPO) -> list[str]:
@@ -167,8 +181,10 @@ def flat_modules(root=REPO) -> list[str]:
 def test_the_flat_module_count_is_the_one_the_docs_state():
     """transformer_mt/ holds as many modules beside its subpackages as docs/development.md says (a new module goes
     into the subpackage of its concern, or the docs say why not)."""
-    stated = re.search(r"`transformer_mt/`\s+itself holds (\d+) modules", (REPO / "docs" / "development.md").read_text(
-        encoding="utf-8"))
+    stated = re.search(
+        r"`transformer_mt/`\s+itself holds (\d+) modules",
+        (REPO / "docs" / "development.md").read_text(encoding="utf-8"),
+    )
     assert stated and len(flat_modules()) == int(stated[1]), flat_modules()
 
 
@@ -178,17 +194,25 @@ def test_the_size_check_catches_a_long_function(tmp_path):
     assert long_functions(tmp_path / "long.py", 80) == [("long", 82)]
 
 
-CONCRETE_POSITIONS = ("SinusoidalPositionalEmbedding", "LearnedPositionalEmbedding", "AlibiPositionBias",
-                      "RotaryPositionEmbedding")
+CONCRETE_POSITIONS = (
+    "SinusoidalPositionalEmbedding",
+    "LearnedPositionalEmbedding",
+    "AlibiPositionBias",
+    "RotaryPositionEmbedding",
+)
 
 
 def test_no_concrete_position_class_is_named_outside_its_module():
     """The model, exporters and tools ask the PositionStrategy protocol, never which strategy they hold; only
     positional_embeddings.py (and its own tests) names the concrete classes."""
     home = REPO / "modeling" / "positional_embeddings.py"
-    named = [f"{path.relative_to(REPO)}: {name}" for path in python_files(*SOURCE_PACKAGES, "tests")
-             if path not in (home, REPO / "tests" / "test_positional_embeddings.py", Path(__file__).resolve())
-             for name in CONCRETE_POSITIONS if name in path.read_text(encoding="utf-8")]
+    named = [
+        f"{path.relative_to(REPO)}: {name}"
+        for path in python_files(*SOURCE_PACKAGES, "tests")
+        if path not in (home, REPO / "tests" / "test_positional_embeddings.py", Path(__file__).resolve())
+        for name in CONCRETE_POSITIONS
+        if name in path.read_text(encoding="utf-8")
+    ]
     assert named == []
 
 
@@ -233,13 +257,16 @@ def test_no_position_type_is_decided_by_name_outside_its_module():
     assert position_name_decisions() == []
 
 
-@pytest.mark.parametrize("line", [
-    'strategy = "rotary" if config.position_embedding_type == "rotary" else None',
-    'exportable = config.position_embedding_type not in ("alibi",)',
-    'LIMITS = {"learned": 512}',
-    'LIMITS = dict(sinusoidal=None)',
-    'match config.position_embedding_type:\n    case "alibi":\n        pass',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        'strategy = "rotary" if config.position_embedding_type == "rotary" else None',
+        'exportable = config.position_embedding_type not in ("alibi",)',
+        'LIMITS = {"learned": 512}',
+        "LIMITS = dict(sinusoidal=None)",
+        'match config.position_embedding_type:\n    case "alibi":\n        pass',
+    ],
+)
 def test_a_decision_by_position_name_is_caught(tmp_path, line):
     copy_sources(tmp_path)
     with open(tmp_path / "transformer_mt" / "bridges" / "ctranslate2.py", "a", encoding="utf-8") as f:

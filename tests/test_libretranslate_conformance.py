@@ -38,13 +38,30 @@ def api_tests() -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=CACHE) as staging:
         try:
-            subprocess.run([sys.executable, "-m", "pip", "download", f"libretranslate=={VERSION}", "--no-deps",
-                            "--quiet", "-d", staging], check=True, capture_output=True, timeout=600)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    f"libretranslate=={VERSION}",
+                    "--no-deps",
+                    "--quiet",
+                    "-d",
+                    staging,
+                ],
+                check=True,
+                capture_output=True,
+                timeout=600,
+            )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
             if os.environ.get("CI"):
                 raise
-            pytest.skip(f"LibreTranslate's API tests need its {VERSION} wheel from PyPI (not in {CACHE}, and pip "
-                        f"download failed: {type(error).__name__})", allow_module_level=True)
+            pytest.skip(
+                f"LibreTranslate's API tests need its {VERSION} wheel from PyPI (not in {CACHE}, and pip "
+                f"download failed: {type(error).__name__})",
+                allow_module_level=True,
+            )
         [wheel] = Path(staging).glob("libretranslate-*.whl")
         extracted = Path(staging) / "tests"
         extracted.mkdir()
@@ -65,8 +82,11 @@ def collected() -> list[tuple[str, object]]:
         spec = importlib.util.spec_from_file_location(f"libretranslate_api_tests.{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        found += [(f"{path.name}::{name}", getattr(module, name)) for name in sorted(vars(module))
-                  if name.startswith("test_") and callable(getattr(module, name))]
+        found += [
+            (f"{path.name}::{name}", getattr(module, name))
+            for name in sorted(vars(module))
+            if name.startswith("test_") and callable(getattr(module, name))
+        ]
     return found
 
 
@@ -89,12 +109,17 @@ class HttpClient:
 
     @staticmethod
     def _mapped(fields: dict | None) -> dict | None:
-        return None if fields is None else {key: LANGUAGES.get(value, value) if key in ("source", "target") else value
-                                            for key, value in fields.items()}
+        return (
+            None
+            if fields is None
+            else {
+                key: LANGUAGES.get(value, value) if key in ("source", "target") else value
+                for key, value in fields.items()
+            }
+        )
 
     def post(self, path: str, data: dict | None = None, json: dict | None = None) -> FlaskResponse:
-        return FlaskResponse(httpx.post(self.url + path, data=self._mapped(data), json=self._mapped(json),
-                                        timeout=60))
+        return FlaskResponse(httpx.post(self.url + path, data=self._mapped(data), json=self._mapped(json), timeout=60))
 
     def get(self, path: str) -> FlaskResponse:
         return FlaskResponse(httpx.get(self.url + path, timeout=60))

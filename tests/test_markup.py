@@ -29,26 +29,33 @@ def test_each_tag_goes_around_its_words_translation_in_the_order_the_translation
     # "Um es zu behalten, klicken Sie Speichern.": the two tags change places, the comma stays outside
     alignment = [(0, 4), (1, 6), (2, 2), (3, 3), (4, 1)]
     assert fill(html, "Um es zu behalten, klicken Sie Speichern.", alignment) == (
-        "<p>Um es zu <i>behalten</i>, klicken Sie <b>Speichern</b>.</p>")
+        "<p>Um es zu <i>behalten</i>, klicken Sie <b>Speichern</b>.</p>"
+    )
 
 
 def test_punctuation_at_a_tags_edge_stays_outside_unless_the_tag_held_it():
     assert fill('<p>All <a href="x">partitions</a>.</p>', "Alle Partitionen.", [(0, 0), (1, 1)]) == (
-        '<p>Alle <a href="x">Partitionen</a>.</p>')
+        '<p>Alle <a href="x">Partitionen</a>.</p>'
+    )
     assert fill('<p>See <a href="x">(this)</a> now</p>', "Siehe (dies) jetzt", [(0, 0), (1, 1), (2, 2)]) == (
-        '<p>Siehe <a href="x">(dies)</a> jetzt</p>')
+        '<p>Siehe <a href="x">(dies)</a> jetzt</p>'
+    )
 
 
 def test_tags_inside_one_word_take_the_same_parts_of_its_translation():
     assert fill("<p>Press <kbd>Ctrl</kbd>+<kbd>C</kbd>.</p>", "Drücken Sie Strg+C.", [(0, 0), (0, 1), (1, 2)]) == (
-        "<p>Drücken Sie <kbd>Strg</kbd>+<kbd>C</kbd>.</p>")
+        "<p>Drücken Sie <kbd>Strg</kbd>+<kbd>C</kbd>.</p>"
+    )
     assert fill("<p>Water is H<sub>2</sub>O.</p>", "Wasser ist H2O.", [(0, 0), (1, 1), (2, 2)]) == (
-        "<p>Wasser ist H<sub>2</sub>O.</p>")
+        "<p>Wasser ist H<sub>2</sub>O.</p>"
+    )
     # part of a run of letters: the same characters of the word kept as it was, never a whole rewritten word
     assert fill("<p>where [x<sub>i</sub>] is</p>", "wobei [xi] ist", [(0, 0), (1, 1), (2, 2)]) == (
-        "<p>wobei [x<sub>i</sub>] ist</p>")
+        "<p>wobei [x<sub>i</sub>] ist</p>"
+    )
     assert fill("<p>where x<sub>i</sub> is</p>", "wobei speihen ist", [(0, 0), (1, 1), (2, 2)], {"i": "i"}) == (
-        "<p>wobei <sub>i</sub> ist</p>")
+        "<p>wobei <sub>i</sub> ist</p>"
+    )
 
 
 def test_a_tag_around_one_tag_takes_the_same_words_and_siblings_never_cross():
@@ -56,21 +63,25 @@ def test_a_tag_around_one_tag_takes_the_same_words_and_siblings_never_cross():
     # "Copy" and "List" both align to "Liste kopieren"; the link and its emphasis go around the same words
     alignment = [(0, 0), (0, 1), (1, 2), (2, 5), (3, 4), (4, 3)]
     assert fill(html, "Öffnen Sie den Dialog Liste kopieren.", alignment) == (
-        '<p>Öffnen Sie den Dialog <a href="x"><em>Liste kopieren</em></a>.</p>')
+        '<p>Öffnen Sie den Dialog <a href="x"><em>Liste kopieren</em></a>.</p>'
+    )
     # two siblings aligned to overlapping words: the first keeps them, the second takes the rest of its own
     placed = fill("<p><b>A B</b> <i>C</i></p>", "x y z", [(0, 0), (1, 1), (2, 1), (2, 2)])
     assert placed == "<p><b>x y</b> <i>z</i></p>"
 
 
 def test_verbatim_elements_keep_their_content_and_go_where_the_translation_puts_their_token():
-    html = ('<p>Type <code>ls -l</code> in <span translate="no">Bash</span>. '
-            '<a class="mention hashtag" href="/tags/linux">#<span>linux</span></a></p>')
+    html = (
+        '<p>Type <code>ls -l</code> in <span translate="no">Bash</span>. '
+        '<a class="mention hashtag" href="/tags/linux">#<span>linux</span></a></p>'
+    )
     documents = HtmlDocuments([html])
     assert documents.texts == ["Type {0} in {1}. {2}"]
     assert documents.own_texts == []  # nothing of it is translated as words
     assert documents.fill(["Geben Sie {0} in {1} ein. {2}"], [[(0, 0), (1, 2), (2, 3), (3, 4)]])[0] == (
         '<p>Geben Sie <code>ls -l</code> in <span translate="no">Bash</span> ein. '
-        '<a class="mention hashtag" href="/tags/linux">#<span>linux</span></a></p>')
+        '<a class="mention hashtag" href="/tags/linux">#<span>linux</span></a></p>'
+    )
     assert documents.fallbacks == 0
 
 
@@ -80,18 +91,21 @@ def test_a_token_the_model_lost_is_a_counted_fallback_and_one_it_wrote_twice_is_
     assert documents.fallbacks == 1  # after the translation of "Type", the word before it
     documents = HtmlDocuments(["<p>Type <code>ls</code> now.</p>"])
     assert documents.fill(["Tippe {0} jetzt {0}."], [[(0, 0), (1, 1), (2, 2)]])[0] == (
-        "<p>Tippe <code>ls</code> jetzt.</p>")
+        "<p>Tippe <code>ls</code> jetzt.</p>"
+    )
     assert documents.fallbacks == 0
 
 
 def test_a_tag_without_aligned_words_is_a_counted_fallback_holding_its_own_translation_or_its_source():
     documents = HtmlDocuments(['<p>Press <span class="gui">Add</span> to save.</p>'])
     assert documents.fill(["Zum Speichern drücken."], [[(0, 2), (2, 0), (3, 1)]], {"Add": "Hinzufügen"})[0] == (
-        '<p>Zum Speichern drücken. <span class="gui">Hinzufügen</span></p>')
+        '<p>Zum Speichern drücken. <span class="gui">Hinzufügen</span></p>'
+    )
     assert documents.fallbacks == 1
     documents = HtmlDocuments(['<p>Press <span class="gui">Add</span> to save.</p>'])
     assert documents.fill(["Zum Speichern drücken."], [[(0, 2), (2, 0), (3, 1)]])[0] == (
-        '<p>Zum Speichern drücken.<span class="gui">Add</span></p>')
+        '<p>Zum Speichern drücken.<span class="gui">Add</span></p>'
+    )
 
 
 def test_a_fallback_never_lands_inside_a_word_or_a_sibling_that_an_alignment_run_took():
@@ -99,10 +113,12 @@ def test_a_fallback_never_lands_inside_a_word_or_a_sibling_that_an_alignment_run
     # "Edit" aligned to "Vorlagen" and "Datei" takes the run between; "Add" has no word and "then" lies in that run
     translation, alignment = "Drücken Sie die Vorlagen dann Datei jetzt.", [(0, 0), (1, 3), (1, 5), (2, 4), (4, 6)]
     assert fill(html, translation, alignment) == (
-        '<p>Drücken Sie die <span class="gui">Vorlagen dann Datei</span><span class="gui">Add</span> jetzt.</p>')
+        '<p>Drücken Sie die <span class="gui">Vorlagen dann Datei</span><span class="gui">Add</span> jetzt.</p>'
+    )
     # the label's run replaced by its own, shorter translation: the fallback follows it, whole
     assert fill(html, translation, alignment, {"Edit": "Bearbeiten", "Add": "Hinzufügen"}) == (
-        '<p>Drücken Sie die <span class="gui">Bearbeiten</span> <span class="gui">Hinzufügen</span> jetzt.</p>')
+        '<p>Drücken Sie die <span class="gui">Bearbeiten</span> <span class="gui">Hinzufügen</span> jetzt.</p>'
+    )
 
 
 def test_a_fallback_never_goes_past_a_sibling_that_follows_it_and_never_into_one_where_it_begins():
@@ -110,39 +126,55 @@ def test_a_fallback_never_goes_past_a_sibling_that_follows_it_and_never_into_one
     # "Pair" has no word; the word before it, "Click", went last: the guess would put it after "Confirm"
     translation, alignment = "Bestätigen oder jetzt klicken.", [(0, 3), (2, 1), (3, 0), (4, 2)]
     assert fill(html, translation, alignment, {"Pair": "Koppeln", "Confirm": "Bestätigen"}) == (
-        '<p><span class="gui">Koppeln</span> <span class="gui">Bestätigen</span> oder jetzt klicken.</p>')
+        '<p><span class="gui">Koppeln</span> <span class="gui">Bestätigen</span> oder jetzt klicken.</p>'
+    )
     assert fill(html, translation, alignment) == (
-        '<p><span class="gui">Pair</span><span class="gui">Bestätigen</span> oder jetzt klicken.</p>')
+        '<p><span class="gui">Pair</span><span class="gui">Bestätigen</span> oder jetzt klicken.</p>'
+    )
     # a void element at the start of the element it lies in stays in it
     assert fill('<p>Go <b><img src="a">now</b></p>', "Geh jetzt", [(0, 0), (1, 1)]) == (
-        '<p>Geh <b><img src="a"/>jetzt</b></p>')
+        '<p>Geh <b><img src="a"/>jetzt</b></p>'
+    )
 
 
 def test_a_label_the_sentence_left_untranslated_takes_its_own_translation_and_running_text_does_not():
     html = '<p>Open the <span class="gui">Activities</span> overview.</p>'
     alignment = [(0, 0), (1, 2), (2, 3), (3, 4)]
     assert fill(html, "Öffnen Sie die Activities Übersicht.", alignment, {"Activities": "Aktivitäten"}) == (
-        '<p>Öffnen Sie die <span class="gui">Aktivitäten</span> Übersicht.</p>')
+        '<p>Öffnen Sie die <span class="gui">Aktivitäten</span> Übersicht.</p>'
+    )
     # a label found in the translation as its own translation is placed there, whatever the alignment says
-    assert fill(html, "Öffnen Sie die Aktivitäten-Übersicht.", [(0, 0), (1, 2), (2, 0), (3, 3)],
-                {"Activities": "Aktivitäten"}) == (
-        '<p>Öffnen Sie die <span class="gui">Aktivitäten</span>-Übersicht.</p>')
+    assert fill(
+        html, "Öffnen Sie die Aktivitäten-Übersicht.", [(0, 0), (1, 2), (2, 0), (3, 3)], {"Activities": "Aktivitäten"}
+    ) == ('<p>Öffnen Sie die <span class="gui">Aktivitäten</span>-Übersicht.</p>')
     link = '<p>All <a href="x">partitions are</a> in use.</p>'
-    assert fill(link, "Alle Teile sind belegt.", [(0, 0), (1, 1), (2, 2), (3, 3), (4, 3)],
-                {"partitions are": "Partitionen sind"}) == '<p>Alle <a href="x">Teile sind</a> belegt.</p>'
+    assert (
+        fill(
+            link,
+            "Alle Teile sind belegt.",
+            [(0, 0), (1, 1), (2, 2), (3, 3), (4, 3)],
+            {"partitions are": "Partitionen sind"},
+        )
+        == '<p>Alle <a href="x">Teile sind</a> belegt.</p>'
+    )
 
 
 def test_a_name_or_number_the_model_keeps_alone_is_written_back_where_the_sentence_rewrote_it():
     name = '<p>Restart <span class="app">dbus-daemon</span> now.</p>'
-    assert fill(name, "Starten Sie Dbus-daemon jetzt neu.", [(0, 0), (1, 2), (2, 3)],
-                {"dbus-daemon": "dbus-daemon"}) == '<p>Starten Sie <span class="app">dbus-daemon</span> jetzt neu.</p>'
+    assert (
+        fill(name, "Starten Sie Dbus-daemon jetzt neu.", [(0, 0), (1, 2), (2, 3)], {"dbus-daemon": "dbus-daemon"})
+        == '<p>Starten Sie <span class="app">dbus-daemon</span> jetzt neu.</p>'
+    )
     number = "<p>Choose option <b>2</b> now.</p>"
     assert fill(number, "Wählen Sie Option 3 jetzt.", [(0, 0), (1, 2), (2, 3), (3, 4)], {"2": "2"}) == (
-        "<p>Wählen Sie Option <b>2</b> jetzt.</p>")
+        "<p>Wählen Sie Option <b>2</b> jetzt.</p>"
+    )
     # running text whose own translation differs keeps the sentence's words
     running = '<p>All <a href="x">partitions</a> are used.</p>'
-    assert fill(running, "Alle Teile sind belegt.", [(0, 0), (1, 1), (2, 2), (3, 3)], {"partitions": "Partitionen"}) \
+    assert (
+        fill(running, "Alle Teile sind belegt.", [(0, 0), (1, 1), (2, 2), (3, 3)], {"partitions": "Partitionen"})
         == '<p>Alle <a href="x">Teile</a> sind belegt.</p>'
+    )
 
 
 def test_blocks_and_line_breaks_separate_runs_and_whitespace_and_void_elements_stay():
@@ -156,10 +188,13 @@ def test_blocks_and_line_breaks_separate_runs_and_whitespace_and_void_elements_s
 
 def test_place_and_nest_keep_every_element_once_whatever_the_alignment():
     source = "a b c d"
-    elements = [Inline(0, 3, None, WRAP), Inline(2, 3, 0, WRAP), Inline(4, 4, None, POINT),
-                Inline(6, 7, None, WRAP)]
-    for alignment in ([], [(0, 3), (1, 2), (2, 1), (3, 0)], [(0, 0), (1, 0), (2, 0), (3, 0)],
-                      [(i, j) for i in range(4) for j in range(4)]):
+    elements = [Inline(0, 3, None, WRAP), Inline(2, 3, 0, WRAP), Inline(4, 4, None, POINT), Inline(6, 7, None, WRAP)]
+    for alignment in (
+        [],
+        [(0, 3), (1, 2), (2, 1), (3, 0)],
+        [(0, 0), (1, 0), (2, 0), (3, 0)],
+        [(i, j) for i in range(4) for j in range(4)],
+    ):
         placement = place(source, elements, "w x y z", alignment)
         counted = []
 
@@ -184,8 +219,10 @@ def broad_engines():
     return {name: load_engine(str(model), name) for name in ("transformers", "ctranslate2")}
 
 
-POST = ('<p>All <a href="https://example.org/disks">partitions are</a> already <b>in use</b>. '
-        '<a href="https://mastodon.social/tags/linux" class="mention hashtag" rel="tag">#<span>linux</span></a></p>')
+POST = (
+    '<p>All <a href="https://example.org/disks">partitions are</a> already <b>in use</b>. '
+    '<a href="https://mastodon.social/tags/linux" class="mention hashtag" rel="tag">#<span>linux</span></a></p>'
+)
 
 
 def check_post(translated: str) -> None:
@@ -195,8 +232,11 @@ def check_post(translated: str) -> None:
     paragraph = root.find("p")
     links, bold = paragraph.findall("a"), paragraph.findall("b")
     assert len(links) == 2 and len(bold) == 1
-    assert dict(links[1].attrib) == {"href": "https://mastodon.social/tags/linux", "class": "mention hashtag",
-                                     "rel": "tag"}
+    assert dict(links[1].attrib) == {
+        "href": "https://mastodon.social/tags/linux",
+        "class": "mention hashtag",
+        "rel": "tag",
+    }
     assert (links[1].text, links[1][0].tag, links[1][0].text, links[1][0].tail) == ("#", "span", "linux", None)
     assert links[0].text.strip() and bold[0].text.strip()
     text = "".join(paragraph.itertext())
@@ -224,7 +264,7 @@ def test_a_mastodon_post_through_python_and_the_server_on_both_engines(broad_eng
             assert answer.json()["translatedText"] == outputs[name]
 
 
-XLIFF = '''<?xml version="1.0" encoding="UTF-8"?>
+XLIFF = """<?xml version="1.0" encoding="UTF-8"?>
 <xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
   <file source-language="en" target-language="de" datatype="plaintext" original="app">
     <body>
@@ -234,9 +274,9 @@ XLIFF = '''<?xml version="1.0" encoding="UTF-8"?>
     </body>
   </file>
 </xliff>
-'''
+"""
 
-PO = r'''msgid ""
+PO = r"""msgid ""
 msgstr ""
 "Content-Type: text/plain; charset=UTF-8\n"
 
@@ -250,7 +290,7 @@ msgstr ""
 
 msgid "Usage: <file>"
 msgstr ""
-'''
+"""
 
 
 def inline_elements(element) -> list:
@@ -272,10 +312,19 @@ def test_html_xliff_and_po_files_through_the_command_keep_every_tag_once(tmp_pat
     (tmp_path / "app.xlf").write_text(XLIFF, encoding="utf-8")
     (tmp_path / "app.po").write_text(PO, encoding="utf-8")
     for name in ("post.html", "app.xlf", "app.po"):
-        translate_script.main(["--model", model, "--input", str(tmp_path / name), "--output",
-                               str(tmp_path / f"out-{name}"), "--no_progress"])
+        translate_script.main(
+            [
+                "--model",
+                model,
+                "--input",
+                str(tmp_path / name),
+                "--output",
+                str(tmp_path / f"out-{name}"),
+                "--no_progress",
+            ]
+        )
     html = (tmp_path / "out-post.html").read_text(encoding="utf-8")
-    check_post(html[len("<html><body>"): -len("</body></html>")])
+    check_post(html[len("<html><body>") : -len("</body></html>")])
     ns = {"x": "urn:oasis:names:tc:xliff:document:1.2"}
     units = etree.parse(str(tmp_path / "out-app.xlf")).getroot().findall(".//x:trans-unit", ns)
     for unit in units:  # every inline element once, a code with its content as it was

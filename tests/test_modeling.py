@@ -34,8 +34,9 @@ def test_save_load_gives_bit_identical_logits_and_rebuilds_the_sinusoid(tmp_path
     torch.testing.assert_close(loaded(**inputs).logits, expected, rtol=0, atol=0)
     if position_type == "sinusoidal":
         for stack in (loaded.model.encoder, loaded.model.decoder):
-            torch.testing.assert_close(stack.embeddings.embed_positions.sinusoids, sinusoid_table(64, 32), rtol=0,
-                                       atol=0)
+            torch.testing.assert_close(
+                stack.embeddings.embed_positions.sinusoids, sinusoid_table(64, 32), rtol=0, atol=0
+            )
 
 
 def test_checkpoint_holds_no_derived_tensors(tmp_path):
@@ -54,8 +55,9 @@ def test_automodel_loads_the_base_model(tmp_path, position_type):
     base = AutoModel.from_pretrained(tmp_path).eval()
     assert type(base) is TransformerMTModel
     inputs = forward_inputs()
-    torch.testing.assert_close(base(**inputs).last_hidden_state, model.model(**inputs).last_hidden_state,
-                               rtol=0, atol=0)
+    torch.testing.assert_close(
+        base(**inputs).last_hidden_state, model.model(**inputs).last_hidden_state, rtol=0, atol=0
+    )
 
 
 def test_tied_weights_stay_tied_after_loading(tmp_path):
@@ -141,8 +143,9 @@ def test_gradient_checkpointing_gives_the_same_gradients(position_type):
     labels = inputs.pop("decoder_input_ids").masked_fill(inputs.pop("decoder_attention_mask") == 0, -100)
     grads = []
     for checkpointing in (False, True):
-        model = tiny_model(position_embedding_type=position_type, dropout=0.0, attention_dropout=0.0,
-                           activation_dropout=0.0).train()
+        model = tiny_model(
+            position_embedding_type=position_type, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0
+        ).train()
         if checkpointing:
             model.activation_checkpointing_enable()
             assert model.model.encoder.layers[0].gradient_checkpointing
@@ -212,39 +215,68 @@ def test_bfloat16_forward_is_close_to_float32():
     [
         (lambda x: x.update(input_ids=x["input_ids"] + 99), r"`input_ids` contains \d+, outside \[0, vocab_size=99\)"),
         (lambda x: x["input_ids"].__setitem__((0, 0), -1), r"`input_ids` contains -1, outside \[0, vocab_size=99\)"),
-        (lambda x: x["decoder_input_ids"].__setitem__((1, 1), 120),
-         r"`decoder_input_ids` contains 120, outside \[0, decoder_vocab_size=99\)"),
-        (lambda x: x.update(token_type_ids=x["token_type_ids"] * 2),
-         r"`token_type_ids` contains 2, outside \[0, type_vocab_size=2\)"),
-        (lambda x: x.update(attention_mask=x["attention_mask"][:, :-1]),
-         r"`attention_mask` has shape \(3, 6\) but must be \(3, 7\)"),
-        (lambda x: x.update(token_type_ids=x["token_type_ids"][:2]),
-         r"`token_type_ids` has shape \(2, 7\) but `input_ids` has shape \(3, 7\)"),
-        (lambda x: x.update(decoder_attention_mask=x["decoder_attention_mask"][:, :2]),
-         r"`decoder_attention_mask` has shape \(3, 2\) but must be \(3, 5\)"),
+        (
+            lambda x: x["decoder_input_ids"].__setitem__((1, 1), 120),
+            r"`decoder_input_ids` contains 120, outside \[0, decoder_vocab_size=99\)",
+        ),
+        (
+            lambda x: x.update(token_type_ids=x["token_type_ids"] * 2),
+            r"`token_type_ids` contains 2, outside \[0, type_vocab_size=2\)",
+        ),
+        (
+            lambda x: x.update(attention_mask=x["attention_mask"][:, :-1]),
+            r"`attention_mask` has shape \(3, 6\) but must be \(3, 7\)",
+        ),
+        (
+            lambda x: x.update(token_type_ids=x["token_type_ids"][:2]),
+            r"`token_type_ids` has shape \(2, 7\) but `input_ids` has shape \(3, 7\)",
+        ),
+        (
+            lambda x: x.update(decoder_attention_mask=x["decoder_attention_mask"][:, :2]),
+            r"`decoder_attention_mask` has shape \(3, 2\) but must be \(3, 5\)",
+        ),
         (lambda x: x.update(input_ids=x["input_ids"][0]), r"`input_ids` must have shape \(batch, length\)"),
-        (lambda x: x.update(labels=x["decoder_input_ids"] + 99),
-         r"`labels` contains \d+, outside \[0, decoder_vocab_size=99\) \(use -100"),
+        (
+            lambda x: x.update(labels=x["decoder_input_ids"] + 99),
+            r"`labels` contains \d+, outside \[0, decoder_vocab_size=99\) \(use -100",
+        ),
         (lambda x: x.update(labels=torch.full_like(x["decoder_input_ids"], -5)), r"`labels` contains -5, outside"),
-        (lambda x: x.update(labels=torch.full_like(x["decoder_input_ids"], -100)),
-         r"`labels` are all -100: there is no target token"),
-        (lambda x: x.update(labels=x["decoder_input_ids"].float()),
-         r"`labels` must hold integer ids .* torch.float32"),
-        (lambda x: x.update(input_ids=x["input_ids"][:, :0], attention_mask=None, token_type_ids=None),
-         r"`input_ids` is empty \(shape \(3, 0\)\): there is nothing to encode"),
-        (lambda x: x.update(input_ids=x["input_ids"][:0], attention_mask=None, token_type_ids=None),
-         r"`input_ids` is empty \(shape \(0, 7\)\)"),
-        (lambda x: x.update(decoder_input_ids=x["decoder_input_ids"][:, :0], decoder_attention_mask=None),
-         r"`decoder_input_ids` is empty .* nothing to decode"),
-        (lambda x: x.update(inputs_embeds=torch.zeros(3, 0, 32), input_ids=None, attention_mask=None,
-                            token_type_ids=None),
-         r"`inputs_embeds` is empty \(shape \(3, 0, 32\)\): there is nothing to encode"),
+        (
+            lambda x: x.update(labels=torch.full_like(x["decoder_input_ids"], -100)),
+            r"`labels` are all -100: there is no target token",
+        ),
+        (
+            lambda x: x.update(labels=x["decoder_input_ids"].float()),
+            r"`labels` must hold integer ids .* torch.float32",
+        ),
+        (
+            lambda x: x.update(input_ids=x["input_ids"][:, :0], attention_mask=None, token_type_ids=None),
+            r"`input_ids` is empty \(shape \(3, 0\)\): there is nothing to encode",
+        ),
+        (
+            lambda x: x.update(input_ids=x["input_ids"][:0], attention_mask=None, token_type_ids=None),
+            r"`input_ids` is empty \(shape \(0, 7\)\)",
+        ),
+        (
+            lambda x: x.update(decoder_input_ids=x["decoder_input_ids"][:, :0], decoder_attention_mask=None),
+            r"`decoder_input_ids` is empty .* nothing to decode",
+        ),
+        (
+            lambda x: x.update(
+                inputs_embeds=torch.zeros(3, 0, 32), input_ids=None, attention_mask=None, token_type_ids=None
+            ),
+            r"`inputs_embeds` is empty \(shape \(3, 0, 32\)\): there is nothing to encode",
+        ),
         (lambda x: x.update(input_ids=x["input_ids"].float()), r"`input_ids` must hold integer ids .* torch.float32"),
         (lambda x: x.update(token_type_ids=x["token_type_ids"] > 0), r"`token_type_ids` must hold integer ids .*bool"),
-        (lambda x: x.update(inputs_embeds=torch.zeros(3, 7, 16), input_ids=None),
-         r"`inputs_embeds` must have shape \(batch, length, d_model=32\), got \(3, 7, 16\)"),
-        (lambda x: x.update(attention_mask=x["attention_mask"][:, None]),
-         r"`attention_mask` must have shape \(batch, length\) \(or be a prepared 4-D mask\), got 3 dimensions"),
+        (
+            lambda x: x.update(inputs_embeds=torch.zeros(3, 7, 16), input_ids=None),
+            r"`inputs_embeds` must have shape \(batch, length, d_model=32\), got \(3, 7, 16\)",
+        ),
+        (
+            lambda x: x.update(attention_mask=x["attention_mask"][:, None]),
+            r"`attention_mask` must have shape \(batch, length\) \(or be a prepared 4-D mask\), got 3 dimensions",
+        ),
     ],
 )
 def test_bad_input_raises_a_value_error_naming_the_argument(change, message):
@@ -258,8 +290,11 @@ def test_bad_input_raises_a_value_error_naming_the_argument(change, message):
 def test_without_a_segment_table_only_segment_zero_is_accepted():
     model = tiny_model(type_vocab_size=0)
     inputs = forward_inputs()
-    with pytest.raises(ValueError, match=r"`token_type_ids` contains 1, but this model has no segment table "
-                                         r"\(type_vocab_size=0\): pass no token_type_ids, or zeros"):
+    with pytest.raises(
+        ValueError,
+        match=r"`token_type_ids` contains 1, but this model has no segment table "
+        r"\(type_vocab_size=0\): pass no token_type_ids, or zeros",
+    ):
         model(**inputs)
     expected = model(**{**inputs, "token_type_ids": None}).logits
     zeros = model(**{**inputs, "token_type_ids": torch.zeros_like(inputs["token_type_ids"])}).logits
@@ -290,8 +325,15 @@ def test_models_without_a_table_run_three_times_past_max_position_embeddings(pos
     logits = model(input_ids=source, decoder_input_ids=torch.full((1, 130), 5)).logits
     assert torch.isfinite(logits).all() and logits.shape == (1, 130, 99)
     # Cached decoding out there agrees with the full forward too.
-    generated = model.generate(source, max_new_tokens=3 * 64, min_new_tokens=3 * 64, do_sample=False,
-                               output_logits=True, return_dict_in_generate=True, max_length=None)
+    generated = model.generate(
+        source,
+        max_new_tokens=3 * 64,
+        min_new_tokens=3 * 64,
+        do_sample=False,
+        output_logits=True,
+        return_dict_in_generate=True,
+        max_length=None,
+    )
     full = model(input_ids=source, decoder_input_ids=generated.sequences[:, :-1]).logits
     torch.testing.assert_close(torch.stack(generated.logits, dim=1), full, rtol=1e-4, atol=1e-4)
 
@@ -305,8 +347,11 @@ def test_a_checkpoint_saved_by_release_0_1_0_loads_with_identical_logits(positio
     directory = REPO / "tests" / "fixtures" / "v0.1.0" / position_type
     model = AutoModelForSeq2SeqLM.from_pretrained(directory).eval()
     expected = load_file(directory / "expected.safetensors")
-    logits = model(input_ids=expected["input_ids"], token_type_ids=expected["token_type_ids"],
-                   decoder_input_ids=expected["decoder_input_ids"]).logits
+    logits = model(
+        input_ids=expected["input_ids"],
+        token_type_ids=expected["token_type_ids"],
+        decoder_input_ids=expected["decoder_input_ids"],
+    ).logits
     # Equal to float rounding: the fixture's logits were computed on another CPU, whose kernels may sum in another
     # order (differences of ~6e-7 seen); a wrong or misnamed weight moves logits by orders of magnitude more.
     torch.testing.assert_close(logits, expected["logits"], rtol=1e-5, atol=1e-5)
@@ -316,8 +361,11 @@ def test_a_config_edited_after_the_model_was_built_is_named_not_crashed_on():
     model = tiny_model()
     input_ids, attention_mask = batch(0)
     model.config.decoder_attention_heads = 8
-    with pytest.raises(ValueError, match=r"config.decoder_attention_heads is 8 but the model was built with 4: a "
-                                         r"built model keeps its shape"):
+    with pytest.raises(
+        ValueError,
+        match=r"config.decoder_attention_heads is 8 but the model was built with 4: a "
+        r"built model keeps its shape",
+    ):
         model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=2)
 
 

@@ -47,10 +47,14 @@ def generate_inputs(vocab_size=99):
 
 @pytest.mark.parametrize("share, decoder_vocab_size", VOCABULARIES)
 @pytest.mark.parametrize("tie_word_embeddings", [True, False])
-def test_tables_are_separate_modules_tied_by_parameter_and_reload_identically(tmp_path, share, decoder_vocab_size,
-                                                                             tie_word_embeddings):
-    model = tiny_model(share_encoder_decoder_embeddings=share, decoder_vocab_size=decoder_vocab_size,
-                       tie_word_embeddings=tie_word_embeddings)
+def test_tables_are_separate_modules_tied_by_parameter_and_reload_identically(
+    tmp_path, share, decoder_vocab_size, tie_word_embeddings
+):
+    model = tiny_model(
+        share_encoder_decoder_embeddings=share,
+        decoder_vocab_size=decoder_vocab_size,
+        tie_word_embeddings=tie_word_embeddings,
+    )
     assert model.model.encoder.embeddings.embed_tokens is not model.model.shared  # owned, not handed in
     assert_tying(model)
     input_ids, attention_mask = generate_inputs()
@@ -62,7 +66,8 @@ def test_tables_are_separate_modules_tied_by_parameter_and_reload_identically(tm
         saved = set(f.keys())
     stored_tables = {k for k in saved if "embed_tokens" in k or k in ("model.shared.weight", "lm_head.weight")}
     assert stored_tables == {"model.shared.weight"} | ({"lm_head.weight"} if not tie_word_embeddings else set()) | (
-        {"model.decoder.embeddings.embed_tokens.weight"} if not share else set())
+        {"model.decoder.embeddings.embed_tokens.weight"} if not share else set()
+    )
     loaded, info = AutoModelForSeq2SeqLM.from_pretrained(tmp_path, output_loading_info=True)
     assert info["missing_keys"] == set() and info["unexpected_keys"] == set()
     assert_tying(loaded)
@@ -70,8 +75,9 @@ def test_tables_are_separate_modules_tied_by_parameter_and_reload_identically(tm
 
 
 @pytest.mark.parametrize("share, decoder_vocab_size", VOCABULARIES)
-def test_a_checkpoint_without_its_token_tables_reports_them_missing_and_initialises_them(tmp_path, share,
-                                                                                        decoder_vocab_size):
+def test_a_checkpoint_without_its_token_tables_reports_them_missing_and_initialises_them(
+    tmp_path, share, decoder_vocab_size
+):
     model = tiny_model(share_encoder_decoder_embeddings=share, decoder_vocab_size=decoder_vocab_size)
     model.save_pretrained(tmp_path)
     removed = ["model.shared.weight"] + ([] if share else ["model.decoder.embeddings.embed_tokens.weight"])
@@ -86,8 +92,9 @@ def test_a_checkpoint_without_its_token_tables_reports_them_missing_and_initiali
     logits = loaded.eval()(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_ids(model))
     assert torch.isfinite(logits.logits).all()
     # the rest came from the checkpoint
-    torch.testing.assert_close(loaded.model.encoder.layers[0].fc1.weight, model.model.encoder.layers[0].fc1.weight,
-                               rtol=0, atol=0)
+    torch.testing.assert_close(
+        loaded.model.encoder.layers[0].fc1.weight, model.model.encoder.layers[0].fc1.weight, rtol=0, atol=0
+    )
 
 
 def test_untying_at_load_time_keeps_encoder_and_decoder_on_the_shared_table(tmp_path):
@@ -112,17 +119,22 @@ def test_built_on_meta_then_initialised_leaves_nothing_uninitialised(position_ty
         assert torch.isfinite(tensor).all(), name
     assert_tying(model)
     if position_type == "sinusoidal":
-        torch.testing.assert_close(model.model.encoder.embeddings.embed_positions.sinusoids, sinusoid_table(64, 32),
-                                   rtol=0, atol=0)
+        torch.testing.assert_close(
+            model.model.encoder.embeddings.embed_positions.sinusoids, sinusoid_table(64, 32), rtol=0, atol=0
+        )
 
 
 @pytest.mark.parametrize("share, decoder_vocab_size", VOCABULARIES)
 @pytest.mark.parametrize("use_final_logits_bias", [False, True])
 @pytest.mark.parametrize("new_size", [120, 60])
-def test_resizing_keeps_the_model_consistent_through_save_load_and_generate(tmp_path, share, decoder_vocab_size,
-                                                                           use_final_logits_bias, new_size):
-    model = tiny_model(share_encoder_decoder_embeddings=share, decoder_vocab_size=decoder_vocab_size,
-                       use_final_logits_bias=use_final_logits_bias)
+def test_resizing_keeps_the_model_consistent_through_save_load_and_generate(
+    tmp_path, share, decoder_vocab_size, use_final_logits_bias, new_size
+):
+    model = tiny_model(
+        share_encoder_decoder_embeddings=share,
+        decoder_vocab_size=decoder_vocab_size,
+        use_final_logits_bias=use_final_logits_bias,
+    )
     if use_final_logits_bias:
         with torch.no_grad():
             model.final_logits_bias.normal_()
@@ -151,11 +163,19 @@ def test_resizing_keeps_the_model_consistent_through_save_load_and_generate(tmp_
     loaded, info = AutoModelForSeq2SeqLM.from_pretrained(tmp_path, output_loading_info=True)
     assert info["missing_keys"] == set() and info["mismatched_keys"] == set()
     assert_tying(loaded)
-    torch.testing.assert_close(loaded.eval()(input_ids=input_ids, attention_mask=attention_mask,
-                                             decoder_input_ids=target).logits, logits, rtol=0, atol=0)
+    torch.testing.assert_close(
+        loaded.eval()(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=target).logits,
+        logits,
+        rtol=0,
+        atol=0,
+    )
     generated = loaded.generate(input_ids, attention_mask=attention_mask, max_new_tokens=5, do_sample=False)
-    torch.testing.assert_close(generated, model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=5,
-                                                         do_sample=False), rtol=0, atol=0)
+    torch.testing.assert_close(
+        generated,
+        model.generate(input_ids, attention_mask=attention_mask, max_new_tokens=5, do_sample=False),
+        rtol=0,
+        atol=0,
+    )
 
 
 def test_resizing_to_a_multiple_resizes_the_bias_to_the_padded_size():

@@ -26,15 +26,48 @@ def test_an_opus_mt_checkpoint_fine_tunes_averages_exports_and_translates(tmp_pa
     data.mkdir()
     pairs = list(zip(MARIAN_TEXT[0:8:2], MARIAN_TEXT[1:8:2]))
     for split, count in (("train", 24), ("validation", 1), ("test", 1)):
-        (data / f"{split}.tsv").write_text("en\tde\n" + "".join(f"{en}\t{de}\n" for en, de in pairs * count),
-                                           encoding="utf-8")
+        (data / f"{split}.tsv").write_text(
+            "en\tde\n" + "".join(f"{en}\t{de}\n" for en, de in pairs * count), encoding="utf-8"
+        )
     output = tmp_path / "run"
-    trainer = training.run(*training.parse_args([
-        "--do_train", "true", "--model_name_or_path", str(tmp_path / "opus-mt-en-de"), "--data", str(data),
-        "--output_dir", str(output),
-        "--max_steps", "150", "--learning_rate", "3e-3", "--warmup_steps", "0", "--per_device_train_batch_size", "8",
-        "--save_steps", "50", "--save_total_limit", "3", "--logging_steps", "10", "--do_eval", "false",
-        "--do_predict", "false", "--report_to", "none", "--disable_tqdm", "true", "--seed", "0"]))
+    trainer = training.run(
+        *training.parse_args(
+            [
+                "--do_train",
+                "true",
+                "--model_name_or_path",
+                str(tmp_path / "opus-mt-en-de"),
+                "--data",
+                str(data),
+                "--output_dir",
+                str(output),
+                "--max_steps",
+                "150",
+                "--learning_rate",
+                "3e-3",
+                "--warmup_steps",
+                "0",
+                "--per_device_train_batch_size",
+                "8",
+                "--save_steps",
+                "50",
+                "--save_total_limit",
+                "3",
+                "--logging_steps",
+                "10",
+                "--do_eval",
+                "false",
+                "--do_predict",
+                "false",
+                "--report_to",
+                "none",
+                "--disable_tqdm",
+                "true",
+                "--seed",
+                "0",
+            ]
+        )
+    )
     converted = json.loads((output / "converted-from-marian" / "config.json").read_text())
     assert converted["model_type"] == "transformer_mt" and converted["source_lang"] == "en"
     assert type(trainer.model).__name__ == "TransformerMTForConditionalGeneration"  # not MarianMTModel

@@ -20,15 +20,31 @@ def saved(beam4_copy_model):
 def test_a_generated_hypothesis_scores_what_the_nbest_list_said(saved, length_penalty):
     _, model, tokenizer = saved
     sources = COPY_CORPUS[:8]
-    nbest = translate_nbest(model, tokenizer, sources, num_beams=4, num_return_sequences=2, scores=True,
-                            split_sentences=False, length_penalty=length_penalty)
-    pairs = [(source, text, score) for source, hypotheses in zip(sources, nbest) for text, score in hypotheses
-             if text.strip()]  # an empty hypothesis (length penalty 0 favours them) has no text to score
-    given = GenerateEngine(model, tokenizer).score_pairs([p[0] for p in pairs], [p[1] for p in pairs],
-                                                        length_penalty=length_penalty)
+    nbest = translate_nbest(
+        model,
+        tokenizer,
+        sources,
+        num_beams=4,
+        num_return_sequences=2,
+        scores=True,
+        split_sentences=False,
+        length_penalty=length_penalty,
+    )
+    pairs = [
+        (source, text, score)
+        for source, hypotheses in zip(sources, nbest)
+        for text, score in hypotheses
+        if text.strip()
+    ]  # an empty hypothesis (length penalty 0 favours them) has no text to score
+    given = GenerateEngine(model, tokenizer).score_pairs(
+        [p[0] for p in pairs], [p[1] for p in pairs], length_penalty=length_penalty
+    )
     # a hypothesis whose text re-tokenizes to other ids than generate() wrote is another sequence: compare the rest
-    same = [(found.score, reported) for (source, text, reported), found in zip(pairs, given)
-            if tokenizer.decode(tokenizer(text_target=text)["input_ids"], skip_special_tokens=True) == text]
+    same = [
+        (found.score, reported)
+        for (source, text, reported), found in zip(pairs, given)
+        if tokenizer.decode(tokenizer(text_target=text)["input_ids"], skip_special_tokens=True) == text
+    ]
     assert len(same) >= 0.75 * len(pairs)
     matching = sum(abs(found - reported) < 1e-4 for found, reported in same)
     assert matching >= 0.75 * len(pairs), same
@@ -40,14 +56,18 @@ def test_the_ctranslate2_export_scores_alike(saved, tmp_path, monkeypatch):
     require("ctranslate2", "the fast engine needs ctranslate2: pip install 'transformer-mt[fast]'")
     monkeypatch.setenv("TRANSFORMER_MT_CACHE", str(tmp_path / "cache"))
     path, model, tokenizer = saved
-    targets = ["Klicken Sie auf Speichern.", "Schließen Sie das Fenster.", "Wählen Sie die Zellen aus.",
-               "Open the file.", "Löscht die ausgewählten Zeilen und schließt das Fenster."]
+    targets = [
+        "Klicken Sie auf Speichern.",
+        "Schließen Sie das Fenster.",
+        "Wählen Sie die Zellen aus.",
+        "Open the file.",
+        "Löscht die ausgewählten Zeilen und schließt das Fenster.",
+    ]
     sources = COPY_CORPUS[: len(targets)]
     torch_scores = load_engine(str(path), "transformers").score_pairs(sources, targets, batch_size=2)
     fast_scores = load_engine(str(path), "ctranslate2").score_pairs(sources, targets, batch_size=2)
     assert [pair.tokens for pair in fast_scores] == [pair.tokens for pair in torch_scores]
-    assert [pair.log_prob for pair in fast_scores] == pytest.approx([pair.log_prob for pair in torch_scores],
-                                                                     abs=1e-3)
+    assert [pair.log_prob for pair in fast_scores] == pytest.approx([pair.log_prob for pair in torch_scores], abs=1e-3)
     assert len({round(pair.log_prob, 3) for pair in torch_scores}) == len(targets)  # they differ: a real check
 
 

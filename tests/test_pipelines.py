@@ -42,12 +42,15 @@ def test_non_string_input_is_rejected(short_translator):
 
 def test_the_pipeline_splits_unless_told_not_to():
     translator = pipeline("translation", model=str(SHIPPED))
-    assert translator([THREE, "Choose Options."]) == [{"translation_text": " ".join(THREE_ALONE)},
-                                                     {"translation_text": THREE_ALONE[1]}]
+    assert translator([THREE, "Choose Options."]) == [
+        {"translation_text": " ".join(THREE_ALONE)},
+        {"translation_text": THREE_ALONE[1]},
+    ]
     assert translator(THREE) == [{"translation_text": " ".join(THREE_ALONE)}]
     assert translator(THREE, split_sentences=False) == [{"translation_text": THREE_WHOLE}]
-    assert pipeline("translation", model=str(SHIPPED), split_sentences=False)(THREE) \
-        == [{"translation_text": THREE_WHOLE}]
+    assert pipeline("translation", model=str(SHIPPED), split_sentences=False)(THREE) == [
+        {"translation_text": THREE_WHOLE}
+    ]
     results = translator([THREE], num_beams=3, num_return_sequences=2)
     assert len(results[0]) == 2 and results[0][0] == {"translation_text": " ".join(THREE_ALONE)}
 

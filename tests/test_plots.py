@@ -13,8 +13,17 @@ from .utils import SENTENCES, save_tiny, tiny_config
 
 
 def test_loss_and_position_figures(tmp_path):
-    plot_losses([{"step": 5, "loss": 3.0}, {"step": 10, "loss": 2.0, }, {"step": 10, "eval_loss": 2.5}],
-                str(tmp_path / "loss.png"))
+    plot_losses(
+        [
+            {"step": 5, "loss": 3.0},
+            {
+                "step": 10,
+                "loss": 2.0,
+            },
+            {"step": 10, "eval_loss": 2.5},
+        ],
+        str(tmp_path / "loss.png"),
+    )
     for kind, positions in (("sinusoidal", 100), ("learned", 64)):  # a sinusoid has no table limit; 64 rows learned
         strategy = build_position_embedding(tiny_config(position_embedding_type=kind), num_heads=4)
         plot_position_table(strategy, str(tmp_path / f"{kind}.png"), num_positions=positions)
@@ -38,13 +47,20 @@ def test_the_loss_legend_says_label_smoothed_only_when_it_was(tmp_path):
     plain = plot_losses(history, str(tmp_path / "plain.png"))
     assert plain.axes[0].get_legend_handles_labels()[1] == ["training loss", "validation loss"]
     smoothed = plot_losses(history, str(tmp_path / "smoothed.png"), label_smoothing=0.1)
-    assert smoothed.axes[0].get_legend_handles_labels()[1] == ["training loss (label-smoothed, 0.1)",
-                                                               "validation loss (label-smoothed, 0.1)"]
+    assert smoothed.axes[0].get_legend_handles_labels()[1] == [
+        "training loss (label-smoothed, 0.1)",
+        "validation loss (label-smoothed, 0.1)",
+    ]
 
 
 def test_importing_the_plots_leaves_matplotlibs_backend_alone():
     code = "import transformer_mt.plots, matplotlib; print(matplotlib.get_backend())"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                            env=dict(os.environ, MPLBACKEND="pdf"))
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, MPLBACKEND="pdf"),
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "pdf"

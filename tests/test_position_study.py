@@ -21,22 +21,27 @@ def test_sentence_counts_of_the_joined_variant_take_the_exact_table_beside_it(tm
         _, tokenizer = save_copy_model(runs / name, position_embedding_type="learned", max_position_embeddings=rows)
         tokenizer.model_max_length = rows  # as training saves it: inputs past the table are cut
         tokenizer.save_pretrained(runs / name)
-    joined = position_study.count_sentences(str(tmp_path), str(DATA), position_types=("learned",), joined=(2, 4),
-                                            pairs=3, run_suffix="-joined")
-    assert list(joined) == ["learned 2 joined", "learned 4 joined", "learned, 32-row table 2 joined",
-                            "learned, 32-row table 4 joined"]
+    joined = position_study.count_sentences(
+        str(tmp_path), str(DATA), position_types=("learned",), joined=(2, 4), pairs=3, run_suffix="-joined"
+    )
+    assert list(joined) == [
+        "learned 2 joined",
+        "learned 4 joined",
+        "learned, 32-row table 2 joined",
+        "learned, 32-row table 4 joined",
+    ]
     assert joined["learned 2 joined"]["reference"] == joined["learned, 32-row table 2 joined"]["reference"] >= 1
     assert joined["learned 4 joined"]["reference"] > joined["learned 2 joined"]["reference"]
-    plain = position_study.count_sentences(str(tmp_path), str(DATA), position_types=("learned",), joined=(2,),
-                                           pairs=3)
+    plain = position_study.count_sentences(str(tmp_path), str(DATA), position_types=("learned",), joined=(2,), pairs=3)
     assert list(plain) == ["learned 2 joined"]  # the plain variant's runs have no exact-table runs beside them
 
 
 @pytest.mark.slow
 def test_the_quick_study_writes_finite_numbers_and_a_figure(tmp_path):
     # Two types keep it quick; every type runs through the quick command below and the model tests.
-    results = position_study.run_study(str(DATA), str(tmp_path / "study"), seeds=(0, 1), steps=2, quick=True,
-                                       position_types=("sinusoidal", "learned"))
+    results = position_study.run_study(
+        str(DATA), str(tmp_path / "study"), seeds=(0, 1), steps=2, quick=True, position_types=("sinusoidal", "learned")
+    )
     assert (tmp_path / "study" / "position_study.png").stat().st_size > 10_000
     saved = json.loads((tmp_path / "study" / "position_study.json").read_text())
     assert saved["summary"] == json.loads(json.dumps(results["summary"]))
@@ -69,8 +74,16 @@ def test_the_quick_study_writes_finite_numbers_and_a_figure(tmp_path):
 @pytest.mark.slow
 def test_a_study_keeps_one_result_per_run_and_never_trains_a_scored_run_again(tmp_path, monkeypatch):
     output, results_dir = tmp_path / "study", tmp_path / "results"
-    first = position_study.run_study(str(DATA), str(output), seeds=(0,), steps=4, quick=True, joined_variant=False,
-                                     position_types=("sinusoidal", "rotary"), results_dir=str(results_dir))
+    first = position_study.run_study(
+        str(DATA),
+        str(output),
+        seeds=(0,),
+        steps=4,
+        quick=True,
+        joined_variant=False,
+        position_types=("sinusoidal", "rotary"),
+        results_dir=str(results_dir),
+    )
     files = sorted(path.name for path in results_dir.glob("*.json"))
     assert files == ["rotary-seed0.json", "sinusoidal-seed0.json"]
     saved = json.loads((results_dir / "rotary-seed0.json").read_text())
@@ -83,16 +96,25 @@ def test_a_study_keeps_one_result_per_run_and_never_trains_a_scored_run_again(tm
 
     monkeypatch.setattr(studies, "train_run", no_training)
     # A second invocation for another seed set only aggregates what is there: the summary spans every scored run.
-    again = position_study.run_study(str(DATA), str(output), seeds=(0,), steps=4, quick=True, joined_variant=False,
-                                     position_types=("sinusoidal",), results_dir=str(results_dir))
+    again = position_study.run_study(
+        str(DATA),
+        str(output),
+        seeds=(0,),
+        steps=4,
+        quick=True,
+        joined_variant=False,
+        position_types=("sinusoidal",),
+        results_dir=str(results_dir),
+    )
     assert again["summary"] == json.loads(json.dumps(first["summary"]))
     seeds_table = position_study.markdown_seeds(again)
     assert seeds_table.splitlines()[0] == "| positions | seed 0 | mean ± sd | best - worst |"
     bleu = saved["scores"]["test, all pairs"]["bleu"]
     assert f"| rotary | {bleu:.1f} | {bleu:.1f} ± 0.0 | 0.0 |" in seeds_table
     with pytest.raises(ValueError, match=r"runs of \[4\] steps besides 6"):
-        position_study.run_study(str(DATA), str(output), seeds=(), steps=6, quick=True, joined_variant=False,
-                                 results_dir=str(results_dir))
+        position_study.run_study(
+            str(DATA), str(output), seeds=(), steps=6, quick=True, joined_variant=False, results_dir=str(results_dir)
+        )
 
 
 def test_the_readme_tables_are_the_shipped_studys_own():
@@ -103,18 +125,29 @@ def test_the_readme_tables_are_the_shipped_studys_own():
     results = json.loads((REPO / "docs" / "results" / "position_study.json").read_text(encoding="utf-8"))
     readme = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
     joined = [variant for variant in results["summary"] if variant != "plain"]
-    tables = [position_study.markdown_summary(results, ["plain"]), position_study.markdown_summary(results, joined),
-              position_study.markdown_seeds(results), position_study.markdown_kept(results)]
+    tables = [
+        position_study.markdown_summary(results, ["plain"]),
+        position_study.markdown_summary(results, joined),
+        position_study.markdown_seeds(results),
+        position_study.markdown_kept(results),
+    ]
     rows = [row for table in tables for row in table.splitlines()[2:]]
     assert len(rows) == 2 * len(results["sets"]) + 4 + 4 * 2 + 1 and all(row in readme for row in rows)
-    shipped = [json.loads(path.read_text()) for folder in ("position_study", "position_study_joined")
-               for path in (REPO / "docs" / "results" / folder).glob("*.json")]
+    shipped = [
+        json.loads(path.read_text())
+        for folder in ("position_study", "position_study_joined")
+        for path in (REPO / "docs" / "results" / folder).glob("*.json")
+    ]
     assert sorted(map(json.dumps, results["runs"])) == sorted(map(json.dumps, shipped))
     assert results["recipe"]["max_steps"] == 2000
     assert [run["position_embedding_type"] for run in results["runs"]][0] == "sinusoidal"
-    seeds = {(variant, kind): {run["seed"] for run in shipped
-                               if (run["variant"], run["position_embedding_type"]) == (variant, kind)}
-             for variant, kinds in results["summary"].items() for kind in kinds}
+    seeds = {
+        (variant, kind): {
+            run["seed"] for run in shipped if (run["variant"], run["position_embedding_type"]) == (variant, kind)
+        }
+        for variant, kinds in results["summary"].items()
+        for kind in kinds
+    }
     assert {kind for variant, kind in seeds} == {"sinusoidal", "learned", "alibi", "rotary"}
     assert len(seeds) == 4 * 2 + 1 and all(len(found) >= 3 for found in seeds.values()), seeds
 
@@ -123,16 +156,37 @@ def test_the_readme_tables_are_the_shipped_studys_own():
 def test_the_quick_command_is_quick(tmp_path, capsys):
     from transformer_mt.scripts.position_study import main
 
-    main(["--quick", "--data", str(DATA), "--output_dir", str(tmp_path / "study"), "--position_types", "sinusoidal",
-          "alibi"])
+    main(
+        [
+            "--quick",
+            "--data",
+            str(DATA),
+            "--output_dir",
+            str(tmp_path / "study"),
+            "--position_types",
+            "sinusoidal",
+            "alibi",
+        ]
+    )
     results = json.loads((tmp_path / "study" / "position_study.json").read_text())
     assert results["seeds"] == [0] and results["recipe"]["max_steps"] == 20  # one seed, 20 steps
     assert set(results["summary"]) == {"plain"} and set(results["summary"]["plain"]) == {"sinusoidal", "alibi"}
     assert "| 2 joined pairs |" in capsys.readouterr().out
 
     # the same models, counted: how many sentences they write for joined inputs
-    main(["--quick", "--count_sentences", "--data", str(DATA), "--output_dir", str(tmp_path / "study"),
-          "--position_types", "sinusoidal", "alibi"])
+    main(
+        [
+            "--quick",
+            "--count_sentences",
+            "--data",
+            str(DATA),
+            "--output_dir",
+            str(tmp_path / "study"),
+            "--position_types",
+            "sinusoidal",
+            "alibi",
+        ]
+    )
     counts = json.loads((tmp_path / "study" / "sentence_counts.json").read_text())
     assert set(counts) == {"sinusoidal 2 joined", "alibi 2 joined"}
     assert all(entry["reference"] >= 1.5 and entry["output"] >= 0 for entry in counts.values())

@@ -108,8 +108,9 @@ def test_the_class_members_say_what_the_built_strategy_does(position_type):
 
 def test_every_configurable_type_has_one_strategy():
     assert list(POSITION_STRATEGIES) == POSITION_TYPES  # the config's order: messages list them so
-    assert [position_strategy_class(tiny_config(position_embedding_type=name)).name
-            for name in POSITION_TYPES] == POSITION_TYPES
+    assert [
+        position_strategy_class(tiny_config(position_embedding_type=name)).name for name in POSITION_TYPES
+    ] == POSITION_TYPES
 
 
 @pytest.mark.parametrize("position_type", POSITION_TYPES)
@@ -143,9 +144,9 @@ def test_every_strategy_gives_its_table_through_one_method(position_type):
 def test_alibi_slopes_are_the_papers():
     # Press et al. 2022: 2^(-8/n), 2^(-16/n), ... for n heads, n a power of two.
     assert alibi_slopes(8).tolist() == [2 ** -(i + 1) for i in range(8)]
-    assert alibi_slopes(4).tolist() == [2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8]
+    assert alibi_slopes(4).tolist() == [2**-2, 2**-4, 2**-6, 2**-8]
     # 6 heads: the 4-head slopes, then the odd ones of the 8-head sequence (their reference code).
-    assert alibi_slopes(6).tolist() == pytest.approx([2 ** -2, 2 ** -4, 2 ** -6, 2 ** -8, 2 ** -1, 2 ** -3])
+    assert alibi_slopes(6).tolist() == pytest.approx([2**-2, 2**-4, 2**-6, 2**-8, 2**-1, 2**-3])
 
 
 def test_alibi_bias_is_minus_slope_times_distance():

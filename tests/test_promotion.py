@@ -36,10 +36,35 @@ from transformer_mt.training.suggestion_data import HELD_OUT_FILE, MIX_FILE, hel
 VERBS = ["open", "save", "close", "print", "delete", "copy", "move", "show"]
 NOUNS = ["window", "dialog", "page", "list", "record", "folder"]
 TAILS = ["", " now", " again", " here", " later", " first"]
-TINY_RUN = ["--preset", "tiny", "--normalize_before", "true", "--report_to", "none", "--disable_tqdm", "true",
-            "--seed", "0", "--save_strategy", "no", "--do_train", "--logging_steps", "50", "--dropout", "0",
-            "--attention_dropout", "0", "--activation_dropout", "0", "--learning_rate", "3e-3", "--source_lang", "de",
-            "--target_lang", "en"]
+TINY_RUN = [
+    "--preset",
+    "tiny",
+    "--normalize_before",
+    "true",
+    "--report_to",
+    "none",
+    "--disable_tqdm",
+    "true",
+    "--seed",
+    "0",
+    "--save_strategy",
+    "no",
+    "--do_train",
+    "--logging_steps",
+    "50",
+    "--dropout",
+    "0",
+    "--attention_dropout",
+    "0",
+    "--activation_dropout",
+    "0",
+    "--learning_rate",
+    "3e-3",
+    "--source_lang",
+    "de",
+    "--target_lang",
+    "en",
+]
 SETTINGS = PromotionSettings(num_beams=1, paired_samples=200, source_lang="de", target_lang="en")
 
 
@@ -66,21 +91,68 @@ def loop(tmp_path_factory):
     random.Random(0).shuffle(original)
     write_pairs(root / "original" / "train.tsv", [(s, s) for s in original])
     write_pairs(root / "original" / "test.tsv", [(s, s) for s in original[:40]])
-    train("--data", root / "original", "--output_dir", root / "served-0", "--max_steps", 150, "--warmup_steps", 10,
-          "--lr_scheduler_type", "inverse_sqrt", "--tokenizer_vocab_size", 300, "--generation_num_beams", 2)
+    train(
+        "--data",
+        root / "original",
+        "--output_dir",
+        root / "served-0",
+        "--max_steps",
+        150,
+        "--warmup_steps",
+        10,
+        "--lr_scheduler_type",
+        "inverse_sqrt",
+        "--tokenizer_vocab_size",
+        300,
+        "--generation_num_beams",
+        2,
+    )
     (root / "keys").write_text("client\n")  # accept mode takes suggestions from known clients only
-    app = app_of(parse_args([str(root / "served-0"), "--engine", "transformers", "--watch_seconds", "0",
-                             "--suggestions", "accept", "--suggestions_db", str(root / "suggestions.sqlite3"),
-                             "--api_keys", str(root / "keys")]))
+    app = app_of(
+        parse_args(
+            [
+                str(root / "served-0"),
+                "--engine",
+                "transformers",
+                "--watch_seconds",
+                "0",
+                "--suggestions",
+                "accept",
+                "--suggestions_db",
+                str(root / "suggestions.sqlite3"),
+                "--api_keys",
+                str(root / "keys"),
+            ]
+        )
+    )
     with TestClient(app) as client:
         for source in sentences(["file"]):
-            answer = client.post("/suggest", json={"q": source, "s": source.replace("file", "record"), "source": "de",
-                                                   "target": "en", "api_key": "client"})
+            answer = client.post(
+                "/suggest",
+                json={
+                    "q": source,
+                    "s": source.replace("file", "record"),
+                    "source": "de",
+                    "target": "en",
+                    "api_key": "client",
+                },
+            )
             assert answer.json() == {"success": True}, (source, answer.json())
     suggestions_command(["export", str(root / "suggestions.tsv"), "--db", str(root / "suggestions.sqlite3")])
-    train("--model_name_or_path", root / "served-0", "--suggestions", root / "suggestions.tsv", "--replay_data",
-          root / "original", "--suggestions_held_out_share", 0.5, "--output_dir", root / "candidate",
-          "--max_steps", 60)
+    train(
+        "--model_name_or_path",
+        root / "served-0",
+        "--suggestions",
+        root / "suggestions.tsv",
+        "--replay_data",
+        root / "original",
+        "--suggestions_held_out_share",
+        0.5,
+        "--output_dir",
+        root / "candidate",
+        "--max_steps",
+        60,
+    )
     os.symlink(root / "served-0", root / "served")
     return root
 
@@ -120,8 +192,10 @@ def test_suggestions_fine_tune_a_promoted_model_that_the_server_then_serves(loop
         after = client.post("/translate", json={"q": sources, "source": "de", "target": "en"}).json()
     app.state.watcher.stop()
     # the held-out inputs (never trained on, no memory: --suggestions is off) are now answered with the correction
-    assert sum("record" in text for text in after["translatedText"]) > sum(
-        "record" in text for text in before["translatedText"]) + len(sources) // 2, (before, after)
+    assert (
+        sum("record" in text for text in after["translatedText"])
+        > sum("record" in text for text in before["translatedText"]) + len(sources) // 2
+    ), (before, after)
 
 
 def test_a_candidate_that_loses_on_the_original_data_is_not_promoted(loop, tmp_path):
@@ -130,8 +204,10 @@ def test_a_candidate_that_loses_on_the_original_data_is_not_promoted(loop, tmp_p
 
     weights = load_file(damaged / "model.safetensors")
     generator = torch.Generator().manual_seed(0)
-    noised = {name: tensor + 0.5 * torch.randn(tensor.shape, generator=generator) if "norm" not in name else tensor
-              for name, tensor in weights.items()}
+    noised = {
+        name: tensor + 0.5 * torch.randn(tensor.shape, generator=generator) if "norm" not in name else tensor
+        for name, tensor in weights.items()
+    }
     save_file(noised, damaged / "model.safetensors", metadata={"format": "pt"})
     os.symlink(loop / "served-0", tmp_path / "served")
     decision = promote(str(damaged), str(tmp_path / "served"), str(loop / "original"), settings=SETTINGS)
@@ -145,14 +221,23 @@ def test_too_few_held_out_suggestions_decide_nothing(loop, tmp_path):
     few = promotion.MIN_HELD_OUT_SUGGESTIONS - 1
     write_pairs(tmp_path / "few.tsv", [("open the file", "open the record")] * few)
     with pytest.raises(ValueError, match="holds 19 held-out suggestions; promotion needs at least 20"):
-        promote(str(loop / "candidate"), str(loop / "served"), str(loop / "original"), str(tmp_path / "few.tsv"),
-                settings=SETTINGS)
+        promote(
+            str(loop / "candidate"),
+            str(loop / "served"),
+            str(loop / "original"),
+            str(tmp_path / "few.tsv"),
+            settings=SETTINGS,
+        )
 
 
 # Held-out suggestions and their references for the rule's tests, where the two models' answers are written out
 # (`answered`): no model decodes them.
-REFERENCES = [f"{verb} Sie die {noun} {place}." for verb, noun, place in itertools.product(
-    ["Öffnen", "Speichern", "Schließen"], ["Datei", "Liste", "Tabelle", "Seite", "Ansicht"], ["jetzt", "hier"])]
+REFERENCES = [
+    f"{verb} Sie die {noun} {place}."
+    for verb, noun, place in itertools.product(
+        ["Öffnen", "Speichern", "Schließen"], ["Datei", "Liste", "Tabelle", "Seite", "Ansicht"], ["jetzt", "hier"]
+    )
+]
 WRONG = "Das ist etwas ganz anderes."
 
 
@@ -173,14 +258,27 @@ def answered(tmp_path, monkeypatch, current, candidate):
         return lambda texts: [originals.get(text) or answer(*suggestions[text]) for text in texts]
 
     monkeypatch.setattr(promotion, "translator", translator)
-    return [str(tmp_path / "candidate"), "--into", str(tmp_path / "served"), "--held_out_data",
-            str(tmp_path / "original"), "--source_lang", "de", "--target_lang", "en"]
+    return [
+        str(tmp_path / "candidate"),
+        "--into",
+        str(tmp_path / "served"),
+        "--held_out_data",
+        str(tmp_path / "original"),
+        "--source_lang",
+        "de",
+        "--target_lang",
+        "en",
+    ]
 
 
 def test_an_insignificant_gain_on_the_held_out_suggestions_is_not_promoted(tmp_path, monkeypatch, capsys):
     # the candidate gets 6 sentences right that the served model got wrong, and 5 wrong that it got right
-    args = answered(tmp_path, monkeypatch, lambda i, reference: WRONG if i < 6 else reference,
-                    lambda i, reference: WRONG if 6 <= i < 11 else reference)
+    args = answered(
+        tmp_path,
+        monkeypatch,
+        lambda i, reference: WRONG if i < 6 else reference,
+        lambda i, reference: WRONG if 6 <= i < 11 else reference,
+    )
     with pytest.raises(SystemExit) as exit:
         promote_command(args)
     assert exit.value.code == 1
@@ -199,8 +297,9 @@ def test_an_insignificant_gain_on_the_held_out_suggestions_is_not_promoted(tmp_p
 def test_the_metric_decides(tmp_path, monkeypatch, capsys):
     # the served model writes the right words without the spaces between them: chrF (which ignores spaces) finds
     # no difference, BLEU a large one
-    args = answered(tmp_path, monkeypatch, lambda i, reference: reference.replace(" ", ""),
-                    lambda i, reference: reference)
+    args = answered(
+        tmp_path, monkeypatch, lambda i, reference: reference.replace(" ", ""), lambda i, reference: reference
+    )
     with pytest.raises(SystemExit) as exit:
         promote_command(args)
     assert exit.value.code == 1 and "no significant gain" in capsys.readouterr().out
@@ -275,11 +374,16 @@ def test_the_server_swaps_models_without_dropping_a_request_in_flight(tmp_path):
 
     processes = [create_app([ServedModel(old, "en", "de", weights="old")]) for _ in range(2)]  # two servers
     with TestClient(processes[0]) as client, TestClient(processes[1]) as other:
-        watchers = [ModelWatcher([str(tmp_path / "served")], [app.state.models], load, every=0.05,
-                                 service=app.state.service) for app in processes]
+        watchers = [
+            ModelWatcher([str(tmp_path / "served")], [app.state.models], load, every=0.05, service=app.state.service)
+            for app in processes
+        ]
         answers = {}
-        in_flight = threading.Thread(target=lambda: answers.update(first=client.post(
-            "/translate", json={"q": "hello", "source": "en", "target": "de"})))
+        in_flight = threading.Thread(
+            target=lambda: answers.update(
+                first=client.post("/translate", json={"q": "hello", "source": "en", "target": "de"})
+            )
+        )
         in_flight.start()
         assert old.started.wait(5)  # the request is being translated by the old engine
         switch_served(str(tmp_path / "served"), str(tmp_path / "new"))
@@ -288,21 +392,24 @@ def test_the_server_swaps_models_without_dropping_a_request_in_flight(tmp_path):
         assert answers["first"].status_code == 200 and answers["first"].json() == {"translatedText": "«hello»"}
         # the old engine's answer was not cached under the new weights: the new engine answers the same text
         assert client.post("/translate", json={"q": "hello", "source": "en", "target": "de"}).json() == {
-            "translatedText": "[hello]"}
+            "translatedText": "[hello]"
+        }
         watchers[1].start()  # the other process polls on its own and follows
         deadline = time.monotonic() + 5
         while watchers[1].swaps == 0 and time.monotonic() < deadline:
             time.sleep(0.02)
         watchers[1].stop()
         assert other.post("/translate", json={"q": "hi", "source": "en", "target": "de"}).json() == {
-            "translatedText": "[hi]"}
+            "translatedText": "[hi]"
+        }
         # a model that does not load is not swapped in: the one loaded before goes on answering
         (tmp_path / "broken").mkdir()
         (tmp_path / "broken" / "model.safetensors").write_bytes(b"?")
         switch_served(str(tmp_path / "served"), str(tmp_path / "broken"))
         assert watchers[0].check() == [] and loaded[-1] == str(tmp_path / "broken")
         assert client.post("/translate", json={"q": "hey", "source": "en", "target": "de"}).json() == {
-            "translatedText": "[hey]"}
+            "translatedText": "[hey]"
+        }
         assert watchers[0].check() == []  # tried once per change, not at every poll
 
 

@@ -32,17 +32,20 @@ from .test_serving import CLIENTS, FakeEngine
 from .utils import save_copy_model
 
 
-@pytest.mark.parametrize("text, found", [
-    ("Zude Time Time", "time"),
-    ("Wählen Sie die Kitation aus, die die die Kitation bereitstellt", "die"),  # three times: a loop
-    ("Wählen Sie die Datei, die die Daten enthält", None),  # article then relative pronoun: German
-    ("Klicken Sie auf OK OK", "ok"),
-    ("Öffnen Sie die Datei und die Datei und die Datei", "die datei und"),  # a phrase of three words
-    ("Zeit, Zeit", None),  # the repetition stops at punctuation
-    ("Einfügen einfügen", "einfügen"),  # case-insensitive
-    ("a b c d a b c d", "a b c d"),
-    ("a b c d e a b c d e", None),  # longer than LOOP_MAX_WORDS
-])
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        ("Zude Time Time", "time"),
+        ("Wählen Sie die Kitation aus, die die die Kitation bereitstellt", "die"),  # three times: a loop
+        ("Wählen Sie die Datei, die die Daten enthält", None),  # article then relative pronoun: German
+        ("Klicken Sie auf OK OK", "ok"),
+        ("Öffnen Sie die Datei und die Datei und die Datei", "die datei und"),  # a phrase of three words
+        ("Zeit, Zeit", None),  # the repetition stops at punctuation
+        ("Einfügen einfügen", "einfügen"),  # case-insensitive
+        ("a b c d a b c d", "a b c d"),
+        ("a b c d e a b c d e", None),  # longer than LOOP_MAX_WORDS
+    ],
+)
 def test_a_repetition_is_a_word_or_phrase_written_again_back_to_back(text, found):
     assert repetition(text) == found
 
@@ -64,8 +67,16 @@ def test_a_copy_is_a_long_source_again_or_a_short_one_at_low_confidence():
 
 def calibration(weights: str, **changes) -> Calibration:
     """A calibration whose confidence is sigmoid(2 * score + 1): -0.5 gives one half."""
-    fields = dict(weights_sha256=weights, chrf_threshold=50.0, features=("score", "copy"), mean=(0.0, 0.0),
-                  scale=(1.0, 1.0), coefficients=(2.0, 0.0), intercept=1.0, length_band=(0.5, 2.0))
+    fields = dict(
+        weights_sha256=weights,
+        chrf_threshold=50.0,
+        features=("score", "copy"),
+        mean=(0.0, 0.0),
+        scale=(1.0, 1.0),
+        coefficients=(2.0, 0.0),
+        intercept=1.0,
+        length_band=(0.5, 2.0),
+    )
     return Calibration(**{**fields, **changes})
 
 
@@ -87,8 +98,9 @@ def test_a_calibration_is_json_beside_the_weights_and_refused_on_other_weights(m
         Calibration.load(model_dir)
     engine = load_engine(str(model_dir), "transformers")
     assert engine.calibration is None and "fitted on other weights" in engine.calibration_problem
-    with pytest.raises(OptionError, match="confidence needs the model's calibrated confidence, and .* fitted on "
-                                          "other weights"):
+    with pytest.raises(
+        OptionError, match="confidence needs the model's calibrated confidence, and .* fitted on other weights"
+    ):
         translate_texts(engine, ["Hello."], TranslationOptions(confidence=True))
     (model_dir / CALIBRATION_FILE).write_text("{}", encoding="utf-8")
     with pytest.raises(CalibrationError, match="cannot be read as a calibration"):
@@ -118,8 +130,11 @@ class ScriptedEngine(FakeEngine):
     def translate_sentences(self, sentences, options, names=None, target_prefix=None):
         self.asked.append(options)
         table = self.again if options.no_repeat_ngram_size else self.first
-        return [[(table.get(sentence, self.first.get(sentence, sentence)), self.scores.get(sentence, -0.5))]
-                * options.num_return_sequences for sentence in sentences]
+        return [
+            [(table.get(sentence, self.first.get(sentence, sentence)), self.scores.get(sentence, -0.5))]
+            * options.num_return_sequences
+            for sentence in sentences
+        ]
 
 
 def test_a_loop_is_decoded_again_with_the_fallback_and_kept_when_it_is_fixed(caplog):
@@ -162,32 +177,44 @@ def test_a_copy_and_an_unlikely_length_are_guarded():
     engine = ScriptedEngine({source: source}, calibrated=calibration("x"))
     [copied] = translate_texts(engine, [source], TranslationOptions(split_sentences=False, confidence=True))
     assert copied.flags.guards == ("copy",) and copied.flags.confidence == 0.0
-    engine = ScriptedEngine({source: "Datei"}, {source: "Öffnen Sie die Datei im Texteditor."},
-                            calibrated=calibration("x"))
+    engine = ScriptedEngine(
+        {source: "Datei"}, {source: "Öffnen Sie die Datei im Texteditor."}, calibrated=calibration("x")
+    )
     [fixed] = translate_texts(engine, [source], TranslationOptions(split_sentences=False, confidence=True))
     assert fixed == [("Öffnen Sie die Datei im Texteditor.", None)]
     assert fixed.flags.redecoded and not fixed.flags.guards and fixed.flags.confidence == 0.5
 
 
 def test_below_min_confidence_a_sentence_keeps_its_source_and_says_so():
-    engine = ScriptedEngine({"Good one.": "Gut.", "Bad one.": "Schlecht."}, scores={"Bad one.": -3.0},
-                            calibrated=calibration("x"))
-    [text] = translate_texts(engine, ["Good one. Bad one."], TranslationOptions(min_confidence=0.3,
-                                                                                  source_lang="en"))
+    engine = ScriptedEngine(
+        {"Good one.": "Gut.", "Bad one.": "Schlecht."}, scores={"Bad one.": -3.0}, calibrated=calibration("x")
+    )
+    [text] = translate_texts(engine, ["Good one. Bad one."], TranslationOptions(min_confidence=0.3, source_lang="en"))
     assert text == [("Gut. Bad one.", None)]
-    assert text.flags.abstained and text.flags.confidence == pytest.approx(1 / (1 + 2.718281828459045 ** 5))
+    assert text.flags.abstained and text.flags.confidence == pytest.approx(1 / (1 + 2.718281828459045**5))
     assert text.flags.as_json() == {"abstained": True}
     assert "not translated: confidence below the minimum" in text.flags.comment()
-    with pytest.raises(OptionError, match="min_confidence needs the model's calibrated confidence, and the model "
-                                          "holds no calibration.json"):
+    with pytest.raises(
+        OptionError,
+        match="min_confidence needs the model's calibrated confidence, and the model holds no calibration.json",
+    ):
         translate_texts(ScriptedEngine({}), ["x"], TranslationOptions(min_confidence=0.3))
 
 
 def test_a_texts_flags_join_its_sentences_and_keep_the_weakest_confidence():
-    joined = together([Flags(confidence=0.9, guards=("loop",)), Flags(confidence=0.4, redecoded=True),
-                       Flags(guards=("loop", "copy"))])
-    assert (joined.confidence, joined.guards, joined.redecoded, joined.abstained) == (0.4, ("loop", "copy"), True,
-                                                                                     False)
+    joined = together(
+        [
+            Flags(confidence=0.9, guards=("loop",)),
+            Flags(confidence=0.4, redecoded=True),
+            Flags(guards=("loop", "copy")),
+        ]
+    )
+    assert (joined.confidence, joined.guards, joined.redecoded, joined.abstained) == (
+        0.4,
+        ("loop", "copy"),
+        True,
+        False,
+    )
     assert joined.names() == ["loop", "copy", "redecoded"]
 
 
@@ -203,8 +230,9 @@ def test_a_model_trained_to_loop_is_decoded_again_and_flagged(tmp_path, caplog):
     for kind in ("transformers", "ctranslate2"):
         engine = load_engine(str(path), kind)
         with caplog.at_level(logging.WARNING):
-            [text] = translate_texts(engine, [COPY_CORPUS[0]], TranslationOptions(split_sentences=False,
-                                                                                   confidence=True))
+            [text] = translate_texts(
+                engine, [COPY_CORPUS[0]], TranslationOptions(split_sentences=False, confidence=True)
+            )
         assert is_loop(COPY_CORPUS[0], text[0][0]), text
         assert (text.flags.guards, text.flags.redecoded, text.flags.confidence) == (("loop",), True, 0.0)
         assert "still did (flagged)" in caplog.text
@@ -214,14 +242,21 @@ def test_a_model_trained_to_loop_is_decoded_again_and_flagged(tmp_path, caplog):
 def test_the_two_engines_give_one_confidence(beam4_copy_model, tmp_path):
     path = tmp_path / "model"
     shutil.copytree(beam4_copy_model[0], path)
-    calibration(weights_sha256(path), features=("score", "source_tokens", "output_tokens", "length_ratio"),
-                mean=(0.0,) * 4, scale=(1.0,) * 4, coefficients=(2.0, 0.3, -0.2, 0.5)).save(path)
+    calibration(
+        weights_sha256(path),
+        features=("score", "source_tokens", "output_tokens", "length_ratio"),
+        mean=(0.0,) * 4,
+        scale=(1.0,) * 4,
+        coefficients=(2.0, 0.3, -0.2, 0.5),
+    ).save(path)
     from .utils import COPY_CORPUS
 
     found = {}
     for kind in ("transformers", "ctranslate2"):
-        found[kind] = [translation.confidence for translation in
-                       translate(*_loaded(path), COPY_CORPUS[:6], engine=kind, confidence=True, guards=False)]
+        found[kind] = [
+            translation.confidence
+            for translation in translate(*_loaded(path), COPY_CORPUS[:6], engine=kind, confidence=True, guards=False)
+        ]
     assert all(value is not None for value in found["transformers"])
     assert found["transformers"] == pytest.approx(found["ctranslate2"], abs=1e-4)
 
@@ -247,16 +282,23 @@ def test_translate_refuses_a_calibration_when_the_model_in_memory_differs(beam4_
 
 
 def test_the_server_gives_confidence_and_flags_health_and_metrics():
-    engine = ScriptedEngine({"Good one.": "Gut.", "Bad one.": "Schlecht.", "Include the time": "Zeit Zeit"},
-                            scores={"Bad one.": -3.0}, calibrated=calibration("x"))
+    engine = ScriptedEngine(
+        {"Good one.": "Gut.", "Bad one.": "Schlecht.", "Include the time": "Zeit Zeit"},
+        scores={"Bad one.": -3.0},
+        calibrated=calibration("x"),
+    )
     with TestClient(create_app([ServedModel(engine, "en", "de")])) as client:
-        answer = client.post("/translate", json={"q": ["Good one.", "Bad one."], "source": "en", "target": "de",
-                                                 "min_confidence": 0.3}).json()
-        assert answer == {"translatedText": ["Gut.", "Bad one."],
-                          "confidence": [pytest.approx(0.5), pytest.approx(1 / (1 + 2.718281828459045 ** 5))],
-                          "flags": [{}, {"abstained": True}]}
-        form = client.post("/translate", data={"q": "Bad one.", "source": "en", "target": "de",
-                                               "min_confidence": "0.3"}).json()  # a form's fields are text
+        answer = client.post(
+            "/translate", json={"q": ["Good one.", "Bad one."], "source": "en", "target": "de", "min_confidence": 0.3}
+        ).json()
+        assert answer == {
+            "translatedText": ["Gut.", "Bad one."],
+            "confidence": [pytest.approx(0.5), pytest.approx(1 / (1 + 2.718281828459045**5))],
+            "flags": [{}, {"abstained": True}],
+        }
+        form = client.post(
+            "/translate", data={"q": "Bad one.", "source": "en", "target": "de", "min_confidence": "0.3"}
+        ).json()  # a form's fields are text
         assert form["translatedText"] == "Bad one." and form["flags"] == {"abstained": True}
         looped = client.post("/translate", json={"q": "Include the time", "source": "en", "target": "de"}).json()
         assert looped["flags"] == {"guards": ["loop"], "redecoded": True} and looped["confidence"] == 0.0
@@ -276,8 +318,7 @@ def test_a_calibration_needs_a_probability_as_minimum():
 
 def test_a_sample_is_flagged_never_decoded_again():
     engine = ScriptedEngine({"Include the time": "Zeit Zeit"}, {"Include the time": "Zeit einschließen"})
-    [text] = translate_texts(engine, ["Include the time"], TranslationOptions(split_sentences=False,
-                                                                              do_sample=True))
+    [text] = translate_texts(engine, ["Include the time"], TranslationOptions(split_sentences=False, do_sample=True))
     assert text == [("Zeit Zeit", None)] and text.flags == Flags(guards=("loop",))
     assert len(engine.asked) == 1
 
@@ -303,16 +344,21 @@ def test_the_command_writes_confidence_as_a_column_and_names_abstained_lines(cal
     plain = capsys.readouterr().out.splitlines()
     translate_script.main([*common, "--confidence", *lines])
     rated = capsys.readouterr().out.splitlines()
-    expected = [f"{translation.confidence:.4f}\t{translation}" for translation in
-                translate(*_loaded(calibrated_copy_model), lines, engine=engine, confidence=True, guards=False)]
+    expected = [
+        f"{translation.confidence:.4f}\t{translation}"
+        for translation in translate(
+            *_loaded(calibrated_copy_model), lines, engine=engine, confidence=True, guards=False
+        )
+    ]
     assert rated == expected and [row.split("\t")[1] for row in rated] == plain
     translate_script.main([*common, "--min_confidence", "1", *lines])
     captured = capsys.readouterr()
     assert captured.out.splitlines() == lines  # every source kept
     assert "line 2: confidence 0." in captured.err and "not translated: confidence below the minimum" in captured.err
     with pytest.raises(SystemExit):
-        translate_script.main([*common[:-1], "--model", str(uncalibrated(calibrated_copy_model)),
-                               "--confidence", *lines])
+        translate_script.main(
+            [*common[:-1], "--model", str(uncalibrated(calibrated_copy_model)), "--confidence", *lines]
+        )
     assert "--confidence needs the model's calibrated confidence" in capsys.readouterr().err
 
 
@@ -329,8 +375,9 @@ def test_the_pipeline_returns_confidence_when_asked(calibrated_copy_model):
 
     translator = pipeline("translation", model=str(calibrated_copy_model))
     expected = translate(*_loaded(calibrated_copy_model), ["Open the file."], confidence=True)[0]
-    assert translator("Open the file.", confidence=True) == [{"translation_text": str(expected),
-                                                                "confidence": expected.confidence}]
+    assert translator("Open the file.", confidence=True) == [
+        {"translation_text": str(expected), "confidence": expected.confidence}
+    ]
     assert translator("Open the file.") == [{"translation_text": str(expected)}]
 
 
@@ -359,32 +406,51 @@ def test_files_carry_the_confidence_as_comments_and_states_and_abstain(calibrate
     (tmp_path / "in12.xlf").write_text(XLIFF_12, encoding="utf-8")
     (tmp_path / "in20.xlf").write_text(XLIFF_20, encoding="utf-8")
     comment = f"transformer-mt: confidence {expected.confidence:.2f}"
-    for trusted_above, fuzzy, state_12, state_20 in ((None, True, "needs-review-translation", "initial"),
-                                                      (0.0, False, "translated", "translated")):
-        translate_document(model, tokenizer, str(tmp_path / "in.po"), str(tmp_path / "out.po"),
-                           trusted_above=trusted_above, confidence=True, guards=False)
+    for trusted_above, fuzzy, state_12, state_20 in (
+        (None, True, "needs-review-translation", "initial"),
+        (0.0, False, "translated", "translated"),
+    ):
+        translate_document(
+            model,
+            tokenizer,
+            str(tmp_path / "in.po"),
+            str(tmp_path / "out.po"),
+            trusted_above=trusted_above,
+            confidence=True,
+            guards=False,
+        )
         [entry] = polib.pofile(str(tmp_path / "out.po"))
         (tmp_path / "out.po").unlink()
         assert (entry.msgstr, entry.tcomment, entry.fuzzy) == (str(expected), comment, fuzzy)
         for version, state in (("12", state_12), ("20", state_20)):
-            translate_document(model, tokenizer, str(tmp_path / f"in{version}.xlf"), str(tmp_path / "out.xlf"),
-                               trusted_above=trusted_above, confidence=True, guards=False)
+            translate_document(
+                model,
+                tokenizer,
+                str(tmp_path / f"in{version}.xlf"),
+                str(tmp_path / "out.xlf"),
+                trusted_above=trusted_above,
+                confidence=True,
+                guards=False,
+            )
             (tmp_path / "out.xlf").rename(tmp_path / f"out{version}-{trusted_above}.xlf")
             root = etree.parse(str(tmp_path / f"out{version}-{trusted_above}.xlf")).getroot()
             found = {etree.QName(node).localname: node for node in root.iter() if isinstance(node.tag, str)}
             assert "".join(found["target"].itertext()) == str(expected)
-            assert found["note"].text == comment[len("transformer-mt: "):]
+            assert found["note"].text == comment[len("transformer-mt: ") :]
             held = found["target"] if version == "12" else found["segment"]
             assert held.get("state") == state
-            assert (found["segment"].get("subState") if version == "20" else None) == \
-                ("transformer-mt:needs-review" if version == "20" and trusted_above is None else None)
-    report = translate_document(model, tokenizer, str(tmp_path / "in.po"), str(tmp_path / "kept.po"),
-                                min_confidence=1.0, guards=False)
+            assert (found["segment"].get("subState") if version == "20" else None) == (
+                "transformer-mt:needs-review" if version == "20" and trusted_above is None else None
+            )
+    report = translate_document(
+        model, tokenizer, str(tmp_path / "in.po"), str(tmp_path / "kept.po"), min_confidence=1.0, guards=False
+    )
     [entry] = polib.pofile(str(tmp_path / "kept.po"))
     assert (report.abstained, entry.msgstr, entry.fuzzy) == (1, "", False)
     assert "not translated: confidence below the minimum" in entry.tcomment
-    translate_document(model, tokenizer, str(tmp_path / "in12.xlf"), str(tmp_path / "kept.xlf"), min_confidence=1.0,
-                       guards=False)
+    translate_document(
+        model, tokenizer, str(tmp_path / "in12.xlf"), str(tmp_path / "kept.xlf"), min_confidence=1.0, guards=False
+    )
     assert b"<target" not in (tmp_path / "kept.xlf").read_bytes()
 
 
@@ -397,14 +463,21 @@ def test_each_client_reads_an_abstained_answer_as_the_source(name):
         def translate_sentences(self, sentences, options, names=None, target_prefix=None):
             return [[(f"«{sentence}»", -5.0)] * options.num_return_sequences for sentence in sentences]
 
-    models = [ServedModel(Unsure({}, calibrated=calibration("x")), "en", "de", min_confidence=0.5),
-              ServedModel(Unsure({}, calibrated=calibration("x")), "de", "en", min_confidence=0.5)]
+    models = [
+        ServedModel(Unsure({}, calibrated=calibration("x")), "en", "de", min_confidence=0.5),
+        ServedModel(Unsure({}, calibrated=calibration("x")), "de", "en", min_confidence=0.5),
+    ]
     with TestClient(create_app(models)) as client:
         for request in CLIENTS[name]["requests"]:
             sent = request.get("json") or request.get("form") or request.get("multipart") or {}
-            kwargs = {"params": request.get("query"), "json": request.get("json"), "data": request.get("form"),
-                      "files": {key: (None, value) for key, value in request["multipart"].items()}
-                      if "multipart" in request else None}
+            kwargs = {
+                "params": request.get("query"),
+                "json": request.get("json"),
+                "data": request.get("form"),
+                "files": {key: (None, value) for key, value in request["multipart"].items()}
+                if "multipart" in request
+                else None,
+            }
             answer = client.request(request["method"], request["path"], **kwargs)
             assert answer.status_code == 200, (name, request, answer.text)
             if request["path"] != "/translate":
@@ -413,8 +486,9 @@ def test_each_client_reads_an_abstained_answer_as_the_source(name):
             texts = sent["q"] if isinstance(sent["q"], list) else [sent["q"]]
             got = answer.json()
             assert got["translatedText"] == sent["q"], name  # the sources, as the client sent them
-            assert got["flags"] == ([{"abstained": True}] * len(texts) if isinstance(sent["q"], list)
-                                    else {"abstained": True})
+            assert got["flags"] == (
+                [{"abstained": True}] * len(texts) if isinstance(sent["q"], list) else {"abstained": True}
+            )
 
 
 def test_device_auto_is_the_cpu_here_and_cuda_without_a_gpu_is_refused_by_its_flag(beam4_copy_model, capsys):

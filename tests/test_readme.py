@@ -16,21 +16,31 @@ from .utils import DATA, REPO, save_tiny
 
 
 MAX_README_LINES = 250  # a front page (what, install, quick start, results, the index); the rest is in docs/*.md
-PAGES = {path.relative_to(REPO).as_posix(): path.read_text(encoding="utf-8")
-         for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]}
+PAGES = {
+    path.relative_to(REPO).as_posix(): path.read_text(encoding="utf-8")
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+}
 README = PAGES["README.md"]
 
 
 def fenced(language: str) -> list[tuple[str, str]]:
     """(page, code) of every fenced block in this language: the README's first, then each docs page's."""
-    return [(page, block) for page, text in PAGES.items()
-            for block in re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)]
+    return [
+        (page, block)
+        for page, text in PAGES.items()
+        for block in re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
+    ]
 
 
 PYTHON_BLOCKS = fenced("python")
-COMMANDS = list(dict.fromkeys(  # each command line once, in page order
-    line for _, block in fenced("bash") for line in block.replace("\\\n", " ").splitlines()
-    if "scripts/" in line and not line.startswith("#")))
+COMMANDS = list(
+    dict.fromkeys(  # each command line once, in page order
+        line
+        for _, block in fenced("bash")
+        for line in block.replace("\\\n", " ").splitlines()
+        if "scripts/" in line and not line.startswith("#")
+    )
+)
 
 
 @pytest.fixture
@@ -102,10 +112,10 @@ def test_every_command_uses_existing_scripts_and_options(capsys):
 # A file of each structured format with one text, "Click the Save button.", for the documented commands
 STRUCTURED = {
     "po": 'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\nmsgid "Click the Save button."\n'
-          'msgstr ""\n',
+    'msgstr ""\n',
     "xliff": '<?xml version="1.0" encoding="UTF-8"?>\n<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:'
-             '1.2"><file source-language="en" target-language="de" datatype="plaintext" original="x"><body>'
-             '<trans-unit id="1"><source>Click the Save button.</source></trans-unit></body></file></xliff>\n',
+    '1.2"><file source-language="en" target-language="de" datatype="plaintext" original="x"><body>'
+    '<trans-unit id="1"><source>Click the Save button.</source></trans-unit></body></file></xliff>\n',
     "html": "<p>Click the Save button.</p>\n",
     "markdown": "# Saving\n\nClick the **Save** button.\n",
 }
@@ -142,16 +152,21 @@ def test_translate_commands_run_as_written(readme_dir, capsys, monkeypatch):
             continue
         translate.main(arguments)
         texts = [a for a in arguments if " " in a] or ["(stdin)"]  # one output line a text, however many sentences
-        per_text = int(arguments[arguments.index("--num_return_sequences") + 1]) \
-            if "--num_return_sequences" in arguments else 1  # n-best: that many TSV rows a text
+        per_text = (
+            int(arguments[arguments.index("--num_return_sequences") + 1])
+            if "--num_return_sequences" in arguments
+            else 1
+        )  # n-best: that many TSV rows a text
         assert len(capsys.readouterr().out.splitlines()) == len(texts) * per_text, line
 
 
 def anchors(text: str) -> set[str]:
     """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces as hyphens."""
     prose = re.sub(r"```.*?```", "", text, flags=re.S)  # a comment in a code block is no heading
-    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-            for heading in re.findall(r"^#+ (.*)$", prose, flags=re.M)}
+    return {
+        re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        for heading in re.findall(r"^#+ (.*)$", prose, flags=re.M)
+    }
 
 
 def test_every_link_and_named_path_leads_somewhere():

@@ -46,9 +46,13 @@ class FakeEngine:
     def translate_sentences(self, sentences, options, names=None, target_prefix=None):
         self.calls.append(len(sentences))
         time.sleep(self.delay)
-        return [[(f"{self.marker[0]}{sentence}{self.marker[1]}" + (str(k) if k else ""), -0.1 * k)
-                 for k in range(options.num_return_sequences)] for sentence in sentences]
-
+        return [
+            [
+                (f"{self.marker[0]}{sentence}{self.marker[1]}" + (str(k) if k else ""), -0.1 * k)
+                for k in range(options.num_return_sequences)
+            ]
+            for sentence in sentences
+        ]
 
     def align_pairs(self, sources, targets, options):
         """Word i to word i: the marker keeps every word where it was."""
@@ -56,8 +60,10 @@ class FakeEngine:
 
 
 def fake_app(limits=None, delay=0.0, marker="«»"):
-    models = [ServedModel(FakeEngine("en", "de", delay, marker), "en", "de"),
-              ServedModel(FakeEngine("de", "en", delay, marker), "de", "en")]
+    models = [
+        ServedModel(FakeEngine("en", "de", delay, marker), "en", "de"),
+        ServedModel(FakeEngine("de", "en", delay, marker), "de", "en"),
+    ]
     return create_app(models, limits)
 
 
@@ -68,34 +74,41 @@ def client():
 
 
 def test_a_paragraph_comes_back_as_every_sentence_translated(client):
-    answer = client.post("/translate", json={"q": "Open the file. Click Save. Then close the window.",
-                                             "source": "en", "target": "de"})
+    answer = client.post(
+        "/translate", json={"q": "Open the file. Click Save. Then close the window.", "source": "en", "target": "de"}
+    )
     assert answer.status_code == 200
     assert answer.json() == {"translatedText": "«Open the file.» «Click Save.» «Then close the window.»"}
 
 
 def test_html_keeps_tags_attributes_and_untranslated_elements(client):
-    html = ('<p class="x">Open <a href="/f?a=1&amp;b=2" title="keep">the file</a>. <b>Save</b> it.</p>'
-            '<p translate="no">Mastodon</p><script>var a = "<b>";</script><code>ls -l</code>')
+    html = (
+        '<p class="x">Open <a href="/f?a=1&amp;b=2" title="keep">the file</a>. <b>Save</b> it.</p>'
+        '<p translate="no">Mastodon</p><script>var a = "<b>";</script><code>ls -l</code>'
+    )
     answer = client.post("/translate", json={"q": html, "source": "en", "target": "de", "format": "html"}).json()
     # each sentence whole, its inline tags around the same words; a label the sentence kept as it was ("Save") takes
     # its own translation (the engine's for "Save" alone), as a model that leaves a UI label in English is helped
     assert answer["translatedText"] == (
         '<p class="x">«Open <a href="/f?a=1&amp;b=2" title="keep">the file</a>.» «<b>«Save»</b> it.»</p>'
-        '<p translate="no">Mastodon</p><script>var a = "<b>";</script><code>ls -l</code>')
+        '<p translate="no">Mastodon</p><script>var a = "<b>";</script><code>ls -l</code>'
+    )
 
 
 def test_a_mastodon_post_is_one_sentence_with_its_link_and_bold_word_and_its_hashtag_verbatim(client):
-    post = ('<p>All <a href="https://example.org/disks" rel="nofollow">partitions are</a> already <b>in use</b>. '
-            '<a href="https://mastodon.social/tags/linux" class="mention hashtag" rel="tag">#<span>linux</span></a> '
-            '<span class="h-card"><a href="https://mastodon.social/@alice" class="u-url mention">@<span>alice'
-            '</span></a></span></p>')
+    post = (
+        '<p>All <a href="https://example.org/disks" rel="nofollow">partitions are</a> already <b>in use</b>. '
+        '<a href="https://mastodon.social/tags/linux" class="mention hashtag" rel="tag">#<span>linux</span></a> '
+        '<span class="h-card"><a href="https://mastodon.social/@alice" class="u-url mention">@<span>alice'
+        "</span></a></span></p>"
+    )
     answer = client.post("/translate", json={"q": post, "source": "en", "target": "de", "format": "html"}).json()
     assert answer["translatedText"] == (
         '<p>«All <a href="https://example.org/disks" rel="nofollow">partitions are</a> already <b>in use</b>.» '
         '<a href="https://mastodon.social/tags/linux" class="mention hashtag" rel="tag">#<span>linux</span></a> '
         '<span class="h-card"><a href="https://mastodon.social/@alice" class="u-url mention">@<span>alice'
-        '</span></a></span></p>')  # every tag as the post wrote it (issue 51: attributes were sorted)
+        "</span></a></span></p>"
+    )  # every tag as the post wrote it (issue 51: attributes were sorted)
     # one sentence, then the link's and the bold words' own texts (where to place them) in a batch of their own;
     # no hashtag, no mention
     assert client.app.state.service.pairs[("en", "de")].engine.calls[-2:] == [1, 2]
@@ -105,28 +118,36 @@ class DroppingEngine(FakeEngine):
     """A FakeEngine whose translations lose every "%s" and every "https://example.org" (the model's mistakes)."""
 
     def translate_sentences(self, sentences, options, names=None, target_prefix=None):
-        return [[(text.replace("%s", "").replace(" https://example.org", ""), score) for text, score in hypotheses]
-                for hypotheses in super().translate_sentences(sentences, options, names, target_prefix)]
+        return [
+            [(text.replace("%s", "").replace(" https://example.org", ""), score) for text, score in hypotheses]
+            for hypotheses in super().translate_sentences(sentences, options, names, target_prefix)
+        ]
 
 
 def test_protected_spans_put_back_or_lost_are_named_in_a_field_clients_ignore():
     models = [ServedModel(DroppingEngine("en", "de"), "en", "de")]
     with TestClient(create_app(models)) as client:
-        answer = client.post("/translate", json={"q": ["Unknown database: %s", "Hello.", "Read https://example.org"],
-                                                 "source": "en", "target": "de"}).json()
-        assert answer == {"translatedText": ["«Unknown database: » %s", "«Hello.»", "«Read» https://example.org"],
-                          "flags": [{"repaired": ["%s"]}, {}, {"repaired": ["https://example.org"]}]}
+        answer = client.post(
+            "/translate",
+            json={"q": ["Unknown database: %s", "Hello.", "Read https://example.org"], "source": "en", "target": "de"},
+        ).json()
+        assert answer == {
+            "translatedText": ["«Unknown database: » %s", "«Hello.»", "«Read» https://example.org"],
+            "flags": [{"repaired": ["%s"]}, {}, {"repaired": ["https://example.org"]}],
+        }
         plain = client.post("/translate", json={"q": "Hello.", "source": "en", "target": "de"}).json()
         assert plain == {"translatedText": "«Hello.»"}  # nothing put back, nothing lost: no field
-        kept = client.post("/translate", json={"q": "Unknown database: %s", "source": "en", "target": "de",
-                                               "repair_spans": False}).json()
+        kept = client.post(
+            "/translate", json={"q": "Unknown database: %s", "source": "en", "target": "de", "repair_spans": False}
+        ).json()
         assert kept == {"translatedText": "«Unknown database: »", "flags": {"lost": ["%s"]}}
 
 
 def test_a_translation_is_escaped_never_markup():
     with TestClient(fake_app(marker="<>")) as markup_client:
-        answer = markup_client.post("/translate", json={"q": "<p>Hello</p>", "source": "en", "target": "de",
-                                                        "format": "html"}).json()
+        answer = markup_client.post(
+            "/translate", json={"q": "<p>Hello</p>", "source": "en", "target": "de", "format": "html"}
+        ).json()
         assert answer["translatedText"] == "<p>&lt;Hello&gt;</p>"
         plain = markup_client.post("/translate", json={"q": "Hello", "source": "en", "target": "de"}).json()
         assert plain["translatedText"] == "<Hello>"  # format text: text, as the client asked
@@ -148,9 +169,12 @@ def test_each_clients_requests_get_the_answer_it_reads(name, client):
 
 
 # What the fake engine makes of the HTML posts: each sentence translated whole, its inline tags around its words.
-EXPECTED_HTML = {"<p>Open the file. Close the window.</p>": "<p>«Open the file.» «Close the window.»</p>",
-                 "<p>Click <b>Save</b>.</p>": "<p>«Click <b>«Save»</b>.»</p>",
-                 "<p>Open the file.</p>": "<p>«Open the file.»</p>", "Open the file.": "«Open the file.»"}
+EXPECTED_HTML = {
+    "<p>Open the file. Close the window.</p>": "<p>«Open the file.» «Close the window.»</p>",
+    "<p>Click <b>Save</b>.</p>": "<p>«Click <b>«Save»</b>.»</p>",
+    "<p>Open the file.</p>": "<p>«Open the file.»</p>",
+    "Open the file.": "«Open the file.»",
+}
 
 
 def check_reads(answer, request, name):
@@ -189,13 +213,23 @@ BAD_REQUESTS = [
     ({"q": ["a"] * 33, "source": "en", "target": "de"}, 400, "request (33 texts) exceeds batch limit (32)"),
     ({"q": "Hi", "source": "en", "target": "fr"}, 400, "fr is not supported"),  # LibreTranslate's words
     ({"q": "Hi", "source": "auto", "target": "fr"}, 400, "fr is not supported"),
-    ({"q": "Hi", "source": "en", "target": "en"}, 400, "en->en is not a supported language pair; this server "
-                                                       "translates en->de, de->en"),
+    (
+        {"q": "Hi", "source": "en", "target": "en"},
+        400,
+        "en->en is not a supported language pair; this server translates en->de, de->en",
+    ),
     ({"q": "Hi", "source": "en", "target": "de", "format": "pdf"}, 400, "format must be one of text, html"),
     ({"q": "Hi", "source": "en", "target": "de", "alternatives": "many"}, 400, "alternatives must be a whole number"),
     ({"q": "Hi", "source": "en", "target": "de", "alternatives": 9}, 400, "alternatives must be 0 to 5, got 9"),
-    ({"q": "Bonjour à tous, je voudrais traduire ce texte en allemand s'il vous plaît.", "source": "auto",
-      "target": "de"}, 400, "fr is not supported"),
+    (
+        {
+            "q": "Bonjour à tous, je voudrais traduire ce texte en allemand s'il vous plaît.",
+            "source": "auto",
+            "target": "de",
+        },
+        400,
+        "fr is not supported",
+    ),
 ]
 
 
@@ -212,11 +246,13 @@ def test_malformed_bodies_are_named_and_the_server_keeps_serving(client):
     assert answer.status_code == 400 and "must be an object of fields, got list" in answer.json()["error"]
     answer = client.post("/translate", content=b"q=Hi", headers={"Content-Type": "multipart/form-data"})
     assert answer.status_code == 400 and "malformed form body" in answer.json()["error"]
-    statuses = {client.post("/translate", json=BAD_REQUESTS[i % len(BAD_REQUESTS)][0]).status_code
-                for i in range(1000)}
+    statuses = {
+        client.post("/translate", json=BAD_REQUESTS[i % len(BAD_REQUESTS)][0]).status_code for i in range(1000)
+    }
     assert statuses == {400}
-    assert client.post("/translate", json={"q": "Hi.", "source": "en", "target": "de"}).json() == \
-        {"translatedText": "«Hi.»"}
+    assert client.post("/translate", json={"q": "Hi.", "source": "en", "target": "de"}).json() == {
+        "translatedText": "«Hi.»"
+    }
 
 
 def test_edge_requests_get_4xx_and_a_failing_engine_a_500_with_cors():
@@ -230,8 +266,9 @@ def test_edge_requests_get_4xx_and_a_failing_engine_a_500_with_cors():
     app = fake_app()
     app.state.models[0].engine.translate_sentences = lambda *args, **kwargs: 1 / 0
     with TestClient(app, raise_server_exceptions=False) as failing:
-        answer = failing.post("/translate", json={"q": "Hi.", "source": "en", "target": "de"},
-                              headers={"Origin": "https://example.org"})
+        answer = failing.post(
+            "/translate", json={"q": "Hi.", "source": "en", "target": "de"}, headers={"Origin": "https://example.org"}
+        )
         assert answer.status_code == 500 and answer.json() == {"error": "Internal server error (ZeroDivisionError)"}
         assert answer.headers["access-control-allow-origin"] == "*"
         assert failing.post("/translate", json={"q": "Hi.", "source": "de", "target": "en"}).status_code == 200
@@ -253,31 +290,45 @@ def test_languages_lists_every_language_and_weblate_translates_a_one_direction_s
     it supports and offers a pair only when both codes are listed; then it posts q as a list, with no format."""
     with TestClient(create_app([ServedModel(FakeEngine("en", "de"), "en", "de")])) as weblate:
         languages = weblate.get("/languages").json()
-        assert languages == [{"code": "en", "name": "English", "targets": ["de"]},
-                             {"code": "de", "name": "German", "targets": []}]  # a target only: LibreTranslate lists it
+        assert languages == [
+            {"code": "en", "name": "English", "targets": ["de"]},
+            {"code": "de", "name": "German", "targets": []},
+        ]  # a target only: LibreTranslate lists it
         codes = [language["code"] for language in languages]
         pairs = {(language["code"], target) for language in languages for target in language["targets"]}
         assert ("en", "de") in pairs and "en" in codes and "de" in codes
-        answer = weblate.post("/translate", json={"api_key": "", "q": ["Open the file.", "Click Save."],
-                                                  "source": "en", "target": "de"})
+        answer = weblate.post(
+            "/translate", json={"api_key": "", "q": ["Open the file.", "Click Save."], "source": "en", "target": "de"}
+        )
         assert answer.json() == {"translatedText": ["«Open the file.»", "«Click Save.»"]}
 
 
 def test_cors_on_every_answer_and_preflights(client):
-    preflight = client.options("/translate", headers={"Origin": "https://example.org",
-                                                      "Access-Control-Request-Method": "POST"})
-    assert preflight.status_code == 200 and preflight.headers["access-control-allow-origin"] in ("*",
-                                                                                                 "https://example.org")
-    for answer in (client.get("/languages", headers={"Origin": "https://example.org"}),
-                   client.post("/translate", json={}, headers={"Origin": "https://example.org"})):
+    preflight = client.options(
+        "/translate", headers={"Origin": "https://example.org", "Access-Control-Request-Method": "POST"}
+    )
+    assert preflight.status_code == 200 and preflight.headers["access-control-allow-origin"] in (
+        "*",
+        "https://example.org",
+    )
+    for answer in (
+        client.get("/languages", headers={"Origin": "https://example.org"}),
+        client.post("/translate", json={}, headers={"Origin": "https://example.org"}),
+    ):
         assert answer.headers["access-control-allow-origin"] == "*"
 
 
 def test_requests_arriving_together_are_translated_as_one_batch():
     app = fake_app(Limits(max_batch=64, max_wait_ms=50), delay=0.05)
     with TestClient(app) as batched:
-        threads = [threading.Thread(target=batched.post, args=("/translate",), kwargs={
-            "json": {"q": f"Sentence {i}.", "source": "en", "target": "de"}}) for i in range(16)]
+        threads = [
+            threading.Thread(
+                target=batched.post,
+                args=("/translate",),
+                kwargs={"json": {"q": f"Sentence {i}.", "source": "en", "target": "de"}},
+            )
+            for i in range(16)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -309,8 +360,12 @@ def test_a_full_queue_answers_503_and_then_serves_again():
 def test_a_cancelled_request_frees_its_queue_slot():
     async def scenario():
         release = threading.Event()
-        batcher = Batcher(lambda key, sentences: (release.wait(5), [[("x", None)]] * len(sentences))[1],
-                          max_batch=1, max_wait=0.0, max_queued=2)
+        batcher = Batcher(
+            lambda key, sentences: (release.wait(5), [[("x", None)]] * len(sentences))[1],
+            max_batch=1,
+            max_wait=0.0,
+            max_queued=2,
+        )
         batcher.start()
         first = asyncio.ensure_future(batcher.translate(("en", 1), ["a"]))  # taken by the engine
         await asyncio.sleep(0.05)
@@ -345,8 +400,13 @@ def copy_model_dir(tmp_path_factory):
 @contextlib.contextmanager
 def server_process(*args, env=None):
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(SCRIPTS / "serve.py"), *args, "--port", str(port)],
-                               env=env or command_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [sys.executable, str(SCRIPTS / "serve.py"), *args, "--port", str(port)],
+        env=env or command_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         wait_until_listening(process, port)
         yield f"http://127.0.0.1:{port}"
@@ -363,12 +423,15 @@ def test_libretranslatepy_translates_through_a_server_process(copy_model_dir, tm
 
     with server_process(str(copy_model_dir), "--engine", "transformers") as url:
         api = LibreTranslateAPI(url + "/")
-        assert api.languages() == [{"code": "en", "name": "English", "targets": ["de"]},
-                                   {"code": "de", "name": "German", "targets": []}]
+        assert api.languages() == [
+            {"code": "en", "name": "English", "targets": ["de"]},
+            {"code": "de", "name": "German", "targets": []},
+        ]
         paragraph = "Open the file. Click the Save button. Close the dialog window."
         translated = api.translate(paragraph, "en", "de")
-        assert api.detect("Klicken Sie auf die Schaltfläche Speichern, um die Datei zu sichern.")[0]["language"] \
-            == "de"
+        assert (
+            api.detect("Klicken Sie auf die Schaltfläche Speichern, um die Datei zu sichern.")[0]["language"] == "de"
+        )
     from transformer_mt.checkpoints import load_translator
 
     model, tokenizer = load_translator(copy_model_dir)
@@ -381,8 +444,13 @@ def test_the_server_refuses_to_start_on_a_damaged_model(copy_model_dir, tmp_path
     damaged = tmp_path / "damaged"
     shutil.copytree(copy_model_dir, damaged)
     (damaged / "model.safetensors").write_bytes((damaged / "model.safetensors").read_bytes()[:1000])
-    result = subprocess.run([sys.executable, str(SCRIPTS / "serve.py"), str(damaged), "--port", str(free_port())],
-                            capture_output=True, text=True, env=command_env(), timeout=120)
+    result = subprocess.run(
+        [sys.executable, str(SCRIPTS / "serve.py"), str(damaged), "--port", str(free_port())],
+        capture_output=True,
+        text=True,
+        env=command_env(),
+        timeout=120,
+    )
     assert result.returncode == 2 and "model.safetensors" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
@@ -391,8 +459,10 @@ CHROMEDRIVER = Path("/usr/bin/chromedriver")
 
 
 @pytest.mark.slow  # a server process and a browser
-@pytest.mark.skipif(os.environ.get("CI") != "true" and not CHROMEDRIVER.exists(),
-                    reason="Debian's chromium-driver is not installed (.ci/run installs it)")
+@pytest.mark.skipif(
+    os.environ.get("CI") != "true" and not CHROMEDRIVER.exists(),
+    reason="Debian's chromium-driver is not installed (.ci/run installs it)",
+)
 def test_the_page_translates_in_a_real_browser():
     import uvicorn
     from selenium import webdriver
@@ -414,9 +484,10 @@ def test_the_page_translates_in_a_real_browser():
             time.sleep(0.05)
         driver.get(f"http://127.0.0.1:{port}/")
         WebDriverWait(driver, 20).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#pair option"))
-        for text, expected in (("Open the file. Click Save. Close the window.",
-                                "«Open the file.» «Click Save.» «Close the window.»"),
-                               ("<script>alert(1)</script>", "«<script>alert(1)</script>»")):
+        for text, expected in (
+            ("Open the file. Click Save. Close the window.", "«Open the file.» «Click Save.» «Close the window.»"),
+            ("<script>alert(1)</script>", "«<script>alert(1)</script>»"),
+        ):
             driver.find_element(By.ID, "input").clear()
             driver.find_element(By.ID, "input").send_keys(text)
             driver.find_element(By.ID, "translate").click()
@@ -432,12 +503,15 @@ def test_a_register_the_model_cannot_write_is_refused_and_a_preference_falls_bac
     """formality "more"/"less" on a model trained without the register tags is a 400 naming it (issue 52);
     "prefer_more" is translated as the model chooses."""
     with TestClient(fake_app()) as client:
-        refused = client.post("/translate", json={"q": "Open it.", "source": "en", "target": "de",
-                                                  "formality": "more"})
+        refused = client.post(
+            "/translate", json={"q": "Open it.", "source": "en", "target": "de", "formality": "more"}
+        )
         assert refused.status_code == 400
         assert "formality 'more' needs a model trained with the register tags" in refused.json()["error"]
-        preferred = client.post("/translate", json={"q": "Open it.", "source": "en", "target": "de",
-                                                    "formality": "prefer_more", "context": "Menu"})
+        preferred = client.post(
+            "/translate",
+            json={"q": "Open it.", "source": "en", "target": "de", "formality": "prefer_more", "context": "Menu"},
+        )
         assert preferred.status_code == 200 and preferred.json()["translatedText"] == "«Open it.»"
 
 
@@ -448,9 +522,15 @@ def test_an_inline_elements_own_text_is_decoded_once_without_guards(caplog):
     app = fake_app(marker=("", ""))
     engine = app.state.service.pairs[("en", "de")].engine
     with TestClient(app) as client, caplog.at_level(logging.WARNING):
-        answer = client.post("/translate", json={
-            "q": "<p>Read <em>the whole manual of this program</em> before you start it.</p>", "source": "en",
-            "target": "de", "format": "html"})
+        answer = client.post(
+            "/translate",
+            json={
+                "q": "<p>Read <em>the whole manual of this program</em> before you start it.</p>",
+                "source": "en",
+                "target": "de",
+                "format": "html",
+            },
+        )
     assert answer.status_code == 200, answer.text
     assert answer.json()["flags"] == {"guards": ["copy"], "redecoded": True}  # the paragraph's own copy
     assert sum(engine.calls) == 3  # the run of text, the guard's re-decode of it, the element's text once (was 4)

@@ -19,7 +19,7 @@ from transformer_mt.serving.uploads import FileStore, safe_filename  # noqa: E40
 from .test_serving import FakeEngine  # noqa: E402
 
 
-PO = '''msgid ""
+PO = """msgid ""
 msgstr ""
 "Content-Type: text/plain; charset=UTF-8\\n"
 
@@ -28,7 +28,7 @@ msgstr ""
 
 msgid "<b>%s</b> saved. Close it."
 msgstr ""
-'''
+"""
 
 
 def app_of(store, limits=None, models=None):
@@ -42,8 +42,9 @@ def store(tmp_path):
 
 
 def upload(client, name, data, **fields):
-    return client.post("/translate_file", data={"source": "en", "target": "de", **fields},
-                       files={"file": (name, data)})
+    return client.post(
+        "/translate_file", data={"source": "en", "target": "de", **fields}, files={"file": (name, data)}
+    )
 
 
 def test_a_po_file_is_translated_downloaded_once_and_settings_say_so(store):

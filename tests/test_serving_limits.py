@@ -16,17 +16,27 @@ def test_the_flags_and_the_batcher_default_to_the_limits():
         if hasattr(args, field.name) and field.name != "api_keys":
             assert getattr(args, field.name) == field.default, field.name
     batcher = Batcher(lambda key, sentences: sentences)
-    assert (batcher.max_wait, batcher.max_queued, batcher.max_batch) == (Limits.max_wait_ms / 1000,
-                                                                        Limits.queue_limit, LARGE_BATCH)
-    assert (Limits().batch_size(2), Limits().batch_size(1), Limits(max_batch=4).batch_size(2)) == (SMALL_BATCH,
-                                                                                                  LARGE_BATCH, 4)
+    assert (batcher.max_wait, batcher.max_queued, batcher.max_batch) == (
+        Limits.max_wait_ms / 1000,
+        Limits.queue_limit,
+        LARGE_BATCH,
+    )
+    assert (Limits().batch_size(2), Limits().batch_size(1), Limits(max_batch=4).batch_size(2)) == (
+        SMALL_BATCH,
+        LARGE_BATCH,
+        4,
+    )
 
 
 def test_the_docs_state_the_defaults():
     docs = (REPO / "docs" / "serving.md").read_text(encoding="utf-8")
     limits = Limits()
-    for sentence in (f"`--max_wait_ms` ({limits.max_wait_ms:g} ms)", f"`--max_wait_ms {limits.max_wait_ms:g}`",
-                     f"`--queue_limit` | {limits.queue_limit} sentences", f"`--char_limit` | {limits.char_limit} "
-                     "characters", f"`--batch_limit` | {limits.batch_limit} texts",
-                     f"`--max_batch` {SMALL_BATCH} per CTranslate2 call, {LARGE_BATCH} for generate()"):
+    for sentence in (
+        f"`--max_wait_ms` ({limits.max_wait_ms:g} ms)",
+        f"`--max_wait_ms {limits.max_wait_ms:g}`",
+        f"`--queue_limit` | {limits.queue_limit} sentences",
+        f"`--char_limit` | {limits.char_limit} characters",
+        f"`--batch_limit` | {limits.batch_limit} texts",
+        f"`--max_batch` {SMALL_BATCH} per CTranslate2 call, {LARGE_BATCH} for generate()",
+    ):
         assert sentence in docs, sentence

@@ -49,8 +49,11 @@ class RedisServer:
         self.url = f"redis://127.0.0.1:{self.port}/0"
 
     def start(self):
-        self.process = subprocess.Popen([self.program, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                         "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            [self.program, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
         client, deadline = redis.Redis.from_url(self.url), time.monotonic() + 10
         while True:
             with contextlib.suppress(redis.ConnectionError):
@@ -94,8 +97,10 @@ class CountingEngine:
 
     def translate_sentences(self, sentences, options, names=None, target_prefix=None):
         self.sentences += len(sentences)
-        return [[(f"«{sentence}»" + (str(k) if k else ""), -0.1 * k) for k in range(options.num_return_sequences)]
-                for sentence in sentences]
+        return [
+            [(f"«{sentence}»" + (str(k) if k else ""), -0.1 * k) for k in range(options.num_return_sequences)]
+            for sentence in sentences
+        ]
 
     def align_pairs(self, sources, targets, options):
         return [[(i, i) for i in range(len(target.split()))] for target in targets]
@@ -162,13 +167,17 @@ def test_without_redis_the_cache_is_an_lru_of_this_process():
         if cache.get(model, options, asked) is None:
             cache.put(model, options, asked, {"translatedText": text.upper()})
     assert [cache.get(model, options, types.SimpleNamespace(texts=[text], is_list=False)) for text in "abc"] == [
-        {"translatedText": "A"}, None, {"translatedText": "C"}]
+        {"translatedText": "A"},
+        None,
+        {"translatedText": "C"},
+    ]
     unknown = ServedModel(CountingEngine(), "en", "de")  # no weights' identity: never cached
     assert cache.keys(unknown, options, ["a"]) is None
 
 
-def test_translate_goes_on_while_redis_is_down_and_shares_again_when_it_returns(redis_server, redis_url, monkeypatch,
-                                                                               caplog, tmp_path):
+def test_translate_goes_on_while_redis_is_down_and_shares_again_when_it_returns(
+    redis_server, redis_url, monkeypatch, caplog, tmp_path
+):
     monkeypatch.setattr(shared, "RETRY_S", 0.2)
     limits = Limits(req_limit=2)
     with TestClient(counting_app(limits, redis_url)[0]) as one, TestClient(counting_app(limits, redis_url)[0]) as two:
@@ -188,10 +197,12 @@ def test_translate_goes_on_while_redis_is_down_and_shares_again_when_it_returns(
             service.shared.store.require_up()
         assert refused.value.status == 503 and f"Redis at {redis_url}" in str(refused.value)
         suggestions = Suggestions(SuggestionStore(str(tmp_path / "suggestions.db")))
-        with TestClient(create_app([ServedModel(CountingEngine(), "en", "de")], redis=redis_url,
-                                   suggestions=suggestions)) as suggesting:  # a route that needs the shared store
-            answer = suggesting.post("/suggest", json={"q": "Open it.", "s": "Öffne es.", "source": "en",
-                                                       "target": "de"})
+        with TestClient(
+            create_app([ServedModel(CountingEngine(), "en", "de")], redis=redis_url, suggestions=suggestions)
+        ) as suggesting:  # a route that needs the shared store
+            answer = suggesting.post(
+                "/suggest", json={"q": "Open it.", "s": "Öffne es.", "source": "en", "target": "de"}
+            )
             assert answer.status_code == 503 and "does not answer" in answer.json()["error"]
         redis_server.start()  # the same port, empty
         time.sleep(0.3)
@@ -213,10 +224,16 @@ def test_workers_without_redis_warn_and_the_factory_rebuilds_the_app(short_trans
     started = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: started.update(app=app, **kwargs))
     command.serve(command.parse_args([str(tmp_path), "--workers", "2", "--engine", "transformers", "--port", "5001"]))
-    assert "--workers 2 without --redis: each process has its own request limits and translation cache" in \
-        capsys.readouterr().err
-    assert (started["app"], started["factory"], started["workers"], started["port"]) == (command.FACTORY, True, 2,
-                                                                                         5001)
+    assert (
+        "--workers 2 without --redis: each process has its own request limits and translation cache"
+        in capsys.readouterr().err
+    )
+    assert (started["app"], started["factory"], started["workers"], started["port"]) == (
+        command.FACTORY,
+        True,
+        2,
+        5001,
+    )
     assert json.loads(os.environ[command.WORKERS_ENV])["models"] == [str(tmp_path)]
     with TestClient(command.create()) as client:  # what each worker does: the app from the command's arguments
         assert client.post("/translate", json=FIELDS).status_code == 200
@@ -230,15 +247,36 @@ def test_workers_without_redis_warn_and_the_factory_rebuilds_the_app(short_trans
 def test_two_workers_start_and_share_limit_and_cache_through_redis(short_translator, redis_url):
     tmp_path = short_translator[0]
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(SCRIPTS / "serve.py"), str(tmp_path), "--engine", "transformers",
-                                "--workers", "2", "--redis", redis_url, "--req_limit", "6", "--port", str(port)],
-                               env=command_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(SCRIPTS / "serve.py"),
+            str(tmp_path),
+            "--engine",
+            "transformers",
+            "--workers",
+            "2",
+            "--redis",
+            redis_url,
+            "--req_limit",
+            "6",
+            "--port",
+            str(port),
+        ],
+        env=command_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     import urllib.error
     import urllib.request
 
     def post(fields):
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/translate", json.dumps(fields).encode(),
-                                         {"Content-Type": "application/json", "Connection": "close"})
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/translate",
+            json.dumps(fields).encode(),
+            {"Content-Type": "application/json", "Connection": "close"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=30) as answer:
                 return answer.status, json.loads(answer.read())
@@ -268,7 +306,12 @@ def parent_of(pid: str) -> int | None:
 
 def test_the_docs_state_the_rules():
     docs = (REPO / "docs" / "serving.md").read_text(encoding="utf-8")
-    for sentence in (f"{shared.CACHE_TTL_S} s (a day, `CACHE_TTL_S`)", f"LRU of {shared.CACHE_SIZE} texts",
-                     f"at most every {shared.RETRY_S:g} s (`RETRY_S`)", f"{shared.TIMEOUT_S} s connect and read",
-                     f"health check {command.WORKER_HEALTHCHECK_S} s", command.WORKERS_ENV):
+    for sentence in (
+        f"{shared.CACHE_TTL_S} s (a day, `CACHE_TTL_S`)",
+        f"LRU of {shared.CACHE_SIZE} texts",
+        f"at most every {shared.RETRY_S:g} s (`RETRY_S`)",
+        f"{shared.TIMEOUT_S} s connect and read",
+        f"health check {command.WORKER_HEALTHCHECK_S} s",
+        command.WORKERS_ENV,
+    ):
         assert sentence in docs, sentence

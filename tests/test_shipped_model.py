@@ -35,8 +35,8 @@ def test_it_is_small_half_precision_on_disk_and_loads_in_float32(model_dir):
 
 def test_the_readme_examples_are_its_translations():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    lines = readme[readme.index("<!-- shipped-model examples -->"):].splitlines()[1:]
-    table = lines[:next(i for i, line in enumerate(lines) if not line.startswith("|"))]
+    lines = readme[readme.index("<!-- shipped-model examples -->") :].splitlines()[1:]
+    table = lines[: next(i for i, line in enumerate(lines) if not line.startswith("|"))]
     rows = table[2:]  # below the header and the rule
     sources = [row.split(" | ")[0][2:] for row in rows]
     assert len(sources) == 5
@@ -76,19 +76,26 @@ def test_the_broader_models_card_names_every_source_it_was_trained_on():
 
 
 def test_the_broader_model_keeps_the_help_text_models_score_on_the_repositorys_test_split():
-    scores = {model_dir: json.loads((model_dir / "scores.json").read_text())["scores"]["bleu"]["score"]
-              for model_dir in (MODEL, BROAD)}  # each checked against a fresh evaluation above
+    scores = {
+        model_dir: json.loads((model_dir / "scores.json").read_text())["scores"]["bleu"]["score"]
+        for model_dir in (MODEL, BROAD)
+    }  # each checked against a fresh evaluation above
     assert scores[BROAD] >= scores[MODEL] - 1.0
 
 
 FINE_TUNE_RESULTS = {BROAD: REPO / "docs" / "results" / "broad_ui", MODEL: REPO / "docs" / "results" / "help_ui"}
-ORIGINS = {"lohelp": "LibreOffice help", "gnomehelp": "GNOME help", "ddtp": "Debian package descriptions",
-           "ding": "dictionary entries and examples"}
+ORIGINS = {
+    "lohelp": "LibreOffice help",
+    "gnomehelp": "GNOME help",
+    "ddtp": "Debian package descriptions",
+    "ding": "dictionary entries and examples",
+}
 
 
 def before_after_rows(model_dir) -> list[str]:
     """A shipped model's card table of its scores before and after its last fine-tune (the broader model's on UI
     messages, the help-text model's with the augmentations), from docs/results/broad_ui or help_ui."""
+
     def read(name: str) -> dict:
         return json.loads((FINE_TUNE_RESULTS[model_dir] / name).read_text(encoding="utf-8"))
 
@@ -96,15 +103,19 @@ def before_after_rows(model_dir) -> list[str]:
         return f"{scores['bleu']['score']:.2f} / {scores['chrf']['score']:.2f}"
 
     rows = []
-    for label, name in (("UI messages (`../shared/data/en-de-ui`)", "en-de-ui.json"),
-                        ("help text (`data/en-de`)", "data-en-de.json"),
-                        ("shared corpus (`../shared/data/en-de`), all origins", "shared-en-de.json")):
+    for label, name in (
+        ("UI messages (`../shared/data/en-de-ui`)", "en-de-ui.json"),
+        ("help text (`data/en-de`)", "data-en-de.json"),
+        ("shared corpus (`../shared/data/en-de`), all origins", "shared-en-de.json"),
+    ):
         before, after = read(f"old-{name}"), read(f"new-{name}")
         rows.append(f"| {label} | {after['pairs']:,} | {cell(before['scores'])} | {cell(after['scores'])} |")
     before, after = read("old-shared-en-de.json"), read("new-shared-en-de.json")
     for origin, what in ORIGINS.items():
-        rows.append(f"| {origin} ({what}) | {after['by_origin'][origin]['pairs']:,} | "
-                    f"{cell(before['by_origin'][origin]['scores'])} | {cell(after['by_origin'][origin]['scores'])} |")
+        rows.append(
+            f"| {origin} ({what}) | {after['by_origin'][origin]['pairs']:,} | "
+            f"{cell(before['by_origin'][origin]['scores'])} | {cell(after['by_origin'][origin]['scores'])} |"
+        )
     return rows
 
 
@@ -123,8 +134,18 @@ def test_the_command_gives_word_alignments_with_a_calibrated_model(model_dir, en
     from transformer_mt.scripts import translate as translate_script
 
     alignments = tmp_path / "out.txt"
-    translate_script.main(["--model", str(model_dir), "--engine", engine, "--alignments", str(alignments),
-                           "--no_progress", "Click the Save button."])
+    translate_script.main(
+        [
+            "--model",
+            str(model_dir),
+            "--engine",
+            engine,
+            "--alignments",
+            str(alignments),
+            "--no_progress",
+            "Click the Save button.",
+        ]
+    )
     assert capsys.readouterr().out.strip()
     pairs = [pair.split("-") for pair in alignments.read_text(encoding="utf-8").split()]
     assert pairs and all(len(pair) == 2 and all(part.isdigit() for part in pair) for pair in pairs)
@@ -147,8 +168,18 @@ def test_the_command_takes_a_repetition_penalty_that_reaches_the_search(model_di
         return original(self, sentences, options, *args, **kwargs)
 
     monkeypatch.setattr(type(loaded), "translate_sentences", spy)
-    translate_script.main(["--model", str(model_dir), "--engine", engine, "--repetition_penalty", "1.3",
-                           "--no_progress", "Save the file. Save it again."])
+    translate_script.main(
+        [
+            "--model",
+            str(model_dir),
+            "--engine",
+            engine,
+            "--repetition_penalty",
+            "1.3",
+            "--no_progress",
+            "Save the file. Save it again.",
+        ]
+    )
     assert capsys.readouterr().out.strip() and seen and set(seen) == {1.3}
     if engine == "ctranslate2":  # mapped to translate_batch's own keyword
         assert loaded.search_settings(TranslationOptions(repetition_penalty=1.3))["repetition_penalty"] == 1.3

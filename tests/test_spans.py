@@ -32,8 +32,10 @@ def test_lost_placeholders_count_each_occurrence_in_source_order():
 
 def test_a_placeholder_goes_back_into_the_damaged_word_after_the_aligned_one_or_at_the_end():
     assert put_back("Unknown database: %s", "Unbekannte Datenbank: %", ["%s"], [(2, 2)]) == "Unbekannte Datenbank: %s"
-    assert put_back("Select %(min)s items.", "Wählen Sie %(min) Elemente.", ["%(min)s"], [(1, 2)]) == \
-        "Wählen Sie %(min)s Elemente."
+    assert (
+        put_back("Select %(min)s items.", "Wählen Sie %(min) Elemente.", ["%(min)s"], [(1, 2)])
+        == "Wählen Sie %(min)s Elemente."
+    )
     assert put_back("Delete %s now.", "Jetzt %. löschen", ["%s"], [(1, 1)]) == "Jetzt %s. löschen"
     assert put_back("Open {0} now", "Öffnen Sie jetzt", ["{0}"], [(1, 1)]) == "Öffnen Sie {0} jetzt"
     assert put_back("Open {0} now", "Öffnen", ["{0}"], []) == "Öffnen {0}"
@@ -55,32 +57,53 @@ def test_repair_aligns_only_what_needs_it_and_names_it(caplog):
 
 
 def test_the_command_keeps_the_placeholders_the_shipped_model_drops(capsys):
-    translate_script.main(["--model", str(REPO / "models" / "transformer-mt-en-de-broad"), "--no_progress",
-                           "Unknown database: %s", "Using Video Output: %s"])
+    translate_script.main(
+        [
+            "--model",
+            str(REPO / "models" / "transformer-mt-en-de-broad"),
+            "--no_progress",
+            "Unknown database: %s",
+            "Using Video Output: %s",
+        ]
+    )
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and all(line.endswith(": %s") for line in lines), lines
 
 
 def test_each_kind_is_one_span_and_the_wider_kind_wins_where_two_overlap():
-    assert protected_spans("Open https://example.com/a?q=%s&n=1. Now") == \
-        [Span("url", "https://example.com/a?q=%s&n=1")]
-    assert protected_spans("See www.esrf.eu, or mail john.doe@example.org.") == \
-        [Span("url", "www.esrf.eu"), Span("email", "john.doe@example.org")]
-    assert protected_spans("Edit /usr/share/foo, ~/.config/x or C:\\Users\\x; run ./configure.") == \
-        [Span("path", "/usr/share/foo"), Span("path", "~/.config/x"), Span("path", "C:\\Users\\x"),
-         Span("path", "./configure")]
+    assert protected_spans("Open https://example.com/a?q=%s&n=1. Now") == [
+        Span("url", "https://example.com/a?q=%s&n=1")
+    ]
+    assert protected_spans("See www.esrf.eu, or mail john.doe@example.org.") == [
+        Span("url", "www.esrf.eu"),
+        Span("email", "john.doe@example.org"),
+    ]
+    assert protected_spans("Edit /usr/share/foo, ~/.config/x or C:\\Users\\x; run ./configure.") == [
+        Span("path", "/usr/share/foo"),
+        Span("path", "~/.config/x"),
+        Span("path", "C:\\Users\\x"),
+        Span("path", "./configure"),
+    ]
     assert protected_spans("Run `ls -l /tmp/a` first") == [Span("code", "`ls -l /tmp/a`")]
-    assert protected_spans("%1 of %2, ${HOME}, %(name)s, %-5.2f, %ld, %1$s, {0}, {name}, $1") == \
-        [Span("placeholder", text) for text in
-         ("%1", "%2", "${HOME}", "%(name)s", "%-5.2f", "%ld", "%1$s", "{0}", "{name}", "$1")]
-    assert protected_spans("1.5 GB, 1,234 items at 10:30 in version 2.0.1.") == \
-        [Span("number", "1.5"), Span("number", "1,234"), Span("number", "10:30"), Span("number", "2.0.1")]
+    assert protected_spans("%1 of %2, ${HOME}, %(name)s, %-5.2f, %ld, %1$s, {0}, {name}, $1") == [
+        Span("placeholder", text)
+        for text in ("%1", "%2", "${HOME}", "%(name)s", "%-5.2f", "%ld", "%1$s", "{0}", "{name}", "$1")
+    ]
+    assert protected_spans("1.5 GB, 1,234 items at 10:30 in version 2.0.1.") == [
+        Span("number", "1.5"),
+        Span("number", "1,234"),
+        Span("number", "10:30"),
+        Span("number", "2.0.1"),
+    ]
     assert protected_spans("Nice 👍🏽 ❤️") == [Span("emoji", "👍🏽"), Span("emoji", "❤️")]
 
 
 def test_what_only_looks_like_a_span_is_none():
-    assert protected_spans("50% off, 100 % sure, 100%% done and/or km/h, a lone / here") == \
-        [Span("number", "50"), Span("number", "100"), Span("number", "100")]
+    assert protected_spans("50% off, 100 % sure, 100%% done and/or km/h, a lone / here") == [
+        Span("number", "50"),
+        Span("number", "100"),
+        Span("number", "100"),
+    ]
     assert protected_spans("cannot find `%s' in </body>") == [Span("placeholder", "%s")]  # GNU quotes, a tag
     assert placeholders("50% discount, 100%% done, %d files") == ["%d"]
 
@@ -89,22 +112,26 @@ def test_lost_spans_compare_numbers_by_their_digits_and_the_rest_exactly():
     assert lost_spans("1.5 GB of 1,234 files at 10:30", "1,5 GB von 1.234 Dateien um 10.30 Uhr") == []
     assert lost_spans("version 2", "Version 2") == []
     assert lost_spans("version 2.0.1", "Version 2.1") == [Span("number", "2.0.1")]
-    assert lost_spans("See www.example.com or /usr/share/x", "Siehe www.beispiel.com oder /usr/share/x") == \
-        [Span("url", "www.example.com")]
+    assert lost_spans("See www.example.com or /usr/share/x", "Siehe www.beispiel.com oder /usr/share/x") == [
+        Span("url", "www.example.com")
+    ]
     assert lost_spans("%s and %s 👍", "%s und") == [Span("placeholder", "%s"), Span("emoji", "👍")]
 
 
 def test_a_lost_span_of_any_kind_replaces_its_damaged_copy_or_goes_after_the_aligned_word():
     assert put_back("Uses 1.5 GB", "Belegt 1,6 GB", [Span("number", "1.5")], [(1, 1)]) == "Belegt 1.5 GB"
-    assert put_back("See www.example.com.", "Siehe www.beispiel.com.", [Span("url", "www.example.com")],
-                    [(1, 1)]) == "Siehe www.example.com."
+    assert (
+        put_back("See www.example.com.", "Siehe www.beispiel.com.", [Span("url", "www.example.com")], [(1, 1)])
+        == "Siehe www.example.com."
+    )
     # no word aligned: the wrong number nearest the end is mended all the same
     assert put_back("Wait 10 seconds", "Warte 12 Sekunden", [Span("number", "10")], []) == "Warte 10 Sekunden"
-    assert put_back("Read /etc/hosts now", "Jetzt lesen", [Span("path", "/etc/hosts")], [(1, 1)]) == \
-        "Jetzt lesen /etc/hosts"
+    assert (
+        put_back("Read /etc/hosts now", "Jetzt lesen", [Span("path", "/etc/hosts")], [(1, 1)])
+        == "Jetzt lesen /etc/hosts"
+    )
     assert put_back("Great 👍", "Toll", [Span("emoji", "👍")], [(0, 0)]) == "Toll 👍"
-    assert put_back("Step 2 of 3", "Schritt zwei von 3", [Span("number", "2")], [(1, 1)]) == \
-        "Schritt zwei 2 von 3"
+    assert put_back("Step 2 of 3", "Schritt zwei von 3", [Span("number", "2")], [(1, 1)]) == "Schritt zwei 2 von 3"
 
 
 def test_repair_counted_reports_carried_repaired_and_lost_per_sentence(caplog):
@@ -115,8 +142,11 @@ def test_repair_counted_reports_carried_repaired_and_lost_per_sentence(caplog):
     hypotheses = [[("Dateien % löschen?", -1.0), ("%s löschen?", -2.0)], [("", None)], []]
     repaired, reports = repair_counted(sources, hypotheses, ["1", "2", "3"], align)
     assert repaired == [[("Dateien %s löschen?", -1.0), ("%s löschen?", -2.0)], [("", None)], []]
-    assert reports == [SpanReport(repaired=[Span("placeholder", "%s")]),
-                       SpanReport(lost=[Span("number", "3"), Span("number", "4")]), SpanReport()]
+    assert reports == [
+        SpanReport(repaired=[Span("placeholder", "%s")]),
+        SpanReport(lost=[Span("number", "3"), Span("number", "4")]),
+        SpanReport(),
+    ]
     assert "Text 1: the model did not write %s; put back" in caplog.text
     assert "Text 2: the model did not write 3, 4, and it could not be put back" in caplog.text
     good, counted = repair_counted(["At 10:30"], [[("Um 10.30 Uhr", None)]], ["1"], lambda *_: 1 / 0)
@@ -149,8 +179,9 @@ def test_a_forced_beginning_shows_its_sentences_spans_as_their_tokens():
 
 
 def test_mask_shared_masks_the_spans_both_sides_hold_with_one_numbering():
-    source, target, spans = mask_shared("Copy %s to %d files (3 of 1,234.5) {0}",
-                                        "Kopiere %d Dateien nach %s (3 von 1.234,5)")
+    source, target, spans = mask_shared(
+        "Copy %s to %d files (3 of 1,234.5) {0}", "Kopiere %d Dateien nach %s (3 von 1.234,5)"
+    )
     # numbers by their digits, the rest by their text; the source's {0} has no partner, stays, and 0 is skipped
     assert source == "Copy {1} to {2} files ({3} of {4}) {0}"
     assert target == "Kopiere {2} Dateien nach {1} ({3} von {4})"
@@ -185,7 +216,7 @@ def test_repair_removes_a_placeholder_written_twice_and_reports_it():
 def test_a_star_width_or_precision_is_part_of_its_placeholder():
     # printf's `*` takes the width or precision from an argument: `%*s` and `%.*s` are one placeholder each
     assert placeholders("%*sIgnored from undo %d:") == ["%*s", "%d"]
-    assert placeholders("entry \"%*.*s\" from %.*s, %-*d") == ["%*.*s", "%.*s", "%-*d"]
+    assert placeholders('entry "%*.*s" from %.*s, %-*d') == ["%*.*s", "%.*s", "%-*d"]
     assert lost_placeholders("%*sIgnored from undo %d:", "%*Ignoriert aus %d:") == ["%*s"]
 
 
@@ -212,6 +243,10 @@ def test_repair_writes_printfs_sequential_placeholders_in_the_source_order(caplo
 
 def test_repair_escapes_a_bare_percent_sign_in_a_printf_message():
     # "%d%% (%d)" came back as "%d % (%d)": `% (` is no conversion, and msgfmt refuses the message
-    repaired, _ = repair_counted(["%d%% (%d) long sentences", "Use 100% of it"],
-                                 [[("%d % (%d) lange Sätze", -1.0)], [("Nutze 100 % davon", -1.0)]], ["1", "2"], None)
+    repaired, _ = repair_counted(
+        ["%d%% (%d) long sentences", "Use 100% of it"],
+        [[("%d % (%d) lange Sätze", -1.0)], [("Nutze 100 % davon", -1.0)]],
+        ["1", "2"],
+        None,
+    )
     assert [sentence[0][0] for sentence in repaired] == ["%d %% (%d) lange Sätze", "Nutze 100 % davon"]

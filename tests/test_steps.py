@@ -29,13 +29,18 @@ def test_case_step_folds_before_and_gives_the_case_back_after():
     sentences = [record("OPEN THE FILE."), record("Save The Document"), record("KEEP IT", prefix="KEEP")]
     CaseStep(TranslationOptions()).before(sentences)
     assert [(s.folded, s.shown, s.case) for s in sentences] == [
-        ("Open the file.", "Open the file.", "upper"), ("Save the document", "Save the document", "title"),
-        ("KEEP IT", "KEEP IT", "normal")]  # a sentence with a forced beginning is shown as given
+        ("Open the file.", "Open the file.", "upper"),
+        ("Save the document", "Save the document", "title"),
+        ("KEEP IT", "KEEP IT", "normal"),
+    ]  # a sentence with a forced beginning is shown as given
     for sentence, text in zip(sentences, ["Öffnen Sie die Datei.", "Dokument speichern", "KEEP ES"]):
         sentence.hypotheses = [(text, -1.0)]
     CaseStep(TranslationOptions()).after(sentences)
-    assert [s.hypotheses for s in sentences] == [[("ÖFFNEN SIE DIE DATEI.", -1.0)], [("Dokument speichern", -1.0)],
-                                                 [("KEEP ES", -1.0)]]
+    assert [s.hypotheses for s in sentences] == [
+        [("ÖFFNEN SIE DIE DATEI.", -1.0)],
+        [("Dokument speichern", -1.0)],
+        [("KEEP ES", -1.0)],
+    ]
     html = [record("Save The Document")]
     CaseStep(TranslationOptions(format="html")).before(html)
     assert (html[0].shown, html[0].case) == ("Save The Document", "normal")  # a label's case is the markup's
@@ -113,8 +118,9 @@ class Echo:
 
     def translate_sentences(self, sentences, options, names=None, target_prefix=None):
         self.calls.append((list(sentences), options.num_beams, target_prefix))
-        return [[(" ".join(reversed(sentence.split())), None)] * options.num_return_sequences
-                for sentence in sentences]
+        return [
+            [(" ".join(reversed(sentence.split())), None)] * options.num_return_sequences for sentence in sentences
+        ]
 
 
 def test_the_pipeline_is_built_from_the_options_and_the_model():
@@ -122,16 +128,21 @@ def test_the_pipeline_is_built_from_the_options_and_the_model():
     options = TranslationOptions(format="html", glossary=(("file", "Akte"),))
     kinds = [type(step) for step in pipeline(engine, options, ["Open the file."])]
     assert kinds == [CaseStep, SpanRepairStep, SpanTokenStep, TermStep]  # no offsets: no markup alignment
-    assert [type(step) for step in pipeline(Echo(), TranslationOptions(fold_case=False), [])] == [SpanRepairStep,
-                                                                                                  TermStep]
+    assert [type(step) for step in pipeline(Echo(), TranslationOptions(fold_case=False), [])] == [
+        SpanRepairStep,
+        TermStep,
+    ]
 
 
 def test_the_decoder_redecodes_through_the_same_records_and_folds_once(monkeypatch):
     engine = Echo(span_tokens=True)
     folds = []
     real = transforms.fold_sentences
-    monkeypatch.setattr(transforms, "fold_sentences", lambda sentences, titles: folds.append(sentences) or real(
-        sentences, titles=titles))
+    monkeypatch.setattr(
+        transforms,
+        "fold_sentences",
+        lambda sentences, titles: folds.append(sentences) or real(sentences, titles=titles),
+    )
     decoder = Decoder(engine, TranslationOptions(guards=False))
     first = decoder.decode(["OPEN %s NOW", "Close it"], ["1", "2"])
     assert [hypotheses[0][0] for hypotheses in first] == ["NOW %s OPEN", "it Close"]

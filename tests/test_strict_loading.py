@@ -37,8 +37,9 @@ def drop_tensor(model_dir):
 
 
 def other_tokenizer(model_dir):
-    train_tokenizer(["Öffnen Sie die Datei.", "Open the file.", "Drucken", "Print"] * 10, vocab_size=300,
-                    min_frequency=1).save_pretrained(model_dir)
+    train_tokenizer(
+        ["Öffnen Sie die Datei.", "Open the file.", "Drucken", "Print"] * 10, vocab_size=300, min_frequency=1
+    ).save_pretrained(model_dir)
 
 
 def no_tokenizer(model_dir):
@@ -49,17 +50,27 @@ def no_tokenizer(model_dir):
 # damage -> (what it does to the model directory, words the error must hold besides the file's name)
 DAMAGE = {
     "missing tensor": (drop_tensor, ["config.json", "1 tensor(s) the config needs are missing", TENSOR]),
-    "config with fewer layers": (lambda d: edit_config(d, encoder_layers=1),
-                                 ["config.json", "the config has no place for", "model.encoder.layers.1."]),
-    "config with more layers": (lambda d: edit_config(d, decoder_layers=3),
-                                ["config.json", "the config needs are missing", "model.decoder.layers.2."]),
+    "config with fewer layers": (
+        lambda d: edit_config(d, encoder_layers=1),
+        ["config.json", "the config has no place for", "model.encoder.layers.1."],
+    ),
+    "config with more layers": (
+        lambda d: edit_config(d, decoder_layers=3),
+        ["config.json", "the config needs are missing", "model.decoder.layers.2."],
+    ),
     "config of another shape": (lambda d: edit_config(d, encoder_ffn_dim=48), ["config.json", "fc1"]),
-    "config of another model type": (lambda d: edit_config(d, model_type="bert"),
-                                     ["holds a 'bert' checkpoint, not a TransformerMT"]),
-    "truncated weights": (lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:-9]),
-                          ["model.safetensors: truncated"]),
-    "garbage tokenizer": (lambda d: (d / "tokenizer.json").write_text("{not json"),
-                          ["tokenizer.json", "cannot be read as a tokenizer"]),
+    "config of another model type": (
+        lambda d: edit_config(d, model_type="bert"),
+        ["holds a 'bert' checkpoint, not a TransformerMT"],
+    ),
+    "truncated weights": (
+        lambda d: (d / "model.safetensors").write_bytes((d / "model.safetensors").read_bytes()[:-9]),
+        ["model.safetensors: truncated"],
+    ),
+    "garbage tokenizer": (
+        lambda d: (d / "tokenizer.json").write_text("{not json"),
+        ["tokenizer.json", "cannot be read as a tokenizer"],
+    ),
     "no tokenizer": (no_tokenizer, ["holds no tokenizer"]),
     "another tokenizer": (other_tokenizer, ["is not the one the model was trained with"]),
 }

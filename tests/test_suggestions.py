@@ -107,11 +107,15 @@ def test_review_a_pending_suggestion_changes_nothing_until_approved(tmp_path):
         answer = translate(client, ["  Open   the file.\n", "Close it."])
         assert answer == {"translatedText": [S, "«Close it.»"], "flags": [{"memory": True}, {}]}
         assert engine.translated == ["Close it."]
-        assert translate(client, Q, alternatives=1) == {"translatedText": S, "alternatives": [],
-                                                        "flags": {"memory": True}}
+        assert translate(client, Q, alternatives=1) == {
+            "translatedText": S,
+            "alternatives": [],
+            "flags": {"memory": True},
+        }
         assert translate(client, "open the file.") == {"translatedText": "«open the file.»"}  # case is kept
-        assert translate(client, "<p>Open the file.</p>", format="html")["translatedText"] == \
-            "<p>«Open the file.»</p>"  # an HTML text is never matched
+        assert (
+            translate(client, "<p>Open the file.</p>", format="html")["translatedText"] == "<p>«Open the file.»</p>"
+        )  # an HTML text is never matched
 
 
 def test_accept_mode_takes_a_suggestion_at_once_and_counts_per_key(tmp_path):
@@ -136,8 +140,9 @@ def remembering(db):
     suggestions = Suggestions(SuggestionStore(db), "accept")
     app = create_app([ServedModel(engine, "en", "de")], Limits(api_keys=frozenset({"k"})), suggestions=suggestions)
     with TestClient(app) as client:
-        assert client.post("/suggest", json={"q": Q, "s": S, "source": "en", "target": "de", "api_key": "k"}).json() \
-            == {"success": True}
+        assert client.post(
+            "/suggest", json={"q": Q, "s": S, "source": "en", "target": "de", "api_key": "k"}
+        ).json() == {"success": True}
         yield client, engine
 
 
@@ -150,10 +155,14 @@ def test_the_memory_answers_only_where_it_follows_the_requests_glossary(tmp_path
         assert translate(client, Q, api_key="k", glossary={"File": "Datei"}, glossary_ignore_case=True) == remembered
         engine.translated.clear()
         # a term it does not use: the model translates the text, with the glossary, and the answer says why
-        answer = translate(client, [Q, "Close it."], api_key="k", glossary={"File": "Akte"}, glossary_ignore_case=True,
-                           guards=False)
-        assert answer == {"translatedText": [f"«{Q}»", "«Close it.»"], "confidence": [pytest.approx(CONFIDENCE)] * 2,
-                          "flags": [{"terms_missed": ["Akte"], "memory_passed_over": "glossary"}, {}]}
+        answer = translate(
+            client, [Q, "Close it."], api_key="k", glossary={"File": "Akte"}, glossary_ignore_case=True, guards=False
+        )
+        assert answer == {
+            "translatedText": [f"«{Q}»", "«Close it.»"],
+            "confidence": [pytest.approx(CONFIDENCE)] * 2,
+            "flags": [{"terms_missed": ["Akte"], "memory_passed_over": "glossary"}, {}],
+        }
         assert engine.translated == [Q, "Close it."]
 
 
@@ -161,42 +170,63 @@ def test_the_memory_answers_no_request_for_a_minimum_confidence(tmp_path):
     with remembering(tmp_path / "db") as (client, _):
         # a minimum confidence: a memory entry has no calibrated confidence (its field is null) to hold to it
         answer = translate(client, Q, api_key="k", min_confidence=0.9)
-        assert answer == {"translatedText": Q, "confidence": pytest.approx(CONFIDENCE),
-                          "flags": {"abstained": True, "memory_passed_over": "min_confidence"}}
+        assert answer == {
+            "translatedText": Q,
+            "confidence": pytest.approx(CONFIDENCE),
+            "flags": {"abstained": True, "memory_passed_over": "min_confidence"},
+        }
         assert translate(client, Q, api_key="k", min_confidence=0.5) == {
-            "translatedText": f"«{Q}»", "confidence": pytest.approx(CONFIDENCE),
-            "flags": {"memory_passed_over": "min_confidence"}}
+            "translatedText": f"«{Q}»",
+            "confidence": pytest.approx(CONFIDENCE),
+            "flags": {"memory_passed_over": "min_confidence"},
+        }
 
 
-@pytest.mark.parametrize("s, reason", [
-    ("Öffnen Sie die Datei zzz in einem neuen Tab.", "s is unlikely as a translation of q: -9.00 per token against "
-                                                     "-0.50 for the model's own translation (at most 3.0 below)"),
-    ("Ouvrez le fichier dans un nouvel onglet.", "s is not German (detected: fr)"),
-    ("Open the file in a new tab, please.", "s is not German (detected: en)"),
-    ("Öffnen Sie die Datei. Öffnen Sie die Datei.", "s repeats itself ('öffnen sie die datei.' twice) where q does "
-                                                    "not"),
-    ("Öffnen Sie die Datei in", "s stops before the end of the sentence (q ends with .!?: and s does not)"),
-    ("Öffnen", "s is 0.43 times as long as q; a translation is 0.7-2.0 times as long (counting 10 more characters "
-               "on each side)"),
-])
+@pytest.mark.parametrize(
+    "s, reason",
+    [
+        (
+            "Öffnen Sie die Datei zzz in einem neuen Tab.",
+            "s is unlikely as a translation of q: -9.00 per token against "
+            "-0.50 for the model's own translation (at most 3.0 below)",
+        ),
+        ("Ouvrez le fichier dans un nouvel onglet.", "s is not German (detected: fr)"),
+        ("Open the file in a new tab, please.", "s is not German (detected: en)"),
+        (
+            "Öffnen Sie die Datei. Öffnen Sie die Datei.",
+            "s repeats itself ('öffnen sie die datei.' twice) where q does not",
+        ),
+        ("Öffnen Sie die Datei in", "s stops before the end of the sentence (q ends with .!?: and s does not)"),
+        (
+            "Öffnen",
+            "s is 0.43 times as long as q; a translation is 0.7-2.0 times as long (counting 10 more characters "
+            "on each side)",
+        ),
+    ],
+)
 def test_garbage_is_refused_by_name_and_kept_as_rejected(tmp_path, s, reason):
     app, _ = suggestion_app(tmp_path / "db", "accept", frozenset({"k"}))
     with TestClient(app) as client:
-        answer = client.post("/suggest", json={"q": "Open the file in a new tab.", "s": s, "source": "en",
-                                               "target": "de", "api_key": "k"})
+        answer = client.post(
+            "/suggest",
+            json={"q": "Open the file in a new tab.", "s": s, "source": "en", "target": "de", "api_key": "k"},
+        )
         assert answer.status_code == 400 and answer.json() == {"error": reason}
         assert "flags" not in translate(client, "Open the file in a new tab.", api_key="k")
     [row] = SuggestionStore(tmp_path / "db").rows()
     assert (row["status"], row["verdict"], row["decided_by"]) == ("rejected", reason, "filter")
 
 
-@pytest.mark.parametrize("fields, status, message", [
-    ({"s": S, "source": "en", "target": "de"}, 400, "Invalid request: missing q parameter"),
-    ({"q": Q, "source": "en", "target": "de"}, 400, "Invalid request: missing s parameter"),
-    ({"q": Q, "s": S, "target": "de"}, 400, "Invalid request: missing source parameter"),
-    ({"q": Q, "s": S, "source": "en", "target": "fr"}, 400, "fr is not supported"),
-    ({"q": Q, "s": ["a"], "source": "en", "target": "de"}, 400, "Invalid request: s must be a non-empty string"),
-])
+@pytest.mark.parametrize(
+    "fields, status, message",
+    [
+        ({"s": S, "source": "en", "target": "de"}, 400, "Invalid request: missing q parameter"),
+        ({"q": Q, "source": "en", "target": "de"}, 400, "Invalid request: missing s parameter"),
+        ({"q": Q, "s": S, "target": "de"}, 400, "Invalid request: missing source parameter"),
+        ({"q": Q, "s": S, "source": "en", "target": "fr"}, 400, "fr is not supported"),
+        ({"q": Q, "s": ["a"], "source": "en", "target": "de"}, 400, "Invalid request: s must be a non-empty string"),
+    ],
+)
 def test_bad_fields_are_named(tmp_path, fields, status, message):
     app, _ = suggestion_app(tmp_path / "db")
     with TestClient(app) as client:
@@ -209,8 +239,9 @@ def test_two_servers_on_one_file_one_accepts_the_other_answers(tmp_path):
     second, engine = suggestion_app(tmp_path / "db", "accept", frozenset({"k"}))
     with TestClient(first) as one, TestClient(second) as other:
         assert translate(other, Q, api_key="k") == {"translatedText": f"«{Q}»"}
-        assert one.post("/suggest", json={"q": Q, "s": S, "source": "en", "target": "de", "api_key": "k"}).json() \
-            == {"success": True}
+        assert one.post("/suggest", json={"q": Q, "s": S, "source": "en", "target": "de", "api_key": "k"}).json() == {
+            "success": True
+        }
         assert translate(other, Q, api_key="k") == {"translatedText": S, "flags": {"memory": True}}
     with sqlite3.connect(tmp_path / "db") as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -219,13 +250,27 @@ def test_two_servers_on_one_file_one_accepts_the_other_answers(tmp_path):
 def test_the_admin_command_lists_approves_rejects_and_exports(tmp_path, capsys):
     store = SuggestionStore(tmp_path / "db")
     for q, s in ((Q, S), ("Close it.", "Schließen."), ("Save\tit.", "Speichern\nSie es.")):
-        store.add({"source": "en", "target": "de", "q": q, "s": s, "status": "pending", "verdict": "passed",
-                   "numbers": {}, "client": "address:x", "weights": None})
+        store.add(
+            {
+                "source": "en",
+                "target": "de",
+                "q": q,
+                "s": s,
+                "status": "pending",
+                "verdict": "passed",
+                "numbers": {},
+                "client": "address:x",
+                "weights": None,
+            }
+        )
     db = ["--db", str(tmp_path / "db")]
     suggestions_command(["list", *db])
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split("\t")[:3] for line in lines] == [["1", "pending", "en->de"], ["2", "pending", "en->de"],
-                                                        ["3", "pending", "en->de"]]
+    assert [line.split("\t")[:3] for line in lines] == [
+        ["1", "pending", "en->de"],
+        ["2", "pending", "en->de"],
+        ["3", "pending", "en->de"],
+    ]
     assert lines[2].split("\t")[-2:] == ["Save it.", "Speichern Sie es."]
     suggestions_command(["approve", "1", "3", *db])
     suggestions_command(["reject", "2", *db])
@@ -234,8 +279,9 @@ def test_the_admin_command_lists_approves_rejects_and_exports(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("2\trejected\t")
     suggestions_command(["export", str(tmp_path / "accepted.tsv"), *db])
     assert capsys.readouterr().out == f"{tmp_path / 'accepted.tsv'}: 2 accepted pairs\n"
-    assert (tmp_path / "accepted.tsv").read_text(encoding="utf-8") == \
-        f"en\tde\n{Q}\t{S}\nSave it.\tSpeichern Sie es.\n"
+    assert (tmp_path / "accepted.tsv").read_text(
+        encoding="utf-8"
+    ) == f"en\tde\n{Q}\t{S}\nSave it.\tSpeichern Sie es.\n"
     from transformer_mt.data import load_parallel_data
 
     assert load_parallel_data({"train": str(tmp_path / "accepted.tsv")}, "en", "de")["train"]["de"][0] == S
@@ -261,10 +307,18 @@ def test_the_filter_reads_a_real_model(saved_tiny_model):
 def test_a_kill_9_after_an_acknowledged_suggestion_loses_nothing(saved_tiny_model, tmp_path):
     (tmp_path / "keys.txt").write_text("k\n", encoding="utf-8")
     db = tmp_path / "suggestions.sqlite3"
-    args = (str(saved_tiny_model), "--engine", "transformers", "--suggestions", "accept", "--api_keys",
-            str(tmp_path / "keys.txt"), "--suggestions_db", str(db))
-    fields = {"q": "The cat sat.", "s": "Die Katze saß auf der Matte.", "source": "en", "target": "de",
-              "api_key": "k"}
+    args = (
+        str(saved_tiny_model),
+        "--engine",
+        "transformers",
+        "--suggestions",
+        "accept",
+        "--api_keys",
+        str(tmp_path / "keys.txt"),
+        "--suggestions_db",
+        str(db),
+    )
+    fields = {"q": "The cat sat.", "s": "Die Katze saß auf der Matte.", "source": "en", "target": "de", "api_key": "k"}
     with server(*args) as (process, url):
         assert post(url + "/suggest", fields) == {"success": True}
         process.kill()  # SIGKILL: no shutdown, no checkpoint of the WAL
@@ -280,8 +334,13 @@ def test_a_kill_9_after_an_acknowledged_suggestion_loses_nothing(saved_tiny_mode
 def server(*args):
     """(the process, its URL): serve.py on a free loopback port, once it accepts connections."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(SCRIPTS / "serve.py"), *args, "--port", str(port)],
-                               env=command_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [sys.executable, str(SCRIPTS / "serve.py"), *args, "--port", str(port)],
+        env=command_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         wait_until_listening(process, port)
         yield process, f"http://127.0.0.1:{port}"

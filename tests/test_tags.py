@@ -22,8 +22,17 @@ from .utils import DATA, DECIDED, copy_tokenizer, greedy_margins, train
 
 
 def test_special_tokens_are_kept_whole_and_saved_with_the_tokenizer(tmp_path):
-    train(tmp_path / "run", "--do_train", "--max_steps", 2, "--special_tokens", "<BT>", "<web>",
-          "--source_prefix", "<dom>")
+    train(
+        tmp_path / "run",
+        "--do_train",
+        "--max_steps",
+        2,
+        "--special_tokens",
+        "<BT>",
+        "<web>",
+        "--source_prefix",
+        "<dom>",
+    )
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "run")
     for tag in ("<BT>", "<web>", "<dom>"):
         ids = tokenizer(f"{tag} Click the button.", add_special_tokens=False)["input_ids"]
@@ -34,8 +43,16 @@ def test_special_tokens_are_kept_whole_and_saved_with_the_tokenizer(tmp_path):
 
 def test_tags_added_to_a_loaded_model_grow_its_tables_and_its_fingerprint(tmp_path, trained_tiny_model):
     base, base_tokenizer = load_translator(str(trained_tiny_model))
-    train(tmp_path / "tagged", "--do_train", "--max_steps", 2, "--model_name_or_path", trained_tiny_model,
-          "--special_tokens", "<BT>")
+    train(
+        tmp_path / "tagged",
+        "--do_train",
+        "--max_steps",
+        2,
+        "--model_name_or_path",
+        trained_tiny_model,
+        "--special_tokens",
+        "<BT>",
+    )
     model, tokenizer = load_translator(str(tmp_path / "tagged"))  # strict loading accepts the pair
     assert len(tokenizer) == len(base_tokenizer) + 1 == model.config.vocab_size
     assert model.config.tokenizer_fingerprint == tokenizer_fingerprint(tokenizer)
@@ -47,8 +64,7 @@ def test_joined_pairs_never_mix_target_languages():
     splits = load_parallel_data(str(DATA), "en", "de")
     train_split = splits["train"].select(range(60))
     dataset = train_split.add_column("lang", ["de" if i % 3 else "fr" for i in range(60)])
-    joined, added = add_joined_pairs(dataset, "en", "de", 0.5, seed=0, fits=lambda s, t: [True] * len(s),
-                                     same="lang")
+    joined, added = add_joined_pairs(dataset, "en", "de", 0.5, seed=0, fits=lambda s, t: [True] * len(s), same="lang")
     assert 20 < added <= 30  # runs that would mix languages are left out: fewer than asked, perhaps
     originals = {(row["en"], row["lang"]) for row in dataset}
     for row in joined.select(range(60, len(joined))):
@@ -84,8 +100,10 @@ def two_targets(tmp_path_factory):
     data = root / "data"
     data.mkdir()
     splits = load_parallel_data(str(DATA), "en", "de")
-    short = {split: [row for row in splits[split] if len(row["en"]) < 40 and len(row["de"]) < 50][:count]
-             for split, count in (("train", 100), ("validation", 8), ("test", 8))}  # within TINY's 32 tokens
+    short = {
+        split: [row for row in splits[split] if len(row["en"]) < 40 and len(row["de"]) < 50][:count]
+        for split, count in (("train", 100), ("validation", 8), ("test", 8))
+    }  # within TINY's 32 tokens
     for split, rows in short.items():
         with open(data / f"{split}.tsv", "w", encoding="utf-8", newline="") as f:
             writer = csv.writer(f, delimiter="\t", quoting=csv.QUOTE_NONE, escapechar="\\")
@@ -94,9 +112,30 @@ def two_targets(tmp_path_factory):
                 writer.writerow([row["en"], row["de"], "de"])
                 writer.writerow([row["en"], row["en"], "en"])
     torch.manual_seed(0)
-    train(root / "run", "--data", data, "--source_lang", "en", "--target_lang", "text", "--target_lang_column", "lang",
-          "--max_train_samples", 200, "--do_train", "--do_predict", "--predict_with_generate", "--max_steps", 600,
-          "--lr_scheduler_type", "constant", "--dropout", 0, "--per_device_train_batch_size", 32)
+    train(
+        root / "run",
+        "--data",
+        data,
+        "--source_lang",
+        "en",
+        "--target_lang",
+        "text",
+        "--target_lang_column",
+        "lang",
+        "--max_train_samples",
+        200,
+        "--do_train",
+        "--do_predict",
+        "--predict_with_generate",
+        "--max_steps",
+        600,
+        "--lr_scheduler_type",
+        "constant",
+        "--dropout",
+        0,
+        "--per_device_train_batch_size",
+        32,
+    )
     return root / "run", [row["en"] for row in short["train"][:12]]
 
 
@@ -146,8 +185,11 @@ class RecordedTranslator:
 
     def written(self) -> dict:
         """{source tokens: the first hypothesis' tokens}."""
-        return {tuple(tokens): result.result().hypotheses[0] for source, results in self.batches
-                for tokens, result in zip(source, results)}
+        return {
+            tuple(tokens): result.result().hypotheses[0]
+            for source, results in self.batches
+            for tokens, result in zip(source, results)
+        }
 
 
 @pytest.mark.slow  # two_targets: a 600-step training run
@@ -159,8 +201,10 @@ def test_both_engines_force_the_language_token_alike(two_targets, tmp_path, monk
     run, _ = two_targets
     sources = list(dict.fromkeys(load_parallel_data(str(run.parent / "data"), "en", "text")["train"]["en"]))
     model, tokenizer = load_translator(str(run))
-    engines = {"transformers": resolve_engine(model, tokenizer, "transformers"),
-               "ctranslate2": load_engine(str(run), "ctranslate2", model=model, tokenizer=tokenizer)}
+    engines = {
+        "transformers": resolve_engine(model, tokenizer, "transformers"),
+        "ctranslate2": load_engine(str(run), "ctranslate2", model=model, tokenizer=tokenizer),
+    }
     generated = recorded_generate(monkeypatch, model)
     translator = RecordedTranslator(engines["ctranslate2"].translator)
     monkeypatch.setattr(engines["ctranslate2"], "translator", translator)
@@ -170,8 +214,10 @@ def test_both_engines_force_the_language_token_alike(two_targets, tmp_path, monk
         generated.clear()
         translator.batches.clear()
         options = TranslationOptions(num_beams=1, target_lang=language, split_sentences=False)
-        written[language] = {name: [hypotheses[0][0] for hypotheses in engine.translate_sentences(sources, options)]
-                             for name, engine in engines.items()}
+        written[language] = {
+            name: [hypotheses[0][0] for hypotheses in engine.translate_sentences(sources, options)]
+            for name, engine in engines.items()
+        }
         outputs = [generated[tuple(source)] for source in ids]
         fast = translator.written()
         token = language_token(language)
@@ -181,8 +227,9 @@ def test_both_engines_force_the_language_token_alike(two_targets, tmp_path, monk
         margins = greedy_margins(model, ids, outputs, forced=1)
         decided = [i for i, margin in enumerate(margins) if margin > DECIDED]
         assert len(decided) >= len(sources) // 2, sorted(margins)  # a comparison, not a vacuous one
-        assert [written[language]["ctranslate2"][i] for i in decided] == \
-            [written[language]["transformers"][i] for i in decided]
+        assert [written[language]["ctranslate2"][i] for i in decided] == [
+            written[language]["transformers"][i] for i in decided
+        ]
     for name in engines:  # each writes the language asked for: English copies its input, German does not
         copied, german = written["en"][name], written["de"][name]
         assert chrf(copied, sources) > 60 and chrf(copied, sources) > chrf(german, sources) + 25, name
@@ -191,8 +238,20 @@ def test_both_engines_force_the_language_token_alike(two_targets, tmp_path, monk
 @pytest.mark.slow  # two_targets: a 600-step training run
 def test_translate_py_takes_the_target_language(two_targets, tmp_path, capsys):
     run, sources = two_targets
-    translate_main(["--model", str(run), "--target_lang", "en", "--engine", "transformers", "--num_beams", "1",
-                    "--no_progress", *sources[:3]])
+    translate_main(
+        [
+            "--model",
+            str(run),
+            "--target_lang",
+            "en",
+            "--engine",
+            "transformers",
+            "--num_beams",
+            "1",
+            "--no_progress",
+            *sources[:3],
+        ]
+    )
     written = capsys.readouterr().out.splitlines()
     model, tokenizer = load_translator(str(run))
     assert written == translate(model, tokenizer, sources[:3], num_beams=1, target_lang="en")
@@ -205,8 +264,9 @@ def test_a_source_prefix_begins_every_sentence(two_targets):
     text, pieces = "Password required. Shading.", ["Password required.", "Shading."]
     assert sentences.split(text, "en")[0] == pieces  # two sentences
     tagged = translate(model, tokenizer, [text], num_beams=1, target_lang="de", source_prefix="<x>")
-    each = translate(model, tokenizer, [f"<x> {piece}" for piece in pieces], num_beams=1, target_lang="de",
-                     split_sentences=False)
+    each = translate(
+        model, tokenizer, [f"<x> {piece}" for piece in pieces], num_beams=1, target_lang="de", split_sentences=False
+    )
     assert tagged == [" ".join(each)]
 
 
@@ -220,8 +280,9 @@ def test_the_pipeline_takes_the_target_language_as_tgt_lang(two_targets, split_s
     translator = pipeline("translation", model=str(run), split_sentences=split_sentences)
     for language in ("de", "en"):
         written = [result["translation_text"] for result in translator(sources[:4], tgt_lang=language, num_beams=1)]
-        assert written == translate(model, tokenizer, sources[:4], num_beams=1, target_lang=language,
-                                    split_sentences=split_sentences)
+        assert written == translate(
+            model, tokenizer, sources[:4], num_beams=1, target_lang=language, split_sentences=split_sentences
+        )
     with pytest.raises(ValueError, match="writes several languages"):
         translator(sources[:1])
 
@@ -235,9 +296,15 @@ def test_the_server_serves_each_target_language_of_a_model(two_targets):
     from transformer_mt.serving.fields import translate_request
 
     run, sources = two_targets
-    args = argparse.Namespace(models=[str(run)], engine="transformers", quantization=None, intra_threads=1,
-                              device="auto", min_confidence=None,
-                              inter_threads=None)
+    args = argparse.Namespace(
+        models=[str(run)],
+        engine="transformers",
+        quantization=None,
+        intra_threads=1,
+        device="auto",
+        min_confidence=None,
+        inter_threads=None,
+    )
     served = {(model.source, model.target): model for model in served_models(args)}
     assert sorted(served) == [("en", "de"), ("en", "en")]
     model, tokenizer = load_translator(str(run))
@@ -246,7 +313,8 @@ def test_the_server_serves_each_target_language_of_a_model(two_targets):
         request = translate_request({"q": sources[:4], "source": "en", "target": language}, Limits())
         hypotheses = direction.translate(sources[:4], direction.options(request))
         assert [hypothesis[0][0] for hypothesis in hypotheses] == translate(
-            model, tokenizer, sources[:4], target_lang=language, split_sentences=False)
+            model, tokenizer, sources[:4], target_lang=language, split_sentences=False
+        )
 
 
 def test_a_language_shaped_tag_of_a_one_target_model_is_no_target_language(tmp_path):
@@ -270,8 +338,13 @@ def test_evaluations_of_several_targets_keep_the_runs_decoding_settings(two_targ
     # (the trainer's predictions are the model's own: the engine's hypotheses, without the case folding and span
     # repairs translate() adds for a user's text)
     engine = resolve_engine(model, tokenizer, "transformers")
-    expected = [engine.translate_sentences([row["en"]], TranslationOptions(
-        num_beams=2, target_lang=row["lang"], split_sentences=False, max_new_tokens=16))[0][0][0] for row in rows]
+    expected = [
+        engine.translate_sentences(
+            [row["en"]],
+            TranslationOptions(num_beams=2, target_lang=row["lang"], split_sentences=False, max_new_tokens=16),
+        )[0][0][0]
+        for row in rows
+    ]
     assert predictions == expected and len(set(predictions)) > len(rows) // 2
 
 
@@ -279,7 +352,20 @@ def test_a_language_column_without_a_value_is_named(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     (data / "train.tsv").write_text("en\ttext\tlang\nClick.\tKlicken.\tde\nOpen.\tÖffnen.\t\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="--target_lang_column 'lang': pair 2 of the train split has no target "
-                                         "language"):
-        train(tmp_path / "run", "--data", data, "--target_lang", "text", "--target_lang_column", "lang",
-              "--do_train", "--max_steps", 1, "--max_train_samples", 2)
+    with pytest.raises(
+        ValueError, match="--target_lang_column 'lang': pair 2 of the train split has no target language"
+    ):
+        train(
+            tmp_path / "run",
+            "--data",
+            data,
+            "--target_lang",
+            "text",
+            "--target_lang_column",
+            "lang",
+            "--do_train",
+            "--max_steps",
+            1,
+            "--max_train_samples",
+            2,
+        )

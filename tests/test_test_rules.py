@@ -33,7 +33,9 @@ def test_no_test_module_skips_on_a_missing_module_by_itself():
     calls = []
     for path in sorted((REPO / "tests").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) \
-                    == "importorskip":
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "importorskip"
+            ):
                 calls.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert not calls, f"use tests.utils.require instead of pytest.importorskip: {calls}"

@@ -246,6 +246,7 @@ def test_training_on_no_text_is_refused(texts):
 
 # --- Unigram (SentencePiece-style) and separate source/target vocabularies ---
 
+
 @pytest.fixture(scope="module")
 def unigram():
     return train_tokenizer(ENGLISH + GERMAN, vocab_size=300, tokenizer_type="unigram")
@@ -307,11 +308,14 @@ def test_separate_vocabularies_save_beside_each_other_and_the_fingerprint_covers
     assert tokenizer_fingerprint(other) != tokenizer_fingerprint(separate)  # ... another target one
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(tokenizer_type="wordpiece"), r"`tokenizer_type` must be one of \('bpe', 'unigram'\), got 'wordpiece'"),
-    (dict(target_vocab_size=300), "`target_vocab_size` sizes the target vocabulary trained on `target_texts`"),
-    (dict(target_texts=GERMAN, target_vocab_size=100), "`target_vocab_size` must be an integer >= 261, got 100"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(tokenizer_type="wordpiece"), r"`tokenizer_type` must be one of \('bpe', 'unigram'\), got 'wordpiece'"),
+        (dict(target_vocab_size=300), "`target_vocab_size` sizes the target vocabulary trained on `target_texts`"),
+        (dict(target_texts=GERMAN, target_vocab_size=100), "`target_vocab_size` must be an integer >= 261, got 100"),
+    ],
+)
 def test_bad_tokenizer_choices_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         train_tokenizer(ENGLISH, vocab_size=300, **kwargs)

@@ -17,10 +17,24 @@ from .utils import DATA, command_env, saved_weights, train, train_command
 
 
 # The main job's recipe in miniature: length-grouped batches, dropout, label smoothing, warmup + inverse sqrt.
-RECIPE = ["--train_sampling_strategy", "group_by_length", "--dropout", "0.1", "--label_smoothing_factor", "0.1",
-          "--lr_scheduler_type", "inverse_sqrt", "--warmup_steps", "5", "--adam_beta2", "0.98",
-          "--max_grad_norm", "1.0",
-          "--per_device_train_batch_size", "8"]
+RECIPE = [
+    "--train_sampling_strategy",
+    "group_by_length",
+    "--dropout",
+    "0.1",
+    "--label_smoothing_factor",
+    "0.1",
+    "--lr_scheduler_type",
+    "inverse_sqrt",
+    "--warmup_steps",
+    "5",
+    "--adam_beta2",
+    "0.98",
+    "--max_grad_norm",
+    "1.0",
+    "--per_device_train_batch_size",
+    "8",
+]
 
 
 def assert_same_weights(a, b):
@@ -69,9 +83,11 @@ STEPS, SAVE_STEPS, KILLED_AT, LAST_CHECKPOINT = 70, 15, 45, "checkpoint-60"
 
 
 @pytest.mark.slow  # kill and resume: three training processes a case
-@pytest.mark.parametrize("batches", [[], ["--max_tokens_per_batch", "192"], ["--joined_pairs_share", "0.25"],
-                                     ["--ema_decay", "0.99"]],
-                         ids=["pairs", "token-batches", "joined-pairs", "ema"])
+@pytest.mark.parametrize(
+    "batches",
+    [[], ["--max_tokens_per_batch", "192"], ["--joined_pairs_share", "0.25"], ["--ema_decay", "0.99"]],
+    ids=["pairs", "token-batches", "joined-pairs", "ema"],
+)
 def test_a_killed_run_resumes_bit_identically_with_the_main_job_recipe(tmp_path, batches):
     # 10 (pairs), 12 (joined pairs) or 19 (token batches) steps an epoch: KILLED_AT is mid-epoch in each
     steps = ["--do_train", "--max_steps", str(STEPS), "--save_steps", str(SAVE_STEPS), *RECIPE, *batches]
@@ -120,33 +136,60 @@ def test_resuming_keeps_the_runs_tokenizer_although_the_data_changed(run_with_ch
     (changed / "train.tsv").write_text("\n".join([lines[0], *reversed(lines[1:])]) + "\n", encoding="utf-8")
     saved_tokenizer = (output_dir / "checkpoint-20" / "tokenizer.json").read_bytes()
 
-    trainer = train(output_dir, "--data", changed, "--do_train", "--max_steps", "30", "--save_steps", "10",
-                    "--resume_from_checkpoint", output_dir / "checkpoint-20")
+    trainer = train(
+        output_dir,
+        "--data",
+        changed,
+        "--do_train",
+        "--max_steps",
+        "30",
+        "--save_steps",
+        "10",
+        "--resume_from_checkpoint",
+        output_dir / "checkpoint-20",
+    )
     assert trainer.state.global_step == 30
     assert (output_dir / "tokenizer.json").read_bytes() == saved_tokenizer
     config = json.loads((output_dir / "config.json").read_text())
-    assert config["tokenizer_fingerprint"] == json.loads(
-        (output_dir / "checkpoint-20" / "config.json").read_text())["tokenizer_fingerprint"]
+    assert (
+        config["tokenizer_fingerprint"]
+        == json.loads((output_dir / "checkpoint-20" / "config.json").read_text())["tokenizer_fingerprint"]
+    )
 
 
 @pytest.mark.parametrize(
     "flags, message",
     [
         (["--d_model", "64"], "--d_model 64 differs from {checkpoint}'s d_model=32; resuming continues that model"),
-        (["--position_embedding_type", "learned"], "--position_embedding_type learned differs from {checkpoint}'s "
-                                                   "position_embedding_type='sinusoidal'"),
+        (
+            ["--position_embedding_type", "learned"],
+            "--position_embedding_type learned differs from {checkpoint}'s position_embedding_type='sinusoidal'",
+        ),
         (["--tokenizer_vocab_size", "350"], "--tokenizer_vocab_size 350 differs from {checkpoint}'s tokenizer"),
         (["--tokenizer_name_or_path", "somewhere"], "--tokenizer_name_or_path is not used when resuming"),
     ],
 )
-def test_resuming_refuses_flags_that_change_the_model_in_one_line(run_with_checkpoints, tmp_path, capsys, flags,
-                                                                  message):
+def test_resuming_refuses_flags_that_change_the_model_in_one_line(
+    run_with_checkpoints, tmp_path, capsys, flags, message
+):
     data, output_dir = fresh_copy(run_with_checkpoints, tmp_path)
     checkpoint = output_dir / "checkpoint-20"
     before = sorted(p.name for p in output_dir.iterdir())
     with pytest.raises(SystemExit) as exit_info:
-        train_main(["--data", str(data), "--output_dir", str(output_dir), "--do_train", "--max_steps", "30",
-                    "--resume_from_checkpoint", str(checkpoint), *flags])
+        train_main(
+            [
+                "--data",
+                str(data),
+                "--output_dir",
+                str(output_dir),
+                "--do_train",
+                "--max_steps",
+                "30",
+                "--resume_from_checkpoint",
+                str(checkpoint),
+                *flags,
+            ]
+        )
     assert exit_info.value.code == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and error[0].startswith("error: ") and message.format(checkpoint=checkpoint) in error[0]
@@ -155,14 +198,26 @@ def test_resuming_refuses_flags_that_change_the_model_in_one_line(run_with_check
 
 def test_regularisation_may_change_when_resuming(run_with_checkpoints, tmp_path):
     data, output_dir = fresh_copy(run_with_checkpoints, tmp_path)
-    trainer = train(output_dir, "--data", data, "--do_train", "--max_steps", "25", "--dropout", "0.3",
-                    "--resume_from_checkpoint", output_dir / "checkpoint-20")
+    trainer = train(
+        output_dir,
+        "--data",
+        data,
+        "--do_train",
+        "--max_steps",
+        "25",
+        "--dropout",
+        "0.3",
+        "--resume_from_checkpoint",
+        output_dir / "checkpoint-20",
+    )
     assert trainer.state.global_step == 25 and trainer.model.config.dropout == 0.3
 
 
-@pytest.mark.parametrize("sizes", [["--tokenizer_vocab_size", "4000"],
-                                   ["--tokenizer_vocab_size", "4000", "--decoder_vocab_size", "3000"]],
-                         ids=["joint", "separate"])
+@pytest.mark.parametrize(
+    "sizes",
+    [["--tokenizer_vocab_size", "4000"], ["--tokenizer_vocab_size", "4000", "--decoder_vocab_size", "3000"]],
+    ids=["joint", "separate"],
+)
 def test_a_corpus_that_yields_fewer_tokens_than_asked_resumes_with_the_runs_own_flags(tmp_path, capsys, sizes):
     """Eight pairs yield far fewer tokens than asked; resuming compares the flags with what the run asked for."""
     output_dir = tmp_path / "run"
@@ -174,26 +229,52 @@ def test_a_corpus_that_yields_fewer_tokens_than_asked_resumes_with_the_runs_own_
     assert trainer.state.global_step == 4
 
     with pytest.raises(SystemExit):  # a size the run did not ask for is still refused
-        train_main(["--data", str(DATA), "--output_dir", str(output_dir), *flags, "--tokenizer_vocab_size", "5000",
-                    "--max_steps", "6", "--resume_from_checkpoint", "last"])
+        train_main(
+            [
+                "--data",
+                str(DATA),
+                "--output_dir",
+                str(output_dir),
+                *flags,
+                "--tokenizer_vocab_size",
+                "5000",
+                "--max_steps",
+                "6",
+                "--resume_from_checkpoint",
+                "last",
+            ]
+        )
     assert "--tokenizer_vocab_size 5000 differs from" in capsys.readouterr().err
 
 
-def test_a_checkpoint_saved_before_the_vocabulary_request_was_recorded_resumes_and_records_it(run_with_checkpoints,
-                                                                                                tmp_path):
+def test_a_checkpoint_saved_before_the_vocabulary_request_was_recorded_resumes_and_records_it(
+    run_with_checkpoints, tmp_path
+):
     data, output_dir = fresh_copy(run_with_checkpoints, tmp_path)
     state_file = output_dir / "checkpoint-20" / "trainer_state.json"
     state = json.loads(state_file.read_text())
     del state["stateful_callbacks"]["VocabularyRequest"]
     state_file.write_text(json.dumps(state))
 
-    trainer = train(output_dir, "--data", data, "--do_train", "--max_steps", "30", "--save_steps", "10",
-                    "--resume_from_checkpoint", output_dir / "checkpoint-20")
+    trainer = train(
+        output_dir,
+        "--data",
+        data,
+        "--do_train",
+        "--max_steps",
+        "30",
+        "--save_steps",
+        "10",
+        "--resume_from_checkpoint",
+        output_dir / "checkpoint-20",
+    )
     assert trainer.state.global_step == 30
     recorded = json.loads((output_dir / "checkpoint-30" / "trainer_state.json").read_text())["stateful_callbacks"]
     # without a record, what the run has stands for what it asked for
-    assert recorded["VocabularyRequest"]["args"] == {"tokenizer_vocab_size": len(trainer.processing_class),
-                                                     "decoder_vocab_size": None}
+    assert recorded["VocabularyRequest"]["args"] == {
+        "tokenizer_vocab_size": len(trainer.processing_class),
+        "decoder_vocab_size": None,
+    }
 
 
 def damage(checkpoint, how: str) -> str:
@@ -215,19 +296,41 @@ def damage(checkpoint, how: str) -> str:
 
 
 @pytest.mark.parametrize("how", ["no trainer state", "truncated weights", "truncated optimizer", "half-written state"])
-def test_resuming_the_latest_skips_an_incomplete_checkpoint_and_names_it_when_asked_for(run_with_checkpoints, tmp_path,
-                                                                                       capsys, how):
+def test_resuming_the_latest_skips_an_incomplete_checkpoint_and_names_it_when_asked_for(
+    run_with_checkpoints, tmp_path, capsys, how
+):
     data, output_dir = fresh_copy(run_with_checkpoints, tmp_path)
     problem = damage(output_dir / "checkpoint-20", how)
 
     with pytest.raises(SystemExit):
-        train_main(["--data", str(data), "--output_dir", str(output_dir), "--do_train", "--max_steps", "30",
-                    "--resume_from_checkpoint", str(output_dir / "checkpoint-20")])
+        train_main(
+            [
+                "--data",
+                str(data),
+                "--output_dir",
+                str(output_dir),
+                "--do_train",
+                "--max_steps",
+                "30",
+                "--resume_from_checkpoint",
+                str(output_dir / "checkpoint-20"),
+            ]
+        )
     error = capsys.readouterr().err.strip().splitlines()
     assert len(error) == 1 and f"checkpoint-20/{problem}" in error[0] and "Traceback" not in error[0]
 
-    trainer = train(output_dir, "--data", data, "--do_train", "--max_steps", "30", "--save_steps", "10",
-                    "--resume_from_checkpoint", "last")
+    trainer = train(
+        output_dir,
+        "--data",
+        data,
+        "--do_train",
+        "--max_steps",
+        "30",
+        "--save_steps",
+        "10",
+        "--resume_from_checkpoint",
+        "last",
+    )
     assert trainer.state.global_step == 30
     history = [entry["step"] for entry in trainer.state.log_history if "loss" in entry]
     assert history == [5, 10, 15, 20, 25, 30]  # restarted from checkpoint-10's state
@@ -235,6 +338,15 @@ def test_resuming_the_latest_skips_an_incomplete_checkpoint_and_names_it_when_as
 
 def test_the_latest_checkpoint_is_looked_for_in_the_output_directory(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        train_main(["--data", str(DATA), "--output_dir", str(tmp_path / "none"), "--do_train",
-                    "--resume_from_checkpoint", "last"])
+        train_main(
+            [
+                "--data",
+                str(DATA),
+                "--output_dir",
+                str(tmp_path / "none"),
+                "--do_train",
+                "--resume_from_checkpoint",
+                "last",
+            ]
+        )
     assert "holds no complete checkpoint-* directory" in capsys.readouterr().err

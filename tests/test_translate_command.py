@@ -33,13 +33,24 @@ def test_decoding_options_are_the_flags_given():
 
 def test_a_line_of_three_sentences_gives_three_translated_sentences(capsys):
     translate_script.main(["--model", str(SHIPPED), "--no_progress", THREE])
-    assert capsys.readouterr().out == ("Öffnen Sie das Menü Extras. Wählen Sie Optionen. Klicken Sie auf OK, um den "
-                                       "Dialog zu schließen.\n")
+    assert capsys.readouterr().out == (
+        "Öffnen Sie das Menü Extras. Wählen Sie Optionen. Klicken Sie auf OK, um den Dialog zu schließen.\n"
+    )
     translate_script.main(["--model", str(SHIPPED), "--no_progress", "--no_split_sentences", THREE])
-    assert capsys.readouterr().out == ("Öffnen Sie das Menü Extras. Wählen Sie Extras – Optionen…, um den Dialog zu "
-                                       "schließen.\n")
-    translate_script.main(["--model", str(SHIPPED), "--no_progress", "--num_beams", "2", "--scores",
-                            "Choose Options. Click OK to close the dialog."])
+    assert capsys.readouterr().out == (
+        "Öffnen Sie das Menü Extras. Wählen Sie Extras – Optionen…, um den Dialog zu schließen.\n"
+    )
+    translate_script.main(
+        [
+            "--model",
+            str(SHIPPED),
+            "--no_progress",
+            "--num_beams",
+            "2",
+            "--scores",
+            "Choose Options. Click OK to close the dialog.",
+        ]
+    )
     number, rank, score, text = capsys.readouterr().out.rstrip("\n").split("\t")
     assert (number, rank, text) == ("1", "1", "Wählen Sie Optionen. Klicken Sie auf OK, um den Dialog zu schließen.")
 
@@ -64,8 +75,9 @@ def test_nbest_rows_are_line_number_rank_score_translation(capsys):
     write([("Wählen Sie Optionen.", -0.25), ("Optionen wählen.", -0.5)])
     write([])  # a blank line: no row
     write([("Schließen.", -0.125)])
-    assert capsys.readouterr().out == ("1\t1\t-0.2500\tWählen Sie Optionen.\n1\t2\t-0.5000\tOptionen wählen.\n"
-                                       "3\t1\t-0.1250\tSchließen.\n")
+    assert capsys.readouterr().out == (
+        "1\t1\t-0.2500\tWählen Sie Optionen.\n1\t2\t-0.5000\tOptionen wählen.\n3\t1\t-0.1250\tSchließen.\n"
+    )
     write = line_writer(sys.stdout, nbest=False)
     write("Wählen Sie Optionen.")
     write("")

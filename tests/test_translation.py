@@ -18,8 +18,11 @@ SHIPPED = REPO / "models" / "transformer-mt-en-de"
 THREE = "Open the Tools menu. Choose Options. Click OK to close the dialog."
 # the shipped model's translations of THREE's sentences, each alone, and of THREE as one sequence (two sentences,
 # the second merging two of the source's and losing "Click OK")
-THREE_ALONE = ["Öffnen Sie das Menü Extras.", "Wählen Sie Optionen.",
-               "Klicken Sie auf OK, um den Dialog zu schließen."]
+THREE_ALONE = [
+    "Öffnen Sie das Menü Extras.",
+    "Wählen Sie Optionen.",
+    "Klicken Sie auf OK, um den Dialog zu schließen.",
+]
 THREE_WHOLE = "Öffnen Sie das Menü Extras. Wählen Sie Extras – Optionen…, um den Dialog zu schließen."
 
 
@@ -92,10 +95,14 @@ def test_each_sentence_of_a_text_is_translated_as_it_is_alone(shipped):
     assert translate(model, tokenizer, [THREE]) == [" ".join(THREE_ALONE)]
     assert translate(model, tokenizer, [THREE], batch_size=1) == [" ".join(THREE_ALONE)]
     # the separators are the source's; a text without a sentence end is one sentence
-    assert translate(model, tokenizer, ["Open the Tools menu.\nChoose Options.  Click OK to close the dialog.",
-                                        "Click OK to close the dialog"]) \
-        == ["Öffnen Sie das Menü Extras.\nWählen Sie Optionen.  Klicken Sie auf OK, um den Dialog zu schließen.",
-            "Klicken Sie auf OK, um den Dialog zu schließen"]
+    assert translate(
+        model,
+        tokenizer,
+        ["Open the Tools menu.\nChoose Options.  Click OK to close the dialog.", "Click OK to close the dialog"],
+    ) == [
+        "Öffnen Sie das Menü Extras.\nWählen Sie Optionen.  Klicken Sie auf OK, um den Dialog zu schließen.",
+        "Klicken Sie auf OK, um den Dialog zu schließen",
+    ]
     # without splitting: one sequence, as before, and the model writes fewer sentences than the source has
     assert translate(model, tokenizer, [THREE], split_sentences=False) == [THREE_WHOLE]
 
@@ -107,8 +114,9 @@ def test_nbest_joins_the_kth_hypotheses_and_sums_their_scores(shipped):
     # the same two sentences in the same batch, given as two texts
     first, second = translate_nbest(model, tokenizer, sentences, split_sentences=False, **settings)
     assert len({text for text, _ in first}) == 3 and len({text for text, _ in second}) == 3
-    assert translate_nbest(model, tokenizer, [" ".join(sentences)], **settings) \
-        == [[(f"{first[k][0]} {second[k][0]}", first[k][1] + second[k][1]) for k in range(3)]]
+    assert translate_nbest(model, tokenizer, [" ".join(sentences)], **settings) == [
+        [(f"{first[k][0]} {second[k][0]}", first[k][1] + second[k][1]) for k in range(3)]
+    ]
     assert first[0][0] == "Wählen Sie Optionen." and second[1][0] == "Klicken Sie hier, um den Dialog zu schließen."
 
 
@@ -144,12 +152,14 @@ def test_warnings_name_the_text_and_the_sentence(short_translator, caplog):
 def test_without_a_language_splitting_asks_for_one(tmp_path):
     save_tiny(tmp_path, source_lang=None)
     model, tokenizer = load_translator(tmp_path)
-    with pytest.raises(ValueError, match=rf"{tmp_path} has no source_lang in its config: pass --source_lang \(or "
-                                         r"source_lang=\), or --no_split_sentences"):
+    with pytest.raises(
+        ValueError,
+        match=rf"{tmp_path} has no source_lang in its config: pass --source_lang \(or "
+        r"source_lang=\), or --no_split_sentences",
+    ):
         translate(model, tokenizer, SENTENCES[:1], max_new_tokens=2)
     given = translate(model, tokenizer, SENTENCES[:1], max_new_tokens=2, source_lang="en")
     assert given == translate(model, tokenizer, SENTENCES[:1], max_new_tokens=2, split_sentences=False)
-
 
 
 class EchoEngine:
@@ -183,4 +193,5 @@ def test_a_span_token_model_sees_its_spans_as_tokens_and_others_are_warned_once(
     assert engine.seen == [text, text]
     assert [record.getMessage() for record in caplog.records].count(
         "this model was not trained with span tokens: placeholders, URLs, paths and numbers are left to it, then "
-        "checked and put back where it lost them (each one named)") == 1
+        "checked and put back where it lost them (each one named)"
+    ) == 1

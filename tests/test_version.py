@@ -29,4 +29,6 @@ def test_the_version_module_imports_nothing():
 
 def test_released_versions_skip_the_unreleased_heading():
     assert released_versions("# Changelog\n\n## Unreleased\n\n- x\n\n## 1.2.0 (2027-01-01)\n\n## 1.1.0\n") == [
-        "1.2.0", "1.1.0"]
+        "1.2.0",
+        "1.1.0",
+    ]

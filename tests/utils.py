@@ -42,8 +42,9 @@ def require(module: str, reason: str):
     except ImportError as error:
         message = f"{module} is not installed ({type(error).__name__}: {error}): {reason}"
         if os.environ.get("CI") == "true":
-            pytest.fail(f"{message}; CI=true installs every optional dependency, so this is a broken install",
-                        pytrace=False)
+            pytest.fail(
+                f"{message}; CI=true installs every optional dependency, so this is a broken install", pytrace=False
+            )
         pytest.skip(message, allow_module_level=True)
 
 
@@ -59,8 +60,10 @@ def wait_until_listening(process, port: int, seconds: float = 120) -> None:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
             return
         time.sleep(0.2)
-    raise AssertionError(f"the server did not listen on port {port} within {seconds} s: "
-                         f"{process.communicate(timeout=30)[0] if process.poll() is not None else 'still running'}")
+    raise AssertionError(
+        f"the server did not listen on port {port} within {seconds} s: "
+        f"{process.communicate(timeout=30)[0] if process.poll() is not None else 'still running'}"
+    )
 
 
 def require_program(name: str, reason: str) -> str:
@@ -75,8 +78,9 @@ def require_program(name: str, reason: str) -> str:
     if path is None:
         message = f"{name} is not installed: {reason}"
         if os.environ.get("CI") == "true":
-            pytest.fail(f"{message}; CI=true installs it (.ci/install-debian), so this is a broken install",
-                        pytrace=False)
+            pytest.fail(
+                f"{message}; CI=true installs it (.ci/install-debian), so this is a broken install", pytrace=False
+            )
         pytest.skip(message)
     return path
 
@@ -85,8 +89,16 @@ def tiny_config(**overrides) -> TransformerMTConfig:
     """presets.TINY's model with a 99-token vocabulary, every dropout on (so that train/eval modes differ), and
     the languages of SENTENCES' source side (translation splits sentences by it)."""
     sizes = {key: value for key, value in presets.TINY.items() if key in TransformerMTConfig.__annotations__}
-    kwargs = dict(sizes, vocab_size=99, max_position_embeddings=64, dropout=0.1, attention_dropout=0.1,
-                  activation_dropout=0.1, source_lang="en", target_lang="de")
+    kwargs = dict(
+        sizes,
+        vocab_size=99,
+        max_position_embeddings=64,
+        dropout=0.1,
+        attention_dropout=0.1,
+        activation_dropout=0.1,
+        source_lang="en",
+        target_lang="de",
+    )
     kwargs.update(overrides)
     return TransformerMTConfig(**kwargs)
 
@@ -122,18 +134,51 @@ def remove_weight(checkpoint_dir, key: str) -> None:
 
 # Tiny training recipe for transformer_mt.training on 200 shipped pairs (a run of 60 steps takes seconds).
 TINY = [
-    "--preset", "tiny",  # transformer_mt.presets.TINY: the tiny model the tests, tools and quick modes share
-    "--data", str(DATA), "--max_train_samples", "200", "--max_eval_samples", "16", "--max_predict_samples", "16",
-    "--normalize_before", "true", "--learning_rate", "3e-3",
-    "--warmup_steps", "5", "--lr_scheduler_type", "inverse_sqrt", "--logging_steps", "5", "--report_to", "none",
-    "--disable_tqdm", "true", "--seed", "0", "--generation_num_beams", "2", "--generation_max_length", "17",
+    "--preset",
+    "tiny",  # transformer_mt.presets.TINY: the tiny model the tests, tools and quick modes share
+    "--data",
+    str(DATA),
+    "--max_train_samples",
+    "200",
+    "--max_eval_samples",
+    "16",
+    "--max_predict_samples",
+    "16",
+    "--normalize_before",
+    "true",
+    "--learning_rate",
+    "3e-3",
+    "--warmup_steps",
+    "5",
+    "--lr_scheduler_type",
+    "inverse_sqrt",
+    "--logging_steps",
+    "5",
+    "--report_to",
+    "none",
+    "--disable_tqdm",
+    "true",
+    "--seed",
+    "0",
+    "--generation_num_beams",
+    "2",
+    "--generation_max_length",
+    "17",
 ]
 
 SENTENCES = ["Click the Save button.", "Klicken Sie auf Speichern.", "Close the dialog.", "Schließen Sie den Dialog."]
 
 
-def overfit(model, inputs: dict, labels: torch.Tensor, *, loss_below: float, max_steps: int = 1000,
-            lr: float = 3e-3, check_every: int = 25) -> float:
+def overfit(
+    model,
+    inputs: dict,
+    labels: torch.Tensor,
+    *,
+    loss_below: float,
+    max_steps: int = 1000,
+    lr: float = 3e-3,
+    check_every: int = 25,
+) -> float:
     """Train `model` on one batch until its loss in eval mode is below `loss_below`, so that a test fixture behaves
     the same whatever initial weights a seed draws; fails if `max_steps` do not get it there. Returns the loss."""
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
@@ -237,8 +282,10 @@ def import_violations(packages: dict[Path, str]) -> list[str]:
                 if is_own and not module.startswith(_OWN_PACKAGES_ALLOWED[package]):
                     violations.append(f"{where}: {package} may import only {_OWN_PACKAGES_ALLOWED[package]}")
                 elif not is_own and top not in _sys.stdlib_module_names | _THIRD_PARTY_ALLOWED[package]:
-                    violations.append(f"{where}: {package} may import only the standard library and "
-                                      f"{sorted(_THIRD_PARTY_ALLOWED[package])}")
+                    violations.append(
+                        f"{where}: {package} may import only the standard library and "
+                        f"{sorted(_THIRD_PARTY_ALLOWED[package])}"
+                    )
     return violations
 
 
@@ -257,9 +304,17 @@ def train_command(output_dir, *flags, processes: int = 1, accelerate_config: str
 
     launcher = [sys.executable]
     if accelerate_config:
-        launcher = [sys.executable, "-m", "accelerate.commands.launch", "--config_file",
-                    str(REPO / "configs" / "accelerate" / accelerate_config), "--num_processes", str(processes),
-                    "--mixed_precision", "no"]
+        launcher = [
+            sys.executable,
+            "-m",
+            "accelerate.commands.launch",
+            "--config_file",
+            str(REPO / "configs" / "accelerate" / accelerate_config),
+            "--num_processes",
+            str(processes),
+            "--mixed_precision",
+            "no",
+        ]
     elif processes > 1:
         launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes)]
     return [*launcher, str(SCRIPTS / "train.py"), *TINY, "--output_dir", str(output_dir), *map(str, flags)]
@@ -280,19 +335,34 @@ def saved_weights(directory) -> dict:
 
 # A small English-German corpus that tiny models are trained to copy (train_copy_model).
 COPY_CORPUS = [
-    "Click the Save button.", "Close the dialog window.", "Select the cells that you want to sort.",
-    "Deletes the selected rows.", "Open the file.", "Choose Format - Cells and click the Numbers tab.",
-    "The chart is inserted in the current document.", "Press Enter to confirm the entry.",
-    "Klicken Sie auf Speichern.", "Schließen Sie das Fenster.", "Wählen Sie die Zellen aus.",
-    "Löscht die ausgewählten Zeilen.", "Öffnen Sie die Datei.", "Drücken Sie die Eingabetaste.",
+    "Click the Save button.",
+    "Close the dialog window.",
+    "Select the cells that you want to sort.",
+    "Deletes the selected rows.",
+    "Open the file.",
+    "Choose Format - Cells and click the Numbers tab.",
+    "The chart is inserted in the current document.",
+    "Press Enter to confirm the entry.",
+    "Klicken Sie auf Speichern.",
+    "Schließen Sie das Fenster.",
+    "Wählen Sie die Zellen aus.",
+    "Löscht die ausgewählten Zeilen.",
+    "Öffnen Sie die Datei.",
+    "Drücken Sie die Eingabetaste.",
 ]
 
 
 def train_copy_model(tokenizer, targets=None, **overrides):
     """A tiny model trained for a few dozen steps to copy its input (or to give `targets`, one per COPY_CORPUS
     line), so its outputs are decided, not near-ties."""
-    model = tiny_model(vocab_size=len(tokenizer), init_std=0.2, dropout=0.0, attention_dropout=0.0,
-                       activation_dropout=0.0, **overrides)
+    model = tiny_model(
+        vocab_size=len(tokenizer),
+        init_std=0.2,
+        dropout=0.0,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+        **overrides,
+    )
     batch = tokenizer(COPY_CORPUS, text_target=targets, return_tensors="pt", padding=True)
     labels = batch.pop("labels") if targets else batch["input_ids"]
     labels = labels.masked_fill(labels == tokenizer.pad_token_id, -100)
@@ -311,9 +381,14 @@ def train_copy_model(tokenizer, targets=None, **overrides):
 
 # A corpus for a tiny MarianMT checkpoint's sentencepiece model (marian_checkpoint).
 MARIAN_TEXT = [
-    "Click the Save button.", "Klicken Sie auf Speichern.", "Close the dialog window.", "Schließen Sie das Fenster.",
-    "Select the cells that you want to sort.", "Wählen Sie die Zellen aus, die Sie sortieren möchten.",
-    "Deletes the selected rows.", "Löscht die ausgewählten Zeilen.",
+    "Click the Save button.",
+    "Klicken Sie auf Speichern.",
+    "Close the dialog window.",
+    "Schließen Sie das Fenster.",
+    "Select the cells that you want to sort.",
+    "Wählen Sie die Zellen aus, die Sie sortieren möchten.",
+    "Deletes the selected rows.",
+    "Löscht die ausgewählten Zeilen.",
 ] * 20
 
 
@@ -327,8 +402,16 @@ def marian_checkpoint(path: Path, share: bool = True):
     path.mkdir(parents=True, exist_ok=True)
     corpus = path / "corpus.txt"
     corpus.write_text("\n".join(MARIAN_TEXT), encoding="utf-8")
-    spm.SentencePieceTrainer.train(input=str(corpus), model_prefix=str(path / "spm"), vocab_size=60,
-                                   character_coverage=1.0, bos_id=-1, eos_id=1, unk_id=2, pad_id=-1)
+    spm.SentencePieceTrainer.train(
+        input=str(corpus),
+        model_prefix=str(path / "spm"),
+        vocab_size=60,
+        character_coverage=1.0,
+        bos_id=-1,
+        eos_id=1,
+        unk_id=2,
+        pad_id=-1,
+    )
     corpus.unlink()
     processor = spm.SentencePieceProcessor(model_file=str(path / "spm.model"))
     vocab = {processor.id_to_piece(i): i for i in range(processor.get_piece_size())}
@@ -337,11 +420,22 @@ def marian_checkpoint(path: Path, share: bool = True):
     tokenizer = MarianTokenizer(str(path / "spm.model"), str(path / "spm.model"), str(path / "vocab.json"))
     torch.manual_seed(0)
     config = MarianConfig(
-        vocab_size=len(vocab), decoder_vocab_size=None if share else len(vocab),
+        vocab_size=len(vocab),
+        decoder_vocab_size=None if share else len(vocab),
         share_encoder_decoder_embeddings=share,
-        d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
-        encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64, activation_function="swish",
-        pad_token_id=vocab["<pad>"], decoder_start_token_id=vocab["<pad>"], eos_token_id=1, forced_eos_token_id=1,
+        d_model=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=64,
+        activation_function="swish",
+        pad_token_id=vocab["<pad>"],
+        decoder_start_token_id=vocab["<pad>"],
+        eos_token_id=1,
+        forced_eos_token_id=1,
     )
     model = MarianMTModel(config).eval()
     with torch.no_grad():

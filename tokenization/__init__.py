@@ -10,5 +10,11 @@ from .tokenization_transformer_mt import (
 )
 
 
-__all__ = ["TOKENIZER_TYPES", "TransformerMTTokenizerFast", "target_side", "tokenizer_fingerprint",
-           "tokenizer_type_of", "train_tokenizer"]
+__all__ = [
+    "TOKENIZER_TYPES",
+    "TransformerMTTokenizerFast",
+    "target_side",
+    "tokenizer_fingerprint",
+    "tokenizer_type_of",
+    "train_tokenizer",
+]

@@ -76,9 +76,11 @@ class TransformerMTTokenizerFast(PreTrainedTokenizerFast):
         if target_tokenizer_object is None and target_tokenizer_file is not None:
             target_tokenizer_object = Tokenizer.from_file(target_tokenizer_file)
         if separate_vocabs and target_tokenizer_object is None:
-            raise ValueError(f"This tokenizer has separate source and target vocabularies, but its target vocabulary "
-                             f"({TARGET_TOKENIZER_FILE}) is missing: copy it beside tokenizer.json. Without it, "
-                             "target text would be read with the source vocabulary.")
+            raise ValueError(
+                f"This tokenizer has separate source and target vocabularies, but its target vocabulary "
+                f"({TARGET_TOKENIZER_FILE}) is missing: copy it beside tokenizer.json. Without it, "
+                "target text would be read with the source vocabulary."
+            )
         self.target_tokenizer = None
         # Saved in tokenizer_config.json, so that a missing target_tokenizer.json is an error, not a silent fallback.
         kwargs["separate_vocabs"] = target_tokenizer_object is not None
@@ -87,13 +89,17 @@ class TransformerMTTokenizerFast(PreTrainedTokenizerFast):
         )
         if target_tokenizer_object is not None:
             self.target_tokenizer = TransformerMTTokenizerFast(
-                tokenizer_object=target_tokenizer_object, model_max_length=self.model_max_length,
-                clean_up_tokenization_spaces=self.clean_up_tokenization_spaces)
+                tokenizer_object=target_tokenizer_object,
+                model_max_length=self.model_max_length,
+                clean_up_tokenization_spaces=self.clean_up_tokenization_spaces,
+            )
             for name in ("pad_token", "bos_token", "eos_token", "unk_token"):
                 source_id, target_id = getattr(self, name + "_id"), getattr(self.target_tokenizer, name + "_id")
                 if source_id != target_id:
-                    raise ValueError(f"The target vocabulary gives {name} id {target_id}, the source vocabulary "
-                                     f"{source_id}: both must give the special tokens the ids the model uses.")
+                    raise ValueError(
+                        f"The target vocabulary gives {name} id {target_id}, the source vocabulary "
+                        f"{source_id}: both must give the special tokens the ids the model uses."
+                    )
         self._source_backend = self._tokenizer
 
     @property
@@ -125,22 +131,38 @@ class TransformerMTTokenizerFast(PreTrainedTokenizerFast):
     def _switch_to_input_mode(self):
         self._tokenizer = self._source_backend
 
-    def _decode(self, token_ids, skip_special_tokens=False, clean_up_tokenization_spaces=None,
-                use_source_tokenizer=False, **kwargs):
+    def _decode(
+        self,
+        token_ids,
+        skip_special_tokens=False,
+        clean_up_tokenization_spaces=None,
+        use_source_tokenizer=False,
+        **kwargs,
+    ):
         # What is decoded is what the decoder produced: target ids (source ids with use_source_tokenizer=True).
         if self.target_tokenizer is not None and not use_source_tokenizer:
-            return self.target_tokenizer._decode(token_ids, skip_special_tokens=skip_special_tokens,
-                                                 clean_up_tokenization_spaces=clean_up_tokenization_spaces, **kwargs)
-        return super()._decode(token_ids, skip_special_tokens=skip_special_tokens,
-                               clean_up_tokenization_spaces=clean_up_tokenization_spaces, **kwargs)
+            return self.target_tokenizer._decode(
+                token_ids,
+                skip_special_tokens=skip_special_tokens,
+                clean_up_tokenization_spaces=clean_up_tokenization_spaces,
+                **kwargs,
+            )
+        return super()._decode(
+            token_ids,
+            skip_special_tokens=skip_special_tokens,
+            clean_up_tokenization_spaces=clean_up_tokenization_spaces,
+            **kwargs,
+        )
 
     def _save_pretrained(self, save_directory, file_names, legacy_format=None, filename_prefix=None):
-        file_names = super()._save_pretrained(save_directory, file_names, legacy_format=legacy_format,
-                                              filename_prefix=filename_prefix)
+        file_names = super()._save_pretrained(
+            save_directory, file_names, legacy_format=legacy_format, filename_prefix=filename_prefix
+        )
         if self.target_tokenizer is None:
             return file_names
-        target_file = os.path.join(save_directory, (filename_prefix + "-" if filename_prefix else "")
-                                   + TARGET_TOKENIZER_FILE)
+        target_file = os.path.join(
+            save_directory, (filename_prefix + "-" if filename_prefix else "") + TARGET_TOKENIZER_FILE
+        )
         self.target_tokenizer.backend_tokenizer.save(target_file)
         return file_names + (target_file,)
 
@@ -233,14 +255,17 @@ def train_tokenizer(
     if target_texts is not None:
         target_vocab_size = vocab_size if target_vocab_size is None else target_vocab_size
         _check_int("target_vocab_size", target_vocab_size, MIN_VOCAB_SIZE)
-        target = _train_backend(target_texts, "target_texts", target_vocab_size, min_frequency, tokenizer_type,
-                                show_progress)
-    return TransformerMTTokenizerFast(tokenizer_object=source, target_tokenizer_object=target,
-                                      model_max_length=model_max_length)
+        target = _train_backend(
+            target_texts, "target_texts", target_vocab_size, min_frequency, tokenizer_type, show_progress
+        )
+    return TransformerMTTokenizerFast(
+        tokenizer_object=source, target_tokenizer_object=target, model_max_length=model_max_length
+    )
 
 
-def _train_backend(texts, name: str, vocab_size: int, min_frequency: int, tokenizer_type: str,
-                   show_progress: bool) -> Tokenizer:
+def _train_backend(
+    texts, name: str, vocab_size: int, min_frequency: int, tokenizer_type: str, show_progress: bool
+) -> Tokenizer:
     # A lone string is iterable too; the trainer would then silently learn from its characters as separate texts.
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Iterable):
         raise TypeError(f"`{name}` must be an iterable of strings, got {type(texts).__name__}.")
@@ -264,12 +289,15 @@ def _train_backend(texts, name: str, vocab_size: int, min_frequency: int, tokeni
             show_progress=show_progress,
         )
     else:
-        trainer = trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, unk_token=UNK_TOKEN,
-                                          show_progress=show_progress)
+        trainer = trainers.UnigramTrainer(
+            vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, unk_token=UNK_TOKEN, show_progress=show_progress
+        )
     tokenizer.train_from_iterator(counted(texts), trainer=trainer)
     if not words:
-        raise ValueError(f"`{name}` holds no non-empty text: a tokenizer trained on nothing knows no words. "
-                         "Pass the training sentences.")
+        raise ValueError(
+            f"`{name}` holds no non-empty text: a tokenizer trained on nothing knows no words. "
+            "Pass the training sentences."
+        )
     return tokenizer
 
 
@@ -280,7 +308,7 @@ def target_side(tokenizer):
 
 
 def tokenizer_type_of(tokenizer) -> str:
-    """"bpe" or "unigram" (TOKENIZER_TYPES) for a fast tokenizer of those models, else the name of its model (or of
+    """ "bpe" or "unigram" (TOKENIZER_TYPES) for a fast tokenizer of those models, else the name of its model (or of
     its class, for a Python tokenizer such as Marian's SentencePiece one)."""
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is None:
@@ -299,10 +327,18 @@ def tokenizer_fingerprint(tokenizer) -> str:
     vocabulary = sorted(tokenizer.get_vocab().items(), key=lambda item: (item[1], item[0]))
     target = getattr(tokenizer, "target_tokenizer", None)
     if target is not None:  # separate vocabularies: both; a shared vocabulary's fingerprint is unchanged
-        vocabulary = {"source": vocabulary,
-                      "target": sorted(target.get_vocab().items(), key=lambda item: (item[1], item[0]))}
+        vocabulary = {
+            "source": vocabulary,
+            "target": sorted(target.get_vocab().items(), key=lambda item: (item[1], item[0])),
+        }
     return hashlib.sha256(json.dumps(vocabulary, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 
-__all__ = ["TOKENIZER_TYPES", "TransformerMTTokenizerFast", "target_side", "tokenizer_fingerprint",
-           "tokenizer_type_of", "train_tokenizer"]
+__all__ = [
+    "TOKENIZER_TYPES",
+    "TransformerMTTokenizerFast",
+    "target_side",
+    "tokenizer_fingerprint",
+    "tokenizer_type_of",
+    "train_tokenizer",
+]

@@ -37,8 +37,9 @@ def rated_translations(engine, sources: list[str], batch_size: int = 32) -> tupl
     """Each source's translation as the translate command makes it (case folded, spans put back), without the
     guards (`options.guards_in_evaluation`: the confidence is fitted on the first decode), and the calibration's
     features of it, each source one sentence."""
-    options = TranslationOptions(split_sentences=False, scores=True, guards=guards_in_evaluation(fits_confidence=True),
-                                 batch_size=batch_size)
+    options = TranslationOptions(
+        split_sentences=False, scores=True, guards=guards_in_evaluation(fits_confidence=True), batch_size=batch_size
+    )
     outputs = [hypotheses[0] if hypotheses else ("", 0.0) for hypotheses in translate_texts(engine, sources, options)]
     found = sentence_features(engine, sources, [text for text, _ in outputs], [score for _, score in outputs])
     return [text for text, _ in outputs], found
@@ -55,18 +56,31 @@ def length_band(sources: list[str], targets: list[str]) -> tuple[float, float]:
     """The BAND quantiles of target/source character ratios over pairs whose source has LENGTH_MIN_CHARS or more."""
     import numpy as np
 
-    ratios = [len(target.strip()) / len(source.strip()) for source, target in zip(sources, targets)
-              if len(source.strip()) >= LENGTH_MIN_CHARS]
+    ratios = [
+        len(target.strip()) / len(source.strip())
+        for source, target in zip(sources, targets)
+        if len(source.strip()) >= LENGTH_MIN_CHARS
+    ]
     if len(ratios) < 100:
-        raise ValueError(f"the length band needs 100 training pairs with sources of {LENGTH_MIN_CHARS}+ characters; "
-                         f"got {len(ratios)}")
+        raise ValueError(
+            f"the length band needs 100 training pairs with sources of {LENGTH_MIN_CHARS}+ characters; "
+            f"got {len(ratios)}"
+        )
     low, high = np.quantile(ratios, BAND)
     return round(float(low), 4), round(float(high), 4)
 
 
-def fit(model_dir: str, data: str, split: str = "validation", chrf_threshold: float = DEFAULT_CHRF_THRESHOLD,
-        length_data: str | None = None, engine: EngineSettings | str = "auto", max_samples: int | None = None,
-        source_lang: str = "en", target_lang: str = "de") -> Calibration:
+def fit(
+    model_dir: str,
+    data: str,
+    split: str = "validation",
+    chrf_threshold: float = DEFAULT_CHRF_THRESHOLD,
+    length_data: str | None = None,
+    engine: EngineSettings | str = "auto",
+    max_samples: int | None = None,
+    source_lang: str = "en",
+    target_lang: str = "de",
+) -> Calibration:
     """The calibration of the model saved in `model_dir`, fitted on `data`'s `split` as `engine` decodes it
     (`engines.load_engine`'s settings), with the length band of `length_data`'s (default `data`'s) train split."""
     from sklearn.linear_model import LogisticRegression
@@ -80,25 +94,40 @@ def fit(model_dir: str, data: str, split: str = "validation", chrf_threshold: fl
     chrf = sentence_chrf(outputs, references)
     labels = [score >= chrf_threshold for score in chrf]
     if len(set(labels)) < 2:
-        raise ValueError(f"every sentence of {data} ({split}) is on one side of chrF {chrf_threshold}: choose another "
-                         "--chrf_threshold")
+        raise ValueError(
+            f"every sentence of {data} ({split}) is on one side of chrF {chrf_threshold}: choose another "
+            "--chrf_threshold"
+        )
     rows = [[values[name] for name in FEATURES] for values in found]
     model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(rows, labels)
     scaler, regression = model[0], model[1]
     train_sources, train_targets = pairs_of(length_data or data, "train", source_lang, target_lang)
     calibration = Calibration(
-        weights_sha256=weights_sha256(model_dir), chrf_threshold=chrf_threshold, features=FEATURES,
-        mean=tuple(float(x) for x in scaler.mean_), scale=tuple(float(x) for x in scaler.scale_),
-        coefficients=tuple(float(x) for x in regression.coef_[0]), intercept=float(regression.intercept_[0]),
-        length_band=length_band(train_sources, train_targets), fitted_on=f"{data} ({split})", pairs=len(sources))
-    measured = measure([calibration.confidence(values) for values in found], chrf, chrf_threshold,
-                       [values["score"] for values in found])
-    return dataclasses.replace(calibration, measured={key: measured[key] for key in
-                                                      ("spearman", "spearman_raw_score", "precision")})
+        weights_sha256=weights_sha256(model_dir),
+        chrf_threshold=chrf_threshold,
+        features=FEATURES,
+        mean=tuple(float(x) for x in scaler.mean_),
+        scale=tuple(float(x) for x in scaler.scale_),
+        coefficients=tuple(float(x) for x in regression.coef_[0]),
+        intercept=float(regression.intercept_[0]),
+        length_band=length_band(train_sources, train_targets),
+        fitted_on=f"{data} ({split})",
+        pairs=len(sources),
+    )
+    measured = measure(
+        [calibration.confidence(values) for values in found],
+        chrf,
+        chrf_threshold,
+        [values["score"] for values in found],
+    )
+    return dataclasses.replace(
+        calibration, measured={key: measured[key] for key in ("spearman", "spearman_raw_score", "precision")}
+    )
 
 
-def measure(confidences: list[float], chrf: list[float], chrf_threshold: float,
-            raw_scores: list[float] | None = None) -> dict:
+def measure(
+    confidences: list[float], chrf: list[float], chrf_threshold: float, raw_scores: list[float] | None = None
+) -> dict:
     """Spearman's rho of confidence and sentence chrF (and of the raw score), the precision at each of COVERAGES
     (the most confident share kept), and the whole coverage-precision curve (every 1%)."""
     from scipy.stats import spearmanr
@@ -110,14 +139,26 @@ def measure(confidences: list[float], chrf: list[float], chrf_threshold: float,
         kept = max(1, math.ceil(coverage * len(good)))
         return round(sum(good[:kept]) / kept, 4)
 
-    result = {"sentences": len(chrf), "chrf_threshold": chrf_threshold,
-              "spearman": round(float(spearmanr(confidences, chrf).statistic), 4),
-              "precision": {f"{coverage:.0%}": precision(coverage) for coverage in COVERAGES},
-              "curve": [[k / 100, precision(k / 100)] for k in range(1, 101)]}
+    result = {
+        "sentences": len(chrf),
+        "chrf_threshold": chrf_threshold,
+        "spearman": round(float(spearmanr(confidences, chrf).statistic), 4),
+        "precision": {f"{coverage:.0%}": precision(coverage) for coverage in COVERAGES},
+        "curve": [[k / 100, precision(k / 100)] for k in range(1, 101)],
+    }
     if raw_scores is not None:
         result["spearman_raw_score"] = round(float(spearmanr(raw_scores, chrf).statistic), 4)
     return result
 
 
-__all__ = ["BAND", "COVERAGES", "DEFAULT_CHRF_THRESHOLD", "fit", "length_band", "measure", "pairs_of",
-           "rated_translations", "sentence_chrf"]
+__all__ = [
+    "BAND",
+    "COVERAGES",
+    "DEFAULT_CHRF_THRESHOLD",
+    "fit",
+    "length_band",
+    "measure",
+    "pairs_of",
+    "rated_translations",
+    "sentence_chrf",
+]

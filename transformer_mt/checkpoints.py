@@ -37,8 +37,10 @@ def read_config(directory: str | os.PathLike, expected_model_type: str, label: s
     with open(config_file, encoding="utf-8") as f:
         config = json.load(f)
     if config.get("model_type") != expected_model_type:
-        raise ValueError(f"{directory!r} holds a {config.get('model_type')!r} checkpoint, not a {label} "
-                         f"({expected_model_type!r}) one.")
+        raise ValueError(
+            f"{directory!r} holds a {config.get('model_type')!r} checkpoint, not a {label} "
+            f"({expected_model_type!r}) one."
+        )
     return config
 
 
@@ -64,8 +66,9 @@ def copy_tokenizer_files(source_dir: str, output_dir: str, names, tokenizer_clas
 
 
 # What a resumed run may set differently from its checkpoint: regularisation, not the model's shape or vocabulary.
-RESUMABLE_FIELDS = frozenset({"dropout", "attention_dropout", "activation_dropout", "alignment_layer",
-                              "alignment_heads"})
+RESUMABLE_FIELDS = frozenset(
+    {"dropout", "attention_dropout", "activation_dropout", "alignment_layer", "alignment_heads"}
+)
 # What a Trainer checkpoint needs to resume from; a kill during a save can leave any of them missing or truncated.
 CHECKPOINT_FILES = ("config.json", "model.safetensors", "trainer_state.json", "optimizer.pt", "scheduler.pt")
 LATEST = ("last", "latest", "true")  # --resume_from_checkpoint values that mean the newest complete checkpoint
@@ -99,8 +102,11 @@ def checkpoint_problems(checkpoint: str | os.PathLike) -> list[str]:
     checkpoint = os.fspath(checkpoint)
     if not os.path.isdir(checkpoint):
         return [f"{checkpoint}: no such checkpoint directory"]
-    problems = [f"{os.path.join(checkpoint, name)}: missing" for name in CHECKPOINT_FILES
-                if not os.path.isfile(os.path.join(checkpoint, name))]
+    problems = [
+        f"{os.path.join(checkpoint, name)}: missing"
+        for name in CHECKPOINT_FILES
+        if not os.path.isfile(os.path.join(checkpoint, name))
+    ]
     for name in sorted(os.listdir(checkpoint)):
         path = os.path.join(checkpoint, name)
         if name.endswith(".json") and os.path.isfile(path):
@@ -122,8 +128,11 @@ def run_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{str(run_dir)!r} is not a directory (expected a training run's output_dir).")
-    found = [path for path in run_dir.iterdir()
-             if path.name.startswith("checkpoint-") and path.name.removeprefix("checkpoint-").isdigit()]
+    found = [
+        path
+        for path in run_dir.iterdir()
+        if path.name.startswith("checkpoint-") and path.name.removeprefix("checkpoint-").isdigit()
+    ]
     return sorted(found, key=lambda path: int(path.name.removeprefix("checkpoint-")))
 
 
@@ -149,9 +158,11 @@ def last_complete(run_dir: str | os.PathLike, count: int) -> list[Path]:
     chosen = newest_complete(run_dir, count)[::-1]
     if len(chosen) == count:
         return chosen[::-1]
-    raise ValueError(f"--last {count}: {run_dir} holds only {len(chosen)} complete checkpoint(s)"
-                     + (f" ({', '.join(path.name for path in chosen[::-1])})" if chosen else "")
-                     + "; keep more with --save_total_limit, or average fewer.")
+    raise ValueError(
+        f"--last {count}: {run_dir} holds only {len(chosen)} complete checkpoint(s)"
+        + (f" ({', '.join(path.name for path in chosen[::-1])})" if chosen else "")
+        + "; keep more with --save_total_limit, or average fewer."
+    )
 
 
 def has_complete_checkpoint(run_dir: str | os.PathLike) -> bool:
@@ -171,8 +182,10 @@ def resolve_checkpoint(resume_from_checkpoint: str, output_dir: str) -> str:
     newest = newest_complete(output_dir, 1) if candidates else []
     if newest:
         return os.path.join(output_dir, newest[0].name)
-    raise FileNotFoundError(f"--resume_from_checkpoint {resume_from_checkpoint}: {output_dir!r} holds no complete "
-                            f"checkpoint-* directory" + (f" ({len(candidates)} incomplete)" if candidates else ""))
+    raise FileNotFoundError(
+        f"--resume_from_checkpoint {resume_from_checkpoint}: {output_dir!r} holds no complete "
+        f"checkpoint-* directory" + (f" ({len(candidates)} incomplete)" if candidates else "")
+    )
 
 
 def check_tokenizer_matches(config, tokenizer, where: str, strict: bool = False) -> None:
@@ -183,8 +196,10 @@ def check_tokenizer_matches(config, tokenizer, where: str, strict: bool = False)
         return
     found = tokenizer_fingerprint(tokenizer)  # hashes the whole vocabulary: once
     if found != expected:
-        message = (f"{where}: the tokenizer ({len(tokenizer)} tokens, fingerprint {found}) is not the one the model "
-                   f"was trained with (fingerprint {expected}); its ids mean other tokens to the model.")
+        message = (
+            f"{where}: the tokenizer ({len(tokenizer)} tokens, fingerprint {found}) is not the one the model "
+            f"was trained with (fingerprint {expected}); its ids mean other tokens to the model."
+        )
         if strict:
             raise ValueError(message)
         logger.warning(message)
@@ -257,18 +272,22 @@ def load_model_strictly(model_dir: str | os.PathLike, require_tokenizer: bool = 
         # every mismatch is reported (not raised mid-load), so that the error below names each tensor; transformers'
         # own progress bar and load report stay quiet: a command's stderr is the one line below, or nothing
         with quiet_transformers():
-            model, report = AutoModelForSeq2SeqLM.from_pretrained(model_dir, output_loading_info=True,
-                                                                  ignore_mismatched_sizes=True)
+            model, report = AutoModelForSeq2SeqLM.from_pretrained(
+                model_dir, output_loading_info=True, ignore_mismatched_sizes=True
+            )
     except (RuntimeError, ValueError) as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise ValueError(f"{weights} does not fit {config_file}: {reason}") from error
     problems = []
     if report["missing_keys"]:
-        problems.append(f"{len(report['missing_keys'])} tensor(s) the config needs are missing "
-                        f"({_named(report['missing_keys'])})")
+        problems.append(
+            f"{len(report['missing_keys'])} tensor(s) the config needs are missing ({_named(report['missing_keys'])})"
+        )
     if report["unexpected_keys"]:
-        problems.append(f"{len(report['unexpected_keys'])} tensor(s) the config has no place for "
-                        f"({_named(report['unexpected_keys'])})")
+        problems.append(
+            f"{len(report['unexpected_keys'])} tensor(s) the config has no place for "
+            f"({_named(report['unexpected_keys'])})"
+        )
     if report["mismatched_keys"]:
         shapes = [f"{key} {tuple(found)} vs {tuple(expected)}" for key, found, expected in report["mismatched_keys"]]
         problems.append(f"{len(shapes)} tensor(s) of another shape than the config gives them ({_named(shapes)})")
@@ -288,8 +307,10 @@ def load_tokenizer_strictly(model_dir: str | os.PathLike, config=None):
         with quiet_transformers():
             tokenizer = AutoTokenizer.from_pretrained(model_dir)
     except Exception as error:  # whatever a damaged file raises, the command names the file
-        raise ValueError(f"{files}: cannot be read as a tokenizer ({type(error).__name__}: "
-                         f"{str(error).strip().splitlines()[0] if str(error).strip() else 'no message'})") from error
+        raise ValueError(
+            f"{files}: cannot be read as a tokenizer ({type(error).__name__}: "
+            f"{str(error).strip().splitlines()[0] if str(error).strip() else 'no message'})"
+        ) from error
     if config is not None:
         check_tokenizer_matches(config, tokenizer, model_dir, strict=True)
     return tokenizer

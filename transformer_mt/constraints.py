@@ -49,14 +49,16 @@ def prefix_constraint(prefixes: list[list[int] | None], vocab_size: int) -> Call
     return allowed
 
 
-def first_sentence_prefixes(layout: list[tuple[range, list[str]]], prefixes: list[str | None] | None,
-                            sentences: int) -> list[str | None] | None:
+def first_sentence_prefixes(
+    layout: list[tuple[range, list[str]]], prefixes: list[str | None] | None, sentences: int
+) -> list[str | None] | None:
     """Per sentence (of `sentences`), the prefix of the text whose first sentence it is, else None."""
     if prefixes is None:
         return None
     if len(prefixes) != len(layout):
-        raise ValueError(f"target_prefix needs one prefix per text (None for none): got {len(prefixes)} for "
-                         f"{len(layout)} texts")
+        raise ValueError(
+            f"target_prefix needs one prefix per text (None for none): got {len(prefixes)} for {len(layout)} texts"
+        )
     per_sentence = [None] * sentences
     for (span, _), prefix in zip(layout, prefixes):
         if len(span):

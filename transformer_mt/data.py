@@ -210,12 +210,15 @@ def _load_hub_dataset(name: str, config_name: str | None, columns: list[str]) ->
 def join_consecutive(sources: list[str], targets: list[str], k: int) -> tuple[list[str], list[str]]:
     """Texts of k consecutive pairs each, sources and targets joined alike (a trailing remainder is dropped)."""
     count = len(sources) // k * k
-    return ([" ".join(sources[i:i + k]) for i in range(0, count, k)],
-            [" ".join(targets[i:i + k]) for i in range(0, count, k)])
+    return (
+        [" ".join(sources[i : i + k]) for i in range(0, count, k)],
+        [" ".join(targets[i : i + k]) for i in range(0, count, k)],
+    )
 
 
-def joined_pair_groups(num_pairs: int, count: int, generator: np.random.Generator,
-                       sizes: Sequence[int] = (2, 3)) -> list[range]:
+def joined_pair_groups(
+    num_pairs: int, count: int, generator: np.random.Generator, sizes: Sequence[int] = (2, 3)
+) -> list[range]:
     """`count` runs of consecutive pair indices, each of a size drawn from `sizes`; the runs may overlap."""
     if count <= 0 or num_pairs < max(sizes):
         return []
@@ -224,10 +227,18 @@ def joined_pair_groups(num_pairs: int, count: int, generator: np.random.Generato
     return [range(start, start + length) for start, length in zip(starts.tolist(), lengths.tolist())]
 
 
-def add_joined_pairs(dataset: datasets.Dataset, source_lang: str, target_lang: str, share: float, seed: int,
-                     fits: Callable[[list[str], list[str]], list[bool]], sizes: Sequence[int] = (2, 3),
-                     rounds: int = 8, same: str | None = None,
-                     blank: Sequence[str] = ()) -> tuple[datasets.Dataset, int]:
+def add_joined_pairs(
+    dataset: datasets.Dataset,
+    source_lang: str,
+    target_lang: str,
+    share: float,
+    seed: int,
+    fits: Callable[[list[str], list[str]], list[bool]],
+    sizes: Sequence[int] = (2, 3),
+    rounds: int = 8,
+    same: str | None = None,
+    blank: Sequence[str] = (),
+) -> tuple[datasets.Dataset, int]:
     """`dataset` followed by multi-sentence pairs: `share` x its size of 2-3 consecutive pairs joined (sources and
     targets alike), each one for which `fits(sources, targets)` holds (the run's length limits); returns the dataset
     and the number added (fewer when `rounds` of candidates hold too few that fit). Drawn from `seed` alone: the
@@ -249,8 +260,10 @@ def add_joined_pairs(dataset: datasets.Dataset, source_lang: str, target_lang: s
             groups = [group for group in groups if len({values[i] for i in group}) == 1]
             if not groups:
                 continue
-        candidates = ([" ".join(sources[i] for i in group) for group in groups],
-                      [" ".join(targets[i] for i in group) for group in groups])
+        candidates = (
+            [" ".join(sources[i] for i in group) for group in groups],
+            [" ".join(targets[i] for i in group) for group in groups],
+        )
         for group, source, target, ok in zip(groups, *candidates, fits(*candidates)):
             if ok and len(joined_sources) < wanted:
                 joined_sources.append(source)
@@ -258,8 +271,12 @@ def add_joined_pairs(dataset: datasets.Dataset, source_lang: str, target_lang: s
                 joined_values.append(values[group[0]] if values is not None else None)
     if not joined_sources:
         return dataset, 0
-    columns = {source_lang: joined_sources, target_lang: joined_targets, **({same: joined_values} if same else {}),
-               **{name: [""] * len(joined_sources) for name in blank}}
+    columns = {
+        source_lang: joined_sources,
+        target_lang: joined_targets,
+        **({same: joined_values} if same else {}),
+        **{name: [""] * len(joined_sources) for name in blank},
+    }
     joined = datasets.Dataset.from_dict(columns)
     other = [name for name in dataset.column_names if name not in columns]
     return datasets.concatenate_datasets([dataset.remove_columns(other), joined]), len(joined_sources)
@@ -301,8 +318,15 @@ def data_sources(data: str, column: str = "origin", limit: int | None = None) ->
         counts[value] = counts.get(value, 0) + 1
     described = _card_sources(path / "README.md", column) or _card_sources(path.parent / "README.md", column)
     described = {**_package_licenses(path / "licenses.tsv"), **described}
-    return [{column: value, "pairs": pairs, "license": described.get(value, {}).get("license"),
-             "what": described.get(value, {}).get("what")} for value, pairs in counts.items()]
+    return [
+        {
+            column: value,
+            "pairs": pairs,
+            "license": described.get(value, {}).get("license"),
+            "what": described.get(value, {}).get("what"),
+        }
+        for value, pairs in counts.items()
+    ]
 
 
 def _package_licenses(path: Path) -> dict[str, dict]:
@@ -311,8 +335,10 @@ def _package_licenses(path: Path) -> dict[str, dict]:
     if not path.is_file():
         return {}
     rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()[1:] if line.strip()]
-    return {f"gettext:{domain}": {"license": license, "what": f"the Debian package {package}'s German catalogue"}
-            for domain, package, license in (row[:3] for row in rows if len(row) >= 3)}
+    return {
+        f"gettext:{domain}": {"license": license, "what": f"the Debian package {package}'s German catalogue"}
+        for domain, package, license in (row[:3] for row in rows if len(row) >= 3)
+    }
 
 
 def _card_sources(readme: Path, column: str) -> dict[str, dict]:
@@ -321,8 +347,11 @@ def _card_sources(readme: Path, column: str) -> dict[str, dict]:
         return {}
     header, found = None, {}
     for line in readme.read_text(encoding="utf-8").splitlines():
-        cells = [cell.strip().strip("`") for cell in line.strip().strip("|").split("|")] \
-            if line.lstrip().startswith("|") else None
+        cells = (
+            [cell.strip().strip("`") for cell in line.strip().strip("|").split("|")]
+            if line.lstrip().startswith("|")
+            else None
+        )
         if cells is None:
             header = None
         elif header is None:

@@ -62,8 +62,9 @@ def measure(model, batch: dict) -> dict:
     batch = {key: value.to(model.device) for key, value in batch.items()}
     with eager_attention(model):
         out = model(**batch, output_attentions=True)
-    shuffled = dict(batch, input_ids=batch["input_ids"].roll(1, dims=0),
-                    attention_mask=batch["attention_mask"].roll(1, dims=0))
+    shuffled = dict(
+        batch, input_ids=batch["input_ids"].roll(1, dims=0), attention_mask=batch["attention_mask"].roll(1, dims=0)
+    )
     shuffled_loss = model(**shuffled).loss
     source_mask = batch["attention_mask"].bool()[:, None, None, :]  # (B, 1, 1, S)
     target_mask = (batch["labels"] != -100)[:, None, :]  # (B, 1, T)
@@ -73,8 +74,11 @@ def measure(model, batch: dict) -> dict:
         p = attention.masked_fill(~source_mask, 0.0)
         entropy = -(p * p.clamp(min=1e-12).log()).sum(-1) / source_lengths.log()  # (B, H, T)
         entropies.append(float(entropy.mean(1)[target_mask[:, 0]].mean()))
-    return {"loss": float(out.loss), "source_gain": float(shuffled_loss - out.loss),
-            "cross_attention_entropy": entropies}
+    return {
+        "loss": float(out.loss),
+        "source_gain": float(shuffled_loss - out.loss),
+        "cross_attention_entropy": entropies,
+    }
 
 
 def embedding_rms(model, batch: dict) -> dict:
@@ -84,8 +88,10 @@ def embedding_rms(model, batch: dict) -> dict:
     with torch.no_grad():
         tokens = embeddings.embed_tokens(ids)[mask] * embeddings.embed_scale  # (real tokens, d)
         positions = embeddings.embed_positions(torch.arange(ids.size(1), device=ids.device))  # (T, d) or None
-    return {"tokens": float(tokens.pow(2).mean().sqrt()),
-            "positions": float(positions.pow(2).mean().sqrt()) if positions is not None else None}
+    return {
+        "tokens": float(tokens.pow(2).mean().sqrt()),
+        "positions": float(positions.pow(2).mean().sqrt()) if positions is not None else None,
+    }
 
 
 class AlignmentProbe(TrainerCallback):
@@ -109,8 +115,12 @@ class AlignmentProbe(TrainerCallback):
             return
         was_training = model.training
         model.eval()
-        row = {"step": state.global_step, **measure(model, self.batch), "grad_norm": self.grad_norm,
-               "embedding_rms": embedding_rms(model, self.batch)}
+        row = {
+            "step": state.global_step,
+            **measure(model, self.batch),
+            "grad_norm": self.grad_norm,
+            "embedding_rms": embedding_rms(model, self.batch),
+        }
         model.train(was_training)
         with open(os.path.join(args.output_dir, "probe.jsonl"), "a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")
@@ -133,5 +143,12 @@ def read_probe(output_dir: str) -> list[dict]:
     return [rows[step] for step in sorted(rows)]
 
 
-__all__ = ["AlignmentProbe", "alignment_heads", "eager_attention", "embedding_rms", "measure", "probe_batch",
-           "read_probe"]
+__all__ = [
+    "AlignmentProbe",
+    "alignment_heads",
+    "eager_attention",
+    "embedding_rms",
+    "measure",
+    "probe_batch",
+    "read_probe",
+]

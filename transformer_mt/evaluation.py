@@ -44,13 +44,22 @@ def _reference_streams(hypotheses: list[str], references: list[str], more_refere
     streams = [list(references), *map(list, more_references)]
     for number, stream in enumerate(streams, 1):
         if len(stream) != len(hypotheses):
-            raise ValueError(f"{len(hypotheses)} hypotheses for {len(stream)} references (reference set {number}): "
-                             "one each is needed.")
+            raise ValueError(
+                f"{len(hypotheses)} hypotheses for {len(stream)} references (reference set {number}): "
+                "one each is needed."
+            )
     return streams
 
 
-def score(hypotheses: list[str], references: list[str], metrics=METRICS, bootstrap: int | None = None,
-          tokenize: str = "13a", lowercase: bool = False, more_references=()) -> dict:
+def score(
+    hypotheses: list[str],
+    references: list[str],
+    metrics=METRICS,
+    bootstrap: int | None = None,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+    more_references=(),
+) -> dict:
     """{metric: {"score", "signature"[, "mean", "ci95"]}} of `hypotheses` against their references (one each,
     and one more from each of `more_references`); `tokenize` and `lowercase` as sacreBLEU takes them, and named
     in the signature."""
@@ -68,8 +77,9 @@ def score(hypotheses: list[str], references: list[str], metrics=METRICS, bootstr
     return results
 
 
-def translator(model_path: str, num_beams: int | None = None, batch_size: int = 16,
-               max_new_tokens: int | None = None) -> Callable[[list[str]], list[str]]:
+def translator(
+    model_path: str, num_beams: int | None = None, batch_size: int = 16, max_new_tokens: int | None = None
+) -> Callable[[list[str]], list[str]]:
     """A function that translates a list of sources with a saved model directory (generate()) or a CTranslate2 export
     (a directory with model.bin), loaded once through `engines.load_for_scoring`: beam `num_beams` (default: the
     generation config's, which an export carries), the engines' length bound (or at most `max_new_tokens` tokens),
@@ -79,28 +89,42 @@ def translator(model_path: str, num_beams: int | None = None, batch_size: int = 
     long input, capitals or placeholders, not the sentence splitter, `casing` or `spans`. The guards decode as
     `options.guards_in_evaluation` says of scoring."""
     engine = load_for_scoring(model_path)
-    options = TranslationOptions(num_beams=num_beams, batch_size=batch_size, max_new_tokens=max_new_tokens,
-                                 split_sentences=False, fold_case=False, repair_spans=False,
-                                 guards=guards_in_evaluation(fits_confidence=False))
-    return lambda sources: [hypotheses[0][0] if hypotheses else ""
-                            for hypotheses in translate_texts(engine, sources, options)]
+    options = TranslationOptions(
+        num_beams=num_beams,
+        batch_size=batch_size,
+        max_new_tokens=max_new_tokens,
+        split_sentences=False,
+        fold_case=False,
+        repair_spans=False,
+        guards=guards_in_evaluation(fits_confidence=False),
+    )
+    return lambda sources: [
+        hypotheses[0][0] if hypotheses else "" for hypotheses in translate_texts(engine, sources, options)
+    ]
 
 
-def translate_with(model_path: str, sources: list[str], num_beams: int | None = None,
-                   batch_size: int = 16) -> list[str]:
+def translate_with(
+    model_path: str, sources: list[str], num_beams: int | None = None, batch_size: int = 16
+) -> list[str]:
     """Translations of `sources` by a saved model directory or a CTranslate2 export (see `translator`)."""
     return translator(model_path, num_beams, batch_size)(sources)
 
 
-def score_saved(model_path: str, sources: list[str], targets: list[str], batch_size: int = 16,
-                length_penalty: float | None = None) -> list[PairScore]:
+def score_saved(
+    model_path: str, sources: list[str], targets: list[str], batch_size: int = 16, length_penalty: float | None = None
+) -> list[PairScore]:
     """Given pairs' scores (`transformer_mt.engines.pair_scores`) under a saved model directory (loaded strictly) or a
     CTranslate2 export (its `score_batch`; its generation config's length penalty is the model's own)."""
     return load_for_scoring(model_path).score_pairs(sources, targets, batch_size, length_penalty)
 
 
-def score_sets(model_path: str, sets: dict[str, tuple[list[str], list[str]]], num_beams: int | None = 1,
-               batch_size: int = 16, max_new_tokens: int | None = None) -> dict[str, dict]:
+def score_sets(
+    model_path: str,
+    sets: dict[str, tuple[list[str], list[str]]],
+    num_beams: int | None = 1,
+    batch_size: int = 16,
+    max_new_tokens: int | None = None,
+) -> dict[str, dict]:
     """name -> BLEU, chrF and length ratio (`metrics.translation_scores`, unrounded) of the model's translations of
     every set of (sources, references); greedy unless `num_beams`, each input whole, within the engines' length
     bound unless `max_new_tokens`. What the studies score by."""
@@ -112,9 +136,16 @@ def score_sets(model_path: str, sets: dict[str, tuple[list[str], list[str]]], nu
     return scores
 
 
-def split_pairs(data: str, split: str = "test", source_lang: str = "en", target_lang: str = "de",
-                config_name: str | None = None, max_samples: int | None = None, join_pairs: int = 1,
-                extra_columns=()) -> tuple:
+def split_pairs(
+    data: str,
+    split: str = "test",
+    source_lang: str = "en",
+    target_lang: str = "de",
+    config_name: str | None = None,
+    max_samples: int | None = None,
+    join_pairs: int = 1,
+    extra_columns=(),
+) -> tuple:
     """(the split's Dataset, its sources, its references): of a data directory, a Hub dataset, or a single
     .tsv/.csv/.jsonl file (scored as the split it is); the first `max_samples` pairs, joined `join_pairs` at a time."""
     files = {split: data} if os.path.isfile(data) else data
@@ -130,8 +161,9 @@ def split_pairs(data: str, split: str = "test", source_lang: str = "en", target_
     return pairs, sources, references
 
 
-def system_hypotheses(system: str, sources: list[str], num_beams: int | None = None, batch_size: int = 16,
-                      is_model: bool | None = None) -> list[str]:
+def system_hypotheses(
+    system: str, sources: list[str], num_beams: int | None = None, batch_size: int = 16, is_model: bool | None = None
+) -> list[str]:
     """A system's translations of `sources`: a saved model directory or a CTranslate2 export translates them (a
     directory, or `is_model`), a file of hypotheses (one a line) is read."""
     if is_model or (is_model is None and os.path.isdir(system)):
@@ -174,50 +206,81 @@ class ScoreSettings:
         object.__setattr__(self, "metrics", tuple(self.metrics))
         object.__setattr__(self, "references_files", tuple(self.references_files))
         if self.by_column is not None and self.join_pairs > 1:
-            raise ValueError("score either by a column or with joined pairs: a joined input may mix the column's "
-                             "values")
+            raise ValueError(
+                "score either by a column or with joined pairs: a joined input may mix the column's values"
+            )
 
 
 def scored_pairs(data: str, settings: ScoreSettings, extra_columns=()) -> tuple:
     """`split_pairs` of `data` as `settings` choose them: (the split's Dataset, its sources, its references)."""
-    return split_pairs(data, settings.split, settings.source_lang, settings.target_lang, settings.config_name,
-                       settings.max_samples, settings.join_pairs, extra_columns)
+    return split_pairs(
+        data,
+        settings.split,
+        settings.source_lang,
+        settings.target_lang,
+        settings.config_name,
+        settings.max_samples,
+        settings.join_pairs,
+        extra_columns,
+    )
 
 
-def evaluate_split(data: str, settings: ScoreSettings = ScoreSettings(), *, model: str | None = None,
-                   hypotheses_file: str | None = None) -> dict:
+def evaluate_split(
+    data: str,
+    settings: ScoreSettings = ScoreSettings(),
+    *,
+    model: str | None = None,
+    hypotheses_file: str | None = None,
+) -> dict:
     """Translate with `model` (a saved model directory or a CTranslate2 export) or read from `hypotheses_file` the
     translations of one split of `data` (`split_pairs`), and score them as `settings` say; returns the scores with
     what was scored and how."""
     if (model is None) == (hypotheses_file is None):
-        raise ValueError("give exactly one of a model (a saved model directory or a CTranslate2 export) and a file "
-                         "of hypotheses")
+        raise ValueError(
+            "give exactly one of a model (a saved model directory or a CTranslate2 export) and a file of hypotheses"
+        )
     by_column = settings.by_column
     pairs, sources, references = scored_pairs(data, settings, [by_column] if by_column else ())
-    hypotheses = system_hypotheses(model or hypotheses_file, sources, settings.num_beams, settings.batch_size,
-                                   is_model=bool(model))
+    hypotheses = system_hypotheses(
+        model or hypotheses_file, sources, settings.num_beams, settings.batch_size, is_model=bool(model)
+    )
     more = read_references(settings.references_files)
     sacre = dict(tokenize=settings.tokenize, lowercase=settings.lowercase, more_references=more)
-    results = {"data": data, "split": settings.split, "pairs": len(references), "system": model or hypotheses_file,
-               **({"joined_pairs": settings.join_pairs} if settings.join_pairs > 1 else {}),
-               "scores": score(hypotheses, references, settings.metrics, settings.bootstrap, **sacre)}
+    results = {
+        "data": data,
+        "split": settings.split,
+        "pairs": len(references),
+        "system": model or hypotheses_file,
+        **({"joined_pairs": settings.join_pairs} if settings.join_pairs > 1 else {}),
+        "scores": score(hypotheses, references, settings.metrics, settings.bootstrap, **sacre),
+    }
     if by_column is not None:
         groups = {}
         for index, value in enumerate(pairs[by_column]):
             groups.setdefault(value, []).append(index)
         results[f"by_{by_column}"] = {
-            value: {"pairs": len(rows), "scores": score([hypotheses[i] for i in rows], [references[i] for i in rows],
-                                                        settings.metrics, settings.bootstrap, settings.tokenize,
-                                                        settings.lowercase,
-                                                        [[stream[i] for i in rows] for stream in more])}
-            for value, rows in sorted(groups.items())}
+            value: {
+                "pairs": len(rows),
+                "scores": score(
+                    [hypotheses[i] for i in rows],
+                    [references[i] for i in rows],
+                    settings.metrics,
+                    settings.bootstrap,
+                    settings.tokenize,
+                    settings.lowercase,
+                    [[stream[i] for i in rows] for stream in more],
+                ),
+            }
+            for value, rows in sorted(groups.items())
+        }
     if settings.segments:
         results["segments"] = segment_scores(hypotheses, references, **sacre)
     return results
 
 
-def segment_scores(hypotheses: list[str], references: list[str], tokenize: str = "13a", lowercase: bool = False,
-                   more_references=()) -> list[dict]:
+def segment_scores(
+    hypotheses: list[str], references: list[str], tokenize: str = "13a", lowercase: bool = False, more_references=()
+) -> list[dict]:
     """Per line: sentence BLEU and chrF (sacreBLEU's `sentence_score`, with the corpus metrics' settings)."""
     streams = _reference_streams(hypotheses, references, more_references)
     bleu = sacrebleu.BLEU(tokenize=tokenize, lowercase=lowercase, effective_order=True)  # sentence BLEU's setting
@@ -225,14 +288,25 @@ def segment_scores(hypotheses: list[str], references: list[str], tokenize: str =
     rows = []
     for index, hypothesis in enumerate(hypotheses):
         line_references = [stream[index] for stream in streams]
-        rows.append({"bleu": round(bleu.sentence_score(hypothesis, line_references).score, 2),
-                     "chrf": round(chrf.sentence_score(hypothesis, line_references).score, 2)})
+        rows.append(
+            {
+                "bleu": round(bleu.sentence_score(hypothesis, line_references).score, 2),
+                "chrf": round(chrf.sentence_score(hypothesis, line_references).score, 2),
+            }
+        )
     return rows
 
 
-def compare_systems(systems: dict[str, list[str]], references: list[str], metrics=("bleu", "chrf"),
-                    test: str = "bs", samples: int = 1000, tokenize: str = "13a", lowercase: bool = False,
-                    more_references=()) -> dict:
+def compare_systems(
+    systems: dict[str, list[str]],
+    references: list[str],
+    metrics=("bleu", "chrf"),
+    test: str = "bs",
+    samples: int = 1000,
+    tokenize: str = "13a",
+    lowercase: bool = False,
+    more_references=(),
+) -> dict:
     """Paired significance of each system against the first (the baseline): sacreBLEU's paired bootstrap
     resampling (`test` "bs", `samples` resamples) or approximate randomization ("ar"). Per metric: its signature,
     and per system the score, and (bootstrap) the mean and 95% confidence interval, and the p-value against the
@@ -247,8 +321,12 @@ def compare_systems(systems: dict[str, list[str]], references: list[str], metric
         streams = _reference_streams(hypotheses, references, more_references)
     named = {name: _metric(name, tokenize, lowercase) for name in metrics}
     signatures, results = PairedTest(list(systems.items()), named, streams, test_type=test, n_samples=samples)()
-    compared = {"test": {"bs": "paired bootstrap resampling", "ar": "approximate randomization"}[test],
-                "samples": samples, "baseline": next(iter(systems)), "metrics": {}}
+    compared = {
+        "test": {"bs": "paired bootstrap resampling", "ar": "approximate randomization"}[test],
+        "samples": samples,
+        "baseline": next(iter(systems)),
+        "metrics": {},
+    }
     for name in metrics:
         compared["metrics"][name] = {"signature": str(signatures[_SACREBLEU_NAMES[name]]), "systems": {}}
         for system, result in zip(results["System"], results[_SACREBLEU_NAMES[name]]):
@@ -263,6 +341,20 @@ def compare_systems(systems: dict[str, list[str]], references: list[str], metric
 _SACREBLEU_NAMES = {"bleu": "BLEU", "chrf": "chrF2", "chrf++": "chrF2++", "ter": "TER"}
 
 
-__all__ = ["METRICS", "TOKENIZERS", "ScoreSettings", "compare_systems", "evaluate_split", "read_references", "score",
-           "score_saved", "score_sets", "scored_pairs", "segment_scores", "split_pairs", "system_hypotheses",
-           "translate_with", "translator"]
+__all__ = [
+    "METRICS",
+    "TOKENIZERS",
+    "ScoreSettings",
+    "compare_systems",
+    "evaluate_split",
+    "read_references",
+    "score",
+    "score_saved",
+    "score_sets",
+    "scored_pairs",
+    "segment_scores",
+    "split_pairs",
+    "system_hypotheses",
+    "translate_with",
+    "translator",
+]

@@ -32,8 +32,14 @@ from .tokenization import tokenization_transformer_mt
 # leaves its folder.
 REMOTE_CODE = {
     Path(module.__file__).name: Path(module.__file__)
-    for module in (configuration_transformer_mt, modeling_transformer_mt, embeddings, positional_embeddings,
-                   input_checks, tokenization_transformer_mt)
+    for module in (
+        configuration_transformer_mt,
+        modeling_transformer_mt,
+        embeddings,
+        positional_embeddings,
+        input_checks,
+        tokenization_transformer_mt,
+    )
 }
 _IMPORT_REWRITES = {
     "from ..configuration.configuration_transformer_mt import": "from .configuration_transformer_mt import",
@@ -51,9 +57,20 @@ WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
 # package's tokenizer (target_tokenizer.json: its target vocabulary, when separate) and those of imported
 # checkpoints (Marian's SentencePiece models, BERT's WordPiece).
 UPLOADED_FILES = (
-    "config.json", "generation_config.json", *WEIGHT_FILES, "tokenizer.json", "target_tokenizer.json",
-    "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "source.spm", "target.spm",
-    "vocab.json", "target_vocab.json", "vocab.txt", "merges.txt",
+    "config.json",
+    "generation_config.json",
+    *WEIGHT_FILES,
+    "tokenizer.json",
+    "target_tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "source.spm",
+    "target.spm",
+    "vocab.json",
+    "target_vocab.json",
+    "vocab.txt",
+    "merges.txt",
 )
 UPLOADED_PATTERNS = ("model-*-of-*.safetensors",)  # the shards of a large model
 GENERATED_FILES = ("README.md", *REMOTE_CODE)  # written by prepare_for_hub; a file of that name in the directory
@@ -71,8 +88,9 @@ def remote_code_sources() -> dict[str, str]:
     return files
 
 
-def prepare_for_hub(model_dir: str, repo_id: str | None = None, license: str | None = None,
-                    scores_dir: str | None = None) -> None:
+def prepare_for_hub(
+    model_dir: str, repo_id: str | None = None, license: str | None = None, scores_dir: str | None = None
+) -> None:
     """Add remote code, `auto_map`s and a model card to a saved model directory (idempotent).
 
     The card's BLEU/chrF come from `test_results.json` in `scores_dir` (default: `model_dir`).
@@ -90,8 +108,9 @@ def prepare_for_hub(model_dir: str, repo_id: str | None = None, license: str | N
 
 def _check_saved_model(directory: Path) -> None:
     if not (directory / "config.json").is_file() or not any((directory / f).is_file() for f in WEIGHT_FILES):
-        raise FileNotFoundError(f"{str(directory)!r} holds no saved model (config.json and model.safetensors "
-                                "expected).")
+        raise FileNotFoundError(
+            f"{str(directory)!r} holds no saved model (config.json and model.safetensors expected)."
+        )
 
 
 def upload_plan(model_dir: str, extra_files=()) -> list[str]:
@@ -113,8 +132,10 @@ def upload_plan(model_dir: str, extra_files=()) -> list[str]:
     for name in names:
         target = (directory / name).resolve()
         if root not in target.parents:
-            raise ValueError(f"{str(directory / name)!r} is a link to {str(target)!r}, outside {model_dir!r}; a push "
-                             "never follows links out of the model directory (copy the file in instead).")
+            raise ValueError(
+                f"{str(directory / name)!r} is a link to {str(target)!r}, outside {model_dir!r}; a push "
+                "never follows links out of the model directory (copy the file in instead)."
+            )
     return list(dict.fromkeys([*(name for name in names if name not in GENERATED_FILES), *GENERATED_FILES]))
 
 
@@ -127,11 +148,17 @@ def _update_json(path: Path, key: str, value) -> None:
 def card_eval_results(info: dict, scores: dict) -> list[EvalResult] | None:
     """The card's test BLEU and chrF (test_results.json's `scores`) as Hub eval results, or None without any."""
     return [
-        EvalResult(task_type="translation", dataset_type=info.get("data") or "text",
-                   dataset_name=f"{info.get('data') or 'held-out'} test split", metric_type=metric, metric_name=name,
-                   metric_value=round(scores[f"test_{metric}"], 2),
-                   metric_config=scores.get(f"test_{metric}_signature"))
-        for metric, name in (("bleu", "BLEU"), ("chrf", "chrF")) if f"test_{metric}" in scores
+        EvalResult(
+            task_type="translation",
+            dataset_type=info.get("data") or "text",
+            dataset_name=f"{info.get('data') or 'held-out'} test split",
+            metric_type=metric,
+            metric_name=name,
+            metric_value=round(scores[f"test_{metric}"], 2),
+            metric_config=scores.get(f"test_{metric}_signature"),
+        )
+        for metric, name in (("bleu", "BLEU"), ("chrf", "chrF"))
+        if f"test_{metric}" in scores
     ] or None
 
 
@@ -140,18 +167,32 @@ def known_facts(info: dict, licenses: list[str], eval_results: list[EvalResult] 
     the training data, its licenses, attribution and sources, and the recipe."""
     lines = []
     if eval_results:
-        lines.append("Test scores (sacreBLEU): " + "; ".join(
-            f"{r.metric_name} {r.metric_value} ({r.metric_config})" if r.metric_config else
-            f"{r.metric_name} {r.metric_value}" for r in eval_results) + ".")
+        lines.append(
+            "Test scores (sacreBLEU): "
+            + "; ".join(
+                f"{r.metric_name} {r.metric_value} ({r.metric_config})"
+                if r.metric_config
+                else f"{r.metric_name} {r.metric_value}"
+                for r in eval_results
+            )
+            + "."
+        )
     if info:
         data_name = info["data"] + (f" ({info['dataset_config_name']})" if info.get("dataset_config_name") else "")
-        lines.append(f"Training data: {data_name}" + (f", licensed {' and '.join(licenses)}" if licenses else
-                                                      ", license not stated")
-                     + (f"; attribution: {info['data_attribution']}" if info.get("data_attribution") else "") + ".")
+        lines.append(
+            f"Training data: {data_name}"
+            + (f", licensed {' and '.join(licenses)}" if licenses else ", license not stated")
+            + (f"; attribution: {info['data_attribution']}" if info.get("data_attribution") else "")
+            + "."
+        )
         lines.extend(sources_markdown(info.get("data_sources") or []))
         recipe = info.get("recipe", {})
-        lines.append("Recipe: " + (f"preset {info['preset']}, " if info.get("preset") else "")
-                     + ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in recipe.items()) + ".")
+        lines.append(
+            "Recipe: "
+            + (f"preset {info['preset']}, " if info.get("preset") else "")
+            + ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in recipe.items())
+            + "."
+        )
     return lines
 
 
@@ -187,8 +228,8 @@ def model_card(directory: Path, scores_dir: Path, repo_id: str, license: str | N
 # {repo_id}
 
 {pair} encoder-decoder Transformer ("Attention Is All You Need") with BERT-style token + segment +
-position embedding ({config['position_embedding_type']} positions), d_model {config['d_model']},
-{config['encoder_layers']}+{config['decoder_layers']} layers, trained with
+position embedding ({config["position_embedding_type"]} positions), d_model {config["d_model"]},
+{config["encoder_layers"]}+{config["decoder_layers"]} layers, trained with
 [transformer-mt](https://pypi.org/project/transformer-mt/). The model code ships in this repository, so
 `trust_remote_code=True` is all a user of plain transformers needs.
 
@@ -210,14 +251,24 @@ def sources_markdown(sources: list[dict], column: str = "origin") -> list[str]:
     `transformer_mt.data.data_sources` of `column`): one row per origin with its pairs and license."""
     if not sources:
         return []
-    rows = [f"| {source[column]} | {source['pairs']:,} | {source.get('license') or 'not stated'} | "
-            f"{source.get('what') or ''} |" for source in sources]
+    rows = [
+        f"| {source[column]} | {source['pairs']:,} | {source.get('license') or 'not stated'} | "
+        f"{source.get('what') or ''} |"
+        for source in sources
+    ]
     return ["", f"| {column} | training pairs | license | what |", "| --- | ---: | --- | --- |", *rows, ""]
 
 
-def push_to_hub(model_dir: str, repo_id: str, overwrite: bool = False, private: bool = False,
-                token: str | None = None, license: str | None = None, extra_files=(),
-                dry_run: bool = False) -> tuple[list[str], str | None]:
+def push_to_hub(
+    model_dir: str,
+    repo_id: str,
+    overwrite: bool = False,
+    private: bool = False,
+    token: str | None = None,
+    license: str | None = None,
+    extra_files=(),
+    dry_run: bool = False,
+) -> tuple[list[str], str | None]:
     """Upload the model's files (`upload_plan`), generated code and card to `repo_id`.
 
     The model is loaded strictly first (`checkpoints.load_translator`): a damaged one, or one with another
@@ -247,8 +298,9 @@ def push_to_hub(model_dir: str, repo_id: str, overwrite: bool = False, private: 
                         "to replace them."
                     )
             api.create_repo(repo_id, private=private, exist_ok=True)
-            commit = api.upload_folder(repo_id=repo_id, folder_path=staging,
-                                       commit_message="Upload TransformerMT model")
+            commit = api.upload_folder(
+                repo_id=repo_id, folder_path=staging, commit_message="Upload TransformerMT model"
+            )
         except NetworkError as error:  # not an OSError in huggingface_hub's HTTP client: say what failed
             raise ConnectionError(f"cannot reach the Hub at {api.endpoint}: {error}") from None
     return plan, commit.commit_url

@@ -45,5 +45,12 @@ def input_limit(tokenizer) -> int | None:
     return tokenizer.model_max_length if tokenizer.model_max_length < 1_000_000 else None
 
 
-__all__ = ["LENGTH_FACTOR", "LENGTH_MARGIN", "input_limit", "length_bound", "length_budget", "length_settings",
-           "stack_max_positions"]
+__all__ = [
+    "LENGTH_FACTOR",
+    "LENGTH_MARGIN",
+    "input_limit",
+    "length_bound",
+    "length_budget",
+    "length_settings",
+    "stack_max_positions",
+]

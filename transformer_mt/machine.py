@@ -35,8 +35,9 @@ def git_commit(directory: str | None = None) -> str | None:
     """The commit the working tree (of `directory`, else the working directory) is at: what a result JSON names
     beside the machine's figure; None outside git."""
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                              cwd=directory).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, cwd=directory
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
 

@@ -81,8 +81,9 @@ class TranslationMetrics(evaluate.Metric):
         return translation_scores(predictions, references, tokenize, lowercase, chrf_word_order)
 
 
-def translation_scores(predictions: list[str], references: list, tokenize: str = "13a", lowercase: bool = False,
-                       chrf_word_order: int = 0) -> dict:
+def translation_scores(
+    predictions: list[str], references: list, tokenize: str = "13a", lowercase: bool = False, chrf_word_order: int = 0
+) -> dict:
     """Corpus BLEU, chrF, length ratio and the signatures (see `TranslationMetrics`'s Args and Returns) of
     `predictions` against one reference (a string) or several (a list) per segment."""
     if references and isinstance(references[0], str):

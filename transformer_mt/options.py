@@ -67,8 +67,9 @@ def _flag(name: str) -> str:
 def option(default, help: str, *, group: str = "decoding", request: str | None = None, flag: bool = True):
     """A field of `TranslationOptions`: its default, its help (the command's flag), the argument group it is listed
     under, and the server's request field that sets it (None: not one)."""
-    return dataclasses.field(default=default, metadata={"help": help, "group": group, "request": request,
-                                                        "flag": flag})
+    return dataclasses.field(
+        default=default, metadata={"help": help, "group": group, "request": request, "flag": flag}
+    )
 
 
 GROUPS = {
@@ -85,16 +86,26 @@ class TranslationOptions:
     """Everything that says how texts are translated, checked once; `replace` gives a changed copy."""
 
     num_beams: int | None = option(None, "Beam size (default: the model's generation config).", group="search")
-    num_return_sequences: int = option(1, "N-best: N hypotheses a text (the command writes them as TSV rows: line "
-                                          "number, rank, score, translation).", group="search")
-    max_new_tokens: int | None = option(None, "Longest translation in tokens (default: twice the input plus 10, "
-                                              "within the model's limits).", group="search")
+    num_return_sequences: int = option(
+        1,
+        "N-best: N hypotheses a text (the command writes them as TSV rows: line number, rank, score, translation).",
+        group="search",
+    )
+    max_new_tokens: int | None = option(
+        None,
+        "Longest translation in tokens (default: twice the input plus 10, within the model's limits).",
+        group="search",
+    )
     batch_size: int = option(16, "Sentences per batch.", group="search")
-    length_penalty: float | None = option(None, "Beam scores are log-probability / length**length_penalty (> 1 "
-                                                "favours longer).", group="search")
+    length_penalty: float | None = option(
+        None, "Beam scores are log-probability / length**length_penalty (> 1 favours longer).", group="search"
+    )
     no_repeat_ngram_size: int | None = option(None, "Never repeat an n-gram of this size.", group="search")
-    repetition_penalty: float | None = option(None, "Divide the scores of tokens already written by this (> 1 "
-                                                    "repeats less; CTRL's penalty, on both engines).", group="search")
+    repetition_penalty: float | None = option(
+        None,
+        "Divide the scores of tokens already written by this (> 1 repeats less; CTRL's penalty, on both engines).",
+        group="search",
+    )
     do_sample: bool = option(False, "Sample instead of searching (back-translation).", group="search")
     top_k: int | None = option(None, "Sample from the k most likely tokens.", group="search")
     top_p: float | None = option(None, "Sample from the smallest set of tokens of this probability.", group="search")
@@ -104,47 +115,89 @@ class TranslationOptions:
     # generate()'s other controls, by name, for the Python API (`translate(..., typical_p=0.9)`); CTranslate2 refuses
     # those it has no equivalent of
     generate_kwargs: tuple[tuple[str, Any], ...] = option((), "", flag=False)
-    split_sentences: bool = option(True, "Translate each line as one sequence (what the model was trained on: one "
-                                         "sentence).", group="sentences")
-    source_lang: str | None = option(None, "The language to split texts by (default: the model config's "
-                                           "source_lang).", group="sentences")
-    target_lang: str | None = option(None, "The language to write, for a model trained on several "
-                                           "(--target_lang_column): its token, >>xx<<, is forced first.",
-                                     group="given")
-    source_prefix: str | None = option(None, "Begin every sentence with this tag, as the model was trained "
-                                             "(--source_prefix), e.g. <BT>.", group="given")
-    fold_case: bool = option(True, "Show the model an ALL CAPS or Title Case sentence in sentence case, as it was "
-                                   "trained, and give its translation the source's case back (text.casing)"
-                                   "; --no_fold_case translates it as written.", group="sentences",
-                             request="fold_case")
-    repair_spans: bool = option(True, "Put back the placeholders, URLs, paths and numbers a translation lost, where "
-                                      "the word alignment takes their source words (transformer_mt.text.spans), each "
-                                      "named in a warning; --no_repair_spans leaves the model's output as it is.",
-                                group="sentences", request="repair_spans")
-    context: str | None = option(None, "What the texts are about (a message's msgctxt, a key path, a translator's "
-                                       "comment): read by a model trained with context (--context_column) as each "
-                                       "sentence's second segment, never translated, masked or aligned itself.",
-                                 group="given", request="context")
-    formality: str = option("default", "The register to address the reader in: more or less (a model trained with "
-                                       "the tags, --formality_share; refused by any other), prefer_more or "
-                                       "prefer_less (the model's own choice on one without), or default.",
-                            group="given", request="formality")
-    format: str = option("text", "text, or html: the text of HTML fragments is translated and their markup kept.",
-                         group="given", request="format")
-    confidence: bool = option(False, "Return each translation's calibrated confidence: the probability that its chrF "
-                                     "reaches the calibration's threshold (the model's calibration.json; a line's "
-                                     "is its weakest sentence's).", group="trust")
-    min_confidence: float | None = option(None, "Leave a sentence whose confidence is below this untranslated (its "
-                                                "source kept, and flagged).", group="trust",
-                                          request="min_confidence")
-    guards: bool = option(True, "Decode a sentence again when its translation loops, copies its source or has a "
-                                "length far from its source's, and flag it with confidence 0 if it still does; "
-                                "--no_guards keeps the first translation.", group="trust", request="guards")
+    split_sentences: bool = option(
+        True, "Translate each line as one sequence (what the model was trained on: one sentence).", group="sentences"
+    )
+    source_lang: str | None = option(
+        None, "The language to split texts by (default: the model config's source_lang).", group="sentences"
+    )
+    target_lang: str | None = option(
+        None,
+        "The language to write, for a model trained on several "
+        "(--target_lang_column): its token, >>xx<<, is forced first.",
+        group="given",
+    )
+    source_prefix: str | None = option(
+        None,
+        "Begin every sentence with this tag, as the model was trained (--source_prefix), e.g. <BT>.",
+        group="given",
+    )
+    fold_case: bool = option(
+        True,
+        "Show the model an ALL CAPS or Title Case sentence in sentence case, as it was "
+        "trained, and give its translation the source's case back (text.casing)"
+        "; --no_fold_case translates it as written.",
+        group="sentences",
+        request="fold_case",
+    )
+    repair_spans: bool = option(
+        True,
+        "Put back the placeholders, URLs, paths and numbers a translation lost, where "
+        "the word alignment takes their source words (transformer_mt.text.spans), each "
+        "named in a warning; --no_repair_spans leaves the model's output as it is.",
+        group="sentences",
+        request="repair_spans",
+    )
+    context: str | None = option(
+        None,
+        "What the texts are about (a message's msgctxt, a key path, a translator's "
+        "comment): read by a model trained with context (--context_column) as each "
+        "sentence's second segment, never translated, masked or aligned itself.",
+        group="given",
+        request="context",
+    )
+    formality: str = option(
+        "default",
+        "The register to address the reader in: more or less (a model trained with "
+        "the tags, --formality_share; refused by any other), prefer_more or "
+        "prefer_less (the model's own choice on one without), or default.",
+        group="given",
+        request="formality",
+    )
+    format: str = option(
+        "text",
+        "text, or html: the text of HTML fragments is translated and their markup kept.",
+        group="given",
+        request="format",
+    )
+    confidence: bool = option(
+        False,
+        "Return each translation's calibrated confidence: the probability that its chrF "
+        "reaches the calibration's threshold (the model's calibration.json; a line's "
+        "is its weakest sentence's).",
+        group="trust",
+    )
+    min_confidence: float | None = option(
+        None,
+        "Leave a sentence whose confidence is below this untranslated (its source kept, and flagged).",
+        group="trust",
+        request="min_confidence",
+    )
+    guards: bool = option(
+        True,
+        "Decode a sentence again when its translation loops, copies its source or has a "
+        "length far from its source's, and flag it with confidence 0 if it still does; "
+        "--no_guards keeps the first translation.",
+        group="trust",
+        request="guards",
+    )
     glossary: tuple[tuple[str, str | None], ...] = option((), "", group="trust", flag=False)  # --glossary FILE
-    glossary_ignore_case: bool = option(False, "Match the glossary's source terms whatever their case.",
-                                        group="trust", request="glossary_ignore_case")
-    scores: bool = option(False, "Return each hypothesis' score (the command: the n-best TSV even for one "
-                                 "hypothesis).", group="returned")
+    glossary_ignore_case: bool = option(
+        False, "Match the glossary's source terms whatever their case.", group="trust", request="glossary_ignore_case"
+    )
+    scores: bool = option(
+        False, "Return each hypothesis' score (the command: the n-best TSV even for one hypothesis).", group="returned"
+    )
     alignments: bool = option(False, "", group="returned", flag=False)  # the command's --alignments names a file
 
     def __post_init__(self):
@@ -154,8 +207,14 @@ class TranslationOptions:
             object.__setattr__(self, "glossary", check_glossary(self.glossary or ()))
         except ValueError as error:
             raise OptionError("glossary", str(error)) from None
-        for name in ("num_beams", "num_return_sequences", "max_new_tokens", "batch_size", "no_repeat_ngram_size",
-                     "top_k"):
+        for name in (
+            "num_beams",
+            "num_return_sequences",
+            "max_new_tokens",
+            "batch_size",
+            "no_repeat_ngram_size",
+            "top_k",
+        ):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise OptionError(name, f"must be >= 1, got {value!r}")
@@ -172,9 +231,11 @@ class TranslationOptions:
             raise OptionError("source_prefix", f"is one tag without spaces, such as <BT>, got {self.source_prefix!r}")
         if self.source_lang is not None and not self.split_sentences:
             raise OptionError("source_lang", "applies to sentence splitting: drop it or {split_sentences=False}")
-        if self.min_confidence is not None and (isinstance(self.min_confidence, bool)
-                                                or not isinstance(self.min_confidence, (int, float))
-                                                or not 0 <= self.min_confidence <= 1):
+        if self.min_confidence is not None and (
+            isinstance(self.min_confidence, bool)
+            or not isinstance(self.min_confidence, (int, float))
+            or not 0 <= self.min_confidence <= 1
+        ):
             raise OptionError("min_confidence", f"is a probability in [0, 1], got {self.min_confidence!r}")
         for name in ("fold_case", "repair_spans", "guards", "confidence", "glossary_ignore_case"):
             if not isinstance(getattr(self, name), bool):
@@ -186,8 +247,9 @@ class TranslationOptions:
         if self.format not in FORMATS:
             raise OptionError("format", f"must be one of {', '.join(FORMATS)}, got {self.format!r}")
         if self.alignments and (self.num_return_sequences > 1 or self.scores):
-            raise OptionError("alignments", "aligns each {text}'s one translation: drop {num_return_sequences} and "
-                                            "{scores}")
+            raise OptionError(
+                "alignments", "aligns each {text}'s one translation: drop {num_return_sequences} and {scores}"
+            )
         for word in self.bad_words:
             if not isinstance(word, str) or not word.strip():
                 raise OptionError("bad_words", f"holds {word!r}: a forbidden word must hold text")
@@ -214,15 +276,27 @@ class TranslationOptions:
         hypotheses are asked for than beams without sampling."""
         beams = self.num_beams or generation_config.num_beams or 1
         if self.num_return_sequences > beams and not self.do_sample:
-            raise OptionError("num_return_sequences", f"{self.num_return_sequences} needs at least as many beams "
-                                                      f"({{num_beams}}, now {beams}) or {{do_sample=True}}.")
+            raise OptionError(
+                "num_return_sequences",
+                f"{self.num_return_sequences} needs at least as many beams "
+                f"({{num_beams}}, now {beams}) or {{do_sample=True}}.",
+            )
         return beams
 
     def generate_controls(self) -> dict:
         """generate()'s decoding keywords these options set (the rest come from the generation config)."""
-        controls = {name: getattr(self, name) for name in ("length_penalty", "no_repeat_ngram_size",
-                                                          "repetition_penalty", "top_k", "top_p", "temperature")
-                    if getattr(self, name) is not None}
+        controls = {
+            name: getattr(self, name)
+            for name in (
+                "length_penalty",
+                "no_repeat_ngram_size",
+                "repetition_penalty",
+                "top_k",
+                "top_p",
+                "temperature",
+            )
+            if getattr(self, name) is not None
+        }
         if self.do_sample:
             controls["do_sample"] = True
         return {**controls, **dict(self.generate_kwargs)}
@@ -252,13 +326,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             continue
         group, help = groups[field.metadata["group"]], field.metadata["help"]
         if field.type in (bool, "bool"):
-            group.add_argument(_flag(field.name), dest=field.name, action="store_const", const=not field.default,
-                               help=help)
+            group.add_argument(
+                _flag(field.name), dest=field.name, action="store_const", const=not field.default, help=help
+            )
         elif field.name == "bad_words":
             group.add_argument(_flag(field.name), nargs="+", metavar="WORD", help=help)
         elif field.name in ("format", "formality"):
-            group.add_argument(_flag(field.name), choices=FORMATS if field.name == "format" else FORMALITIES,
-                               help=help)
+            group.add_argument(
+                _flag(field.name), choices=FORMATS if field.name == "format" else FORMALITIES, help=help
+            )
         else:
             group.add_argument(_flag(field.name), type=_scalar_type(field), help=help)
 
@@ -270,8 +346,11 @@ def _scalar_type(field) -> type:
 
 def from_args(args: argparse.Namespace) -> TranslationOptions:
     """The options the command's flags give (`add_arguments`); an OptionError names the flag."""
-    given = {field.name: getattr(args, field.name) for field in dataclasses.fields(TranslationOptions)
-             if field.metadata["flag"] and getattr(args, field.name, None) is not None}
+    given = {
+        field.name: getattr(args, field.name)
+        for field in dataclasses.fields(TranslationOptions)
+        if field.metadata["flag"] and getattr(args, field.name, None) is not None
+    }
     if given.get("bad_words"):
         given["bad_words"] = tuple(given["bad_words"])
     try:
@@ -297,9 +376,23 @@ def guards_in_evaluation(*, fits_confidence: bool) -> bool:
 
 def request_fields() -> dict[str, str]:
     """The server's request fields that set options: request field -> option."""
-    return {field.metadata["request"]: field.name for field in dataclasses.fields(TranslationOptions)
-            if field.metadata["request"]}
+    return {
+        field.metadata["request"]: field.name
+        for field in dataclasses.fields(TranslationOptions)
+        if field.metadata["request"]
+    }
 
 
-__all__ = ["FORMALITIES", "FORMATS", "GROUPS", "OptionError", "TranslationOptions", "add_arguments", "from_args",
-           "from_keywords", "guards_in_evaluation", "option", "request_fields"]
+__all__ = [
+    "FORMALITIES",
+    "FORMATS",
+    "GROUPS",
+    "OptionError",
+    "TranslationOptions",
+    "add_arguments",
+    "from_args",
+    "from_keywords",
+    "guards_in_evaluation",
+    "option",
+    "request_fields",
+]

@@ -29,8 +29,9 @@ class TranslationPipeline(Pipeline):
     _load_feature_extractor = False
     _pipeline_calls_generate = True
 
-    def __init__(self, *args, split_sentences: bool = True, source_lang: str | None = None,
-                 engine="transformers", **kwargs):
+    def __init__(
+        self, *args, split_sentences: bool = True, source_lang: str | None = None, engine="transformers", **kwargs
+    ):
         super().__init__(*args, **kwargs)
         self.split_sentences, self.source_lang = split_sentences, source_lang
         check_tokenizer_matches(self.model.config, self.tokenizer, "pipeline('translation')")
@@ -39,8 +40,14 @@ class TranslationPipeline(Pipeline):
         if getattr(self.engine, "calibration", None) is None:  # the model directory's calibration, if it fits
             attach_calibration(self.engine, getattr(self.model, "name_or_path", None), self.model)
 
-    def __call__(self, inputs, split_sentences: bool | None = None, source_lang: str | None = None,
-                 tgt_lang: str | None = None, **kwargs):
+    def __call__(
+        self,
+        inputs,
+        split_sentences: bool | None = None,
+        source_lang: str | None = None,
+        tgt_lang: str | None = None,
+        **kwargs,
+    ):
         """One `{"translation_text": ...}` per string (a list of them with `num_return_sequences` > 1).
 
         Split into sentences, all the strings' sentences go through `translate_texts` (length-sorted batches of
@@ -61,28 +68,44 @@ class TranslationPipeline(Pipeline):
             forced = {"forced_bos_token_id": language_id} if language_id is not None else {}
             results = super().__call__(inputs, **forced, **kwargs)
         else:
-            results = self._translate_by_sentence(inputs, source_lang or self.source_lang, split, target_lang=tgt_lang,
-                                                   **kwargs)
+            results = self._translate_by_sentence(
+                inputs, source_lang or self.source_lang, split, target_lang=tgt_lang, **kwargs
+            )
         if isinstance(inputs, str):
             return results
         return [result[0] if len(result) == 1 else result for result in results]
 
-    def _translate_by_sentence(self, inputs, source_lang: str | None, split: bool = True,
-                               batch_size: int | None = None, target_lang: str | None = None, **kwargs):
+    def _translate_by_sentence(
+        self,
+        inputs,
+        source_lang: str | None,
+        split: bool = True,
+        batch_size: int | None = None,
+        target_lang: str | None = None,
+        **kwargs,
+    ):
         """Per string, the list of `{"translation_text": ...}` its sentences' joined hypotheses give."""
         texts = list(inputs) if isinstance(inputs, Iterable) and not isinstance(inputs, str) else [inputs]
         for text in texts:
             _check_text(text)
         _, forward_params, _ = self._sanitize_parameters(**kwargs)
-        generate_kwargs = self._prepare_generate_kwargs({**self._forward_params["generate_kwargs"],
-                                                         **forward_params["generate_kwargs"]})
+        generate_kwargs = self._prepare_generate_kwargs(
+            {**self._forward_params["generate_kwargs"], **forward_params["generate_kwargs"]}
+        )
         count = generate_kwargs.pop("num_return_sequences", None) or 1
-        options = from_keywords(batch_size=batch_size or self._batch_size or 16, num_return_sequences=count,
-                                split_sentences=split, source_lang=source_lang if split else None,
-                                target_lang=target_lang, **generate_kwargs)
+        options = from_keywords(
+            batch_size=batch_size or self._batch_size or 16,
+            num_return_sequences=count,
+            split_sentences=split,
+            source_lang=source_lang if split else None,
+            target_lang=target_lang,
+            **generate_kwargs,
+        )
         nbest = translate_texts(self.engine, texts, options)
-        results = [[{"translation_text": text} for text, _ in hypotheses] or [{"translation_text": ""}] * count
-                   for hypotheses in nbest]
+        results = [
+            [{"translation_text": text} for text, _ in hypotheses] or [{"translation_text": ""}] * count
+            for hypotheses in nbest
+        ]
         if options.confidence:  # the best translation's calibrated confidence
             for result, hypotheses in zip(results, nbest):
                 result[0]["confidence"] = hypotheses.flags.confidence

@@ -52,8 +52,9 @@ def plot_position_table(position_embedding, path: str, num_positions: int = 100,
     fig.savefig(path, dpi=120)
 
 
-def plot_cross_attention(model, tokenizer, source: str, path: str, layer: int | None = None,
-                         head: int | None = None) -> str:
+def plot_cross_attention(
+    model, tokenizer, source: str, path: str, layer: int | None = None, head: int | None = None
+) -> str:
     """Translate `source` greedily and draw where each output token looked: the decoder's cross-attention weights,
     target tokens x source tokens, one panel per layer averaged over heads (or only `layer`, `head`). Returns
     the translation.
@@ -63,8 +64,12 @@ def plot_cross_attention(model, tokenizer, source: str, path: str, layer: int | 
     encoded = tokenizer(source, return_tensors="pt").to(model.device)
     model.eval()
     with eager_attention(model), torch.no_grad():
-        generated = model.generate(**encoded, num_beams=1, do_sample=False,
-                                   **length_settings(length_budget(model, encoded["input_ids"].shape[1])))
+        generated = model.generate(
+            **encoded,
+            num_beams=1,
+            do_sample=False,
+            **length_settings(length_budget(model, encoded["input_ids"].shape[1])),
+        )
         outputs = model(**encoded, decoder_input_ids=generated[:, :-1], output_attentions=True)
     layers = range(len(outputs.cross_attentions)) if layer is None else [layer]
     panels = []

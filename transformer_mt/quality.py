@@ -41,8 +41,15 @@ DOUBLING = frozenset({"die", "der", "das", "den", "dem", "des", "sie", "es"})
 COPY_MIN_WORDS = 3
 COPY_CONFIDENCE = 0.2
 LENGTH_MIN_CHARS = 20
-FEATURES = ("score", "source_tokens", "output_tokens", "length_ratio", "source_chars_per_token",
-            "output_chars_per_token", "copy")
+FEATURES = (
+    "score",
+    "source_tokens",
+    "output_tokens",
+    "length_ratio",
+    "source_chars_per_token",
+    "output_chars_per_token",
+    "copy",
+)
 GUARDS = ("loop", "copy", "length")
 
 _STRETCH = re.compile(r"[^\s.,;:!?()\[\]\"„“”«»]+(?:\s+[^\s.,;:!?()\[\]\"„“”«»]+)*")
@@ -55,9 +62,9 @@ def repetition(text: str) -> str | None:
         words = stretch.casefold().split()
         for n in range(1, LOOP_MAX_WORDS + 1):
             for start in range(len(words) - 2 * n + 1):
-                phrase = words[start:start + n]
+                phrase = words[start : start + n]
                 copies = 1
-                while words[start + copies * n:start + (copies + 1) * n] == phrase:
+                while words[start + copies * n : start + (copies + 1) * n] == phrase:
                     copies += 1
                 if copies >= 2 and not (n == 1 and copies == 2 and phrase[0] in DOUBLING):
                     return " ".join(phrase)
@@ -98,10 +105,15 @@ def features(source: str, output: str, source_tokens: int, output_tokens: int, s
     """The calibration's inputs for one sentence, from what one decoding pass gives: the score, the token counts
     (logs) and their ratio, characters per token on each side (a source of rare words, an output of fragments,
     read as many short tokens), and whether the output copies the source."""
-    return {"score": score, "source_tokens": math.log1p(source_tokens), "output_tokens": math.log1p(output_tokens),
-            "length_ratio": math.log((output_tokens + 1) / (source_tokens + 1)),
-            "source_chars_per_token": len(source) / max(1, source_tokens),
-            "output_chars_per_token": len(output) / max(1, output_tokens), "copy": float(same_text(source, output))}
+    return {
+        "score": score,
+        "source_tokens": math.log1p(source_tokens),
+        "output_tokens": math.log1p(output_tokens),
+        "length_ratio": math.log((output_tokens + 1) / (source_tokens + 1)),
+        "source_chars_per_token": len(source) / max(1, source_tokens),
+        "output_chars_per_token": len(output) / max(1, output_tokens),
+        "copy": float(same_text(source, output)),
+    }
 
 
 class CalibrationError(ValueError):
@@ -127,8 +139,10 @@ class Calibration:
     measured: dict = field(default_factory=dict, hash=False, compare=False)
 
     def confidence(self, values: dict[str, float]) -> float:
-        z = self.intercept + sum(c * (values[name] - m) / s for name, c, m, s in
-                                 zip(self.features, self.coefficients, self.mean, self.scale))
+        z = self.intercept + sum(
+            c * (values[name] - m) / s
+            for name, c, m, s in zip(self.features, self.coefficients, self.mean, self.scale)
+        )
         return 1 / (1 + math.exp(-z)) if z > -700 else 0.0
 
     def off_length(self, source: str, output: str) -> bool:
@@ -155,16 +169,22 @@ class Calibration:
         try:
             with open(path, encoding="utf-8") as f:
                 stored = json.load(f)
-            calibration = cls(**{**stored, **{name: tuple(stored[name]) for name in
-                                              ("features", "mean", "scale", "coefficients")},
-                                 "length_band": tuple(stored["length_band"]) if stored.get("length_band") else None})
+            calibration = cls(
+                **{
+                    **stored,
+                    **{name: tuple(stored[name]) for name in ("features", "mean", "scale", "coefficients")},
+                    "length_band": tuple(stored["length_band"]) if stored.get("length_band") else None,
+                }
+            )
         except (ValueError, TypeError, KeyError) as error:
             raise CalibrationError(f"{path} cannot be read as a calibration: {error}") from None
         actual = weights_sha256(model_dir)
         if calibration.weights_sha256 != actual:
-            raise CalibrationError(f"{path} was fitted on other weights (sha256 {calibration.weights_sha256[:12]}...)"
-                                   f" than {model_dir}'s model.safetensors ({actual[:12]}...): fit it again with "
-                                   f"transformer-mt-score --model {model_dir} --calibrate DATA")
+            raise CalibrationError(
+                f"{path} was fitted on other weights (sha256 {calibration.weights_sha256[:12]}...)"
+                f" than {model_dir}'s model.safetensors ({actual[:12]}...): fit it again with "
+                f"transformer-mt-score --model {model_dir} --calibrate DATA"
+            )
         return calibration
 
 
@@ -187,12 +207,18 @@ class Flags:
 
     def names(self) -> list[str]:
         """The flags set, as the server's counters name them."""
-        return [*self.guards, *(["redecoded"] if self.redecoded else []),
-                *(["abstained"] if self.abstained else []), *(["span_repaired"] * len(self.spans.repaired)),
-                *(["span_removed"] * len(self.spans.removed)), *(["span_lost"] * len(self.spans.lost)),
-                *(["term_missed"] * len(self.terms_missed)),
-                *(["term_redecoded"] if self.terms_redecoded else []), *(["term_placed"] * len(self.terms_placed)),
-                *(["term_forced"] * len(self.terms_forced))]
+        return [
+            *self.guards,
+            *(["redecoded"] if self.redecoded else []),
+            *(["abstained"] if self.abstained else []),
+            *(["span_repaired"] * len(self.spans.repaired)),
+            *(["span_removed"] * len(self.spans.removed)),
+            *(["span_lost"] * len(self.spans.lost)),
+            *(["term_missed"] * len(self.terms_missed)),
+            *(["term_redecoded"] if self.terms_redecoded else []),
+            *(["term_placed"] * len(self.terms_placed)),
+            *(["term_forced"] * len(self.terms_forced)),
+        ]
 
     @property
     def notable(self) -> bool:
@@ -201,9 +227,12 @@ class Flags:
 
     def as_json(self) -> dict:
         """The answer's `flags` entry for one text (what is set; the confidence has its own field)."""
-        shown = {"repaired": [span.text for span in self.spans.repaired],
-                 "removed": [span.text for span in self.spans.removed],
-                 "lost": [span.text for span in self.spans.lost], "guards": list(self.guards)}
+        shown = {
+            "repaired": [span.text for span in self.spans.repaired],
+            "removed": [span.text for span in self.spans.removed],
+            "lost": [span.text for span in self.spans.lost],
+            "guards": list(self.guards),
+        }
         shown = {name: value for name, value in shown.items() if value}
         if self.redecoded:
             shown["redecoded"] = True
@@ -229,8 +258,10 @@ class Flags:
         if self.spans.repaired:
             parts.append(f"put back: {' '.join(span.text for span in self.spans.repaired)}")
         if self.spans.removed:
-            parts.append(f"written more often than the source holds, removed: "
-                         f"{' '.join(span.text for span in self.spans.removed)}")
+            parts.append(
+                f"written more often than the source holds, removed: "
+                f"{' '.join(span.text for span in self.spans.removed)}"
+            )
         if self.spans.lost:
             parts.append(f"lost: {' '.join(span.text for span in self.spans.lost)}")
         if self.terms_missed:
@@ -278,6 +309,24 @@ def together(flags: list[Flags]) -> Flags:
     return joined
 
 
-__all__ = ["CALIBRATION_FILE", "COPY_CONFIDENCE", "COPY_MIN_WORDS", "Calibration", "CalibrationError", "DOUBLING",
-           "FEATURES", "Flags", "GUARDS", "LENGTH_MIN_CHARS", "LOOP_MAX_WORDS", "features", "is_copy", "is_loop",
-           "Translation", "repetition", "same_text", "together", "weights_sha256"]
+__all__ = [
+    "CALIBRATION_FILE",
+    "COPY_CONFIDENCE",
+    "COPY_MIN_WORDS",
+    "Calibration",
+    "CalibrationError",
+    "DOUBLING",
+    "FEATURES",
+    "Flags",
+    "GUARDS",
+    "LENGTH_MIN_CHARS",
+    "LOOP_MAX_WORDS",
+    "features",
+    "is_copy",
+    "is_loop",
+    "Translation",
+    "repetition",
+    "same_text",
+    "together",
+    "weights_sha256",
+]

@@ -57,8 +57,10 @@ def recipe_arguments(recipe: dict) -> tuple:
         raise ValueError(f"not a training argument: {', '.join(unknown)}")
     parser = argument_parser()
     fields = {**{name: parser.get_default(name) for name in PARSER_DEFAULTS}, **recipe}
-    return tuple(group(**{key: value for key, value in fields.items() if key in declared})
-                 for group, declared in zip(ARGUMENT_GROUPS, names))
+    return tuple(
+        group(**{key: value for key, value in fields.items() if key in declared})
+        for group, declared in zip(ARGUMENT_GROUPS, names)
+    )
 
 
 def main_job_arguments(argv=None, description: str | None = None) -> tuple:
@@ -70,9 +72,11 @@ def main_job_arguments(argv=None, description: str | None = None) -> tuple:
     parser.set_defaults(**main_job_recipe(), data=str(CHECKOUT_DATA) if CHECKOUT_DATA.is_dir() else None)
     known, _ = parser.parse_known_args(argv)
     if known.data is None:
-        parser.error(f"no corpus at {CHECKOUT_DATA} (this is an installed copy, not a checkout of the repository); "
-                     "pass --data DIR, a folder of train/validation/test .tsv files such as the repository's "
-                     "data/en-de")
+        parser.error(
+            f"no corpus at {CHECKOUT_DATA} (this is an installed copy, not a checkout of the repository); "
+            "pass --data DIR, a folder of train/validation/test .tsv files such as the repository's "
+            "data/en-de"
+        )
     if known.output_dir is None:
         parser.set_defaults(output_dir=os.path.join("runs", f"main-{known.position_embedding_type}"))
     return parser.parse_args_into_dataclasses(args=argv)
@@ -90,13 +94,17 @@ def run_main_job(data_args, setup_args, model_args, training_args) -> dict:
     model, tokenizer, output_dir = trainer.model, trainer.processing_class, training_args.output_dir
     position_type = model.config.position_embedding_type
 
-    plot_losses(trainer.state.log_history, os.path.join(output_dir, "loss.png"),
-                title=f"TransformerMT en-de, {position_type} positions",
-                label_smoothing=training_args.label_smoothing_factor)
+    plot_losses(
+        trainer.state.log_history,
+        os.path.join(output_dir, "loss.png"),
+        title=f"TransformerMT en-de, {position_type} positions",
+        label_smoothing=training_args.label_smoothing_factor,
+    )
     positions = model.get_encoder().embeddings.embed_positions
     if positions.absolute:  # relative positions (ALiBi, rotary) have no table to draw
-        plot_position_table(positions, os.path.join(output_dir, "positions.png"),
-                            num_positions=data_args.max_source_length)
+        plot_position_table(
+            positions, os.path.join(output_dir, "positions.png"), num_positions=data_args.max_source_length
+        )
     plot_cross_attention(model, tokenizer, EXAMPLES[1], os.path.join(output_dir, "attention.png"))
     results = {}
     for name in ("train", "eval", "test"):
@@ -136,18 +144,26 @@ def main_job_report(summary: dict, output_dir: str) -> str:
     lines = ["", "Example translations (beam 4):"]
     lines += [f"  {source}\n    -> {target}" for source, target in summary["examples"].items()]
     best = summary["best_checkpoint_step"]
-    lines += ["", f"Test BLEU {summary['test_bleu']}, chrF {summary['test_chrf']} (beam 4) after "
-              f"{summary['train_steps']} steps" + (f", the best by validation BLEU at step {best}" if best else "")
-              + f"; {summary['train_target_tokens_per_second']} real target tokens/s in training, "
-              f"{summary['wall_minutes']} minutes in all on a machine of {summary['matmul_gflops']} GFLOP/s "
-              f"(fp32 2048x2048 matmul, 2 threads). Model, tokenizer and plots in {output_dir}/"]
+    lines += [
+        "",
+        f"Test BLEU {summary['test_bleu']}, chrF {summary['test_chrf']} (beam 4) after "
+        f"{summary['train_steps']} steps"
+        + (f", the best by validation BLEU at step {best}" if best else "")
+        + f"; {summary['train_target_tokens_per_second']} real target tokens/s in training, "
+        f"{summary['wall_minutes']} minutes in all on a machine of {summary['matmul_gflops']} GFLOP/s "
+        f"(fp32 2048x2048 matmul, 2 threads). Model, tokenizer and plots in {output_dir}/",
+    ]
     averaging = summary["averaging"]
     if averaging and "averaged" in averaging:
-        lines.append(f"Averaged {', '.join(averaging['checkpoints'])}: validation {averaging['metric']} "
-                     f"{averaging['averaged']:.2f} against {averaging['unaveraged']:.2f}; the {averaging['kept']} "
-                     "model was kept.")
-    lines.append("Rotary positions scored best in the position study (docs/results.md): --position_embedding_type "
-                 "rotary --output_dir runs/main-rotary")
+        lines.append(
+            f"Averaged {', '.join(averaging['checkpoints'])}: validation {averaging['metric']} "
+            f"{averaging['averaged']:.2f} against {averaging['unaveraged']:.2f}; the {averaging['kept']} "
+            "model was kept."
+        )
+    lines.append(
+        "Rotary positions scored best in the position study (docs/results.md): --position_embedding_type "
+        "rotary --output_dir runs/main-rotary"
+    )
     return "\n".join(lines)
 
 
@@ -156,16 +172,24 @@ def results_table(summaries: list[dict]) -> str:
     import statistics
 
     joined = all("test_2_joined" in summary for summary in summaries)  # scored on 2 joined test pairs too
-    rows = ["| seed | test BLEU | test chrF | " + ("2 joined pairs: BLEU (of single) | " if joined else "")
-            + "steps (best) | real target tokens/s | wall time | machine GFLOP/s |",
-            "| ---: | ---: | ---: | " + ("---: | " if joined else "") + "---: | ---: | ---: | ---: |"]
+    rows = [
+        "| seed | test BLEU | test chrF | "
+        + ("2 joined pairs: BLEU (of single) | " if joined else "")
+        + "steps (best) | real target tokens/s | wall time | machine GFLOP/s |",
+        "| ---: | ---: | ---: | " + ("---: | " if joined else "") + "---: | ---: | ---: | ---: |",
+    ]
     for summary in sorted(summaries, key=lambda summary: summary["seed"]):
-        cell = (f"{summary['test_2_joined']['bleu']:.1f} ({summary['test_2_joined_share_of_single']:.0%}) | "
-                if joined else "")
-        rows.append(f"| {summary['seed']} | {summary['test_bleu']:.1f} | {summary['test_chrf']:.1f} | {cell}"
-                    f"{summary['train_steps']:,} ({summary['best_checkpoint_step']:,}) | "
-                    f"{summary['train_target_tokens_per_second']:,.0f} | {summary['wall_minutes']} min | "
-                    f"{summary['matmul_gflops']:.0f} |")
+        cell = (
+            f"{summary['test_2_joined']['bleu']:.1f} ({summary['test_2_joined_share_of_single']:.0%}) | "
+            if joined
+            else ""
+        )
+        rows.append(
+            f"| {summary['seed']} | {summary['test_bleu']:.1f} | {summary['test_chrf']:.1f} | {cell}"
+            f"{summary['train_steps']:,} ({summary['best_checkpoint_step']:,}) | "
+            f"{summary['train_target_tokens_per_second']:,.0f} | {summary['wall_minutes']} min | "
+            f"{summary['matmul_gflops']:.0f} |"
+        )
     if len(summaries) > 1:
         bleu = [summary["test_bleu"] for summary in summaries]
         chrf = [summary["test_chrf"] for summary in summaries]
@@ -173,6 +197,8 @@ def results_table(summaries: list[dict]) -> str:
         if joined:
             values = [summary["test_2_joined"]["bleu"] for summary in summaries]
             cell = f"{statistics.mean(values):.1f} ± {statistics.stdev(values):.1f} | "
-        rows.append(f"| mean ± sd | {statistics.mean(bleu):.1f} ± {statistics.stdev(bleu):.1f} | "
-                    f"{statistics.mean(chrf):.1f} ± {statistics.stdev(chrf):.1f} | {cell}| | | |")
+        rows.append(
+            f"| mean ± sd | {statistics.mean(bleu):.1f} ± {statistics.stdev(bleu):.1f} | "
+            f"{statistics.mean(chrf):.1f} ± {statistics.stdev(chrf):.1f} | {cell}| | | |"
+        )
     return "\n".join(rows)

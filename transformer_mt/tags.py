@@ -31,8 +31,9 @@ def language_token(code: str) -> str:
 
 def target_languages(tokenizer) -> list[str]:
     """The languages of a tokenizer's target-language tokens (special tokens `>>xx<<`), sorted."""
-    return sorted(match[1] for token in target_side(tokenizer).all_special_tokens
-                  if (match := LANGUAGE_TOKEN.fullmatch(token)))
+    return sorted(
+        match[1] for token in target_side(tokenizer).all_special_tokens if (match := LANGUAGE_TOKEN.fullmatch(token))
+    )
 
 
 def model_target_languages(config, tokenizer) -> list[str]:
@@ -65,11 +66,15 @@ def fit_model_to_tokenizer(model, tokenizer) -> bool:
     if size <= model.config.vocab_size:
         return False
     if not model.config.share_encoder_decoder_embeddings:
-        raise ValueError(f"the tokenizer holds {size} tokens and the model's tables {model.config.vocab_size}: "
-                         "adding tokens to a model with separate source and target vocabularies is not supported; "
-                         "train a new model with --special_tokens instead")
-    logger.warning(f"The model's token tables grow from {model.config.vocab_size} to {size} rows for the tokens "
-                   "added to its tokenizer.")
+        raise ValueError(
+            f"the tokenizer holds {size} tokens and the model's tables {model.config.vocab_size}: "
+            "adding tokens to a model with separate source and target vocabularies is not supported; "
+            "train a new model with --special_tokens instead"
+        )
+    logger.warning(
+        f"The model's token tables grow from {model.config.vocab_size} to {size} rows for the tokens "
+        "added to its tokenizer."
+    )
     model.resize_token_embeddings(size)
     model.config.decoder_vocab_size = size
     model.config.tokenizer_fingerprint = tokenizer_fingerprint(tokenizer)
@@ -85,17 +90,28 @@ def target_language_id(config, tokenizer, target_lang: str | None) -> int | None
     if not languages:
         own = getattr(config, "target_lang", None)
         if target_lang is not None and target_lang != own:
-            raise ValueError(f"{name} translates into {own or 'one language (its config names none)'} only, not "
-                             f"{target_lang!r}: --target_lang picks one of the languages of a model trained with "
-                             "--target_lang_column")
+            raise ValueError(
+                f"{name} translates into {own or 'one language (its config names none)'} only, not "
+                f"{target_lang!r}: --target_lang picks one of the languages of a model trained with "
+                "--target_lang_column"
+            )
         return None
     if target_lang is None:
-        raise ValueError(f"{name} writes several languages ({', '.join(languages)}): say which, with --target_lang "
-                         "(target_lang= from Python)")
+        raise ValueError(
+            f"{name} writes several languages ({', '.join(languages)}): say which, with --target_lang "
+            "(target_lang= from Python)"
+        )
     if target_lang not in languages:
         raise ValueError(f"{name} does not write {target_lang!r}; it writes: {', '.join(languages)}")
     return target_side(tokenizer).convert_tokens_to_ids(language_token(target_lang))
 
 
-__all__ = ["LANGUAGE_TOKEN", "add_special_tokens", "fit_model_to_tokenizer", "language_token",
-           "model_target_languages", "target_language_id", "target_languages"]
+__all__ = [
+    "LANGUAGE_TOKEN",
+    "add_special_tokens",
+    "fit_model_to_tokenizer",
+    "language_token",
+    "model_target_languages",
+    "target_language_id",
+    "target_languages",
+]

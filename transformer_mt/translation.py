@@ -34,6 +34,7 @@ from .text.html_fragments import as_written
 
 logger = logging.getLogger(__name__)
 
+
 @dataclasses.dataclass
 class Segments:
     """Texts taken apart for an engine: `sentences` (untagged: `decode` begins each with the source tag), their
@@ -51,8 +52,13 @@ class Segments:
     alone: list[bool] | None = None
 
 
-def segment(texts: list[str], options: TranslationOptions, config, numbers: Iterable[int] | None = None,
-            target_prefix: list[str | None] | None = None) -> Segments:
+def segment(
+    texts: list[str],
+    options: TranslationOptions,
+    config,
+    numbers: Iterable[int] | None = None,
+    target_prefix: list[str | None] | None = None,
+) -> Segments:
     """`texts` taken apart as `options` say: HTML text nodes (`format="html"`), then sentences by the language of
     `options.source_lang` or the model `config`'s (a ValueError says what to pass when neither is known), or each
     text whole; `numbers` name the texts in warnings (default 1, 2, ...); `target_prefix`: one per text."""
@@ -87,8 +93,11 @@ def assemble(segments: Segments, hypotheses: list[Hypotheses]) -> list[Hypothese
 
     count = segments.options.num_return_sequences
     runs_count = len(segments.documents.texts)
-    own = {text: hypotheses[0][0] for text, hypotheses in zip(segments.documents.own_texts, joined[runs_count:])
-           if hypotheses}
+    own = {
+        text: hypotheses[0][0]
+        for text, hypotheses in zip(segments.documents.own_texts, joined[runs_count:])
+        if hypotheses
+    }
     ranks = []
     for k in range(count):
         documents = segments.documents if k == 0 else HtmlDocuments(segments.texts)
@@ -97,16 +106,27 @@ def assemble(segments: Segments, hypotheses: list[Hypotheses]) -> list[Hypothese
             run = run or [("", None)]
             runs.append(run[min(k, len(run) - 1)])
             chosen = [min(k, len(hypotheses[i]) - 1) for i in span]
-            alignments.append(join_alignments([_alignment(hypotheses[i], rank) for i, rank in zip(span, chosen)],
-                                              [segments.sentences[i] for i in span],
-                                              [hypotheses[i][rank][0] for i, rank in zip(span, chosen)], separators))
+            alignments.append(
+                join_alignments(
+                    [_alignment(hypotheses[i], rank) for i, rank in zip(span, chosen)],
+                    [segments.sentences[i] for i in span],
+                    [hypotheses[i][rank][0] for i, rank in zip(span, chosen)],
+                    separators,
+                )
+            )
         scores = [score for _, score in runs]
-        filled = [as_written(source, text) for source, text in zip(segments.texts, documents.fill(
-            [text for text, _ in runs], alignments, own), strict=True)]  # the tags as the client wrote them
+        filled = [
+            as_written(source, text)
+            for source, text in zip(
+                segments.texts, documents.fill([text for text, _ in runs], alignments, own), strict=True
+            )
+        ]  # the tags as the client wrote them
         if documents.fallbacks:
-            logger.warning(f"{documents.fallbacks} inline element(s) had no aligned words in the translation: "
-                           "each was put after the translation of the word before it, holding its own text's "
-                           "translation (or its source text)")
+            logger.warning(
+                f"{documents.fallbacks} inline element(s) had no aligned words in the translation: "
+                "each was put after the translation of the word before it, holding its own text's "
+                "translation (or its source text)"
+            )
         ranks.append([(text, None if None in scores else sum(scores)) for text in filled])
     return [[rank[i] for rank in ranks] for i in range(len(segments.texts))]
 
@@ -114,8 +134,9 @@ def assemble(segments: Segments, hypotheses: list[Hypotheses]) -> list[Hypothese
 def text_flags(segments: Segments, hypotheses: list[Hypotheses]) -> list[Flags]:
     """Each text's flags, its sentences' (`Decoded.flags`) together (`quality.together`): for an HTML fragment,
     those of its runs of text."""
-    units = iter([together([getattr(hypotheses[i], "flags", None) or Flags() for i in span])
-                  for span, _ in segments.layout])
+    units = iter(
+        [together([getattr(hypotheses[i], "flags", None) or Flags() for i in span]) for span, _ in segments.layout]
+    )
     if segments.documents is None:
         return list(units)
     runs = segments.documents.runs
@@ -133,22 +154,37 @@ def start(engine: Engine, options: TranslationOptions) -> None:
         engine.seed(options.seed)
 
 
-def translate_texts(engine: Engine, texts: list[str], options: TranslationOptions,
-                    numbers: Iterable[int] | None = None,
-                    target_prefix: list[str | None] | None = None) -> list[Hypotheses]:
+def translate_texts(
+    engine: Engine,
+    texts: list[str],
+    options: TranslationOptions,
+    numbers: Iterable[int] | None = None,
+    target_prefix: list[str | None] | None = None,
+) -> list[Hypotheses]:
     """Each text's `options.num_return_sequences` hypotheses, best first, `(text, score)` (score None unless
     `options.scores`; a text's is the sum of its sentences'); none for a blank text. All the texts' sentences are
     translated by `engine` in length-sorted batches; `numbers` name texts in warnings ("Text 3, sentence 2")."""
     start(engine, options)
     segments = segment(texts, options, engine.config, numbers, target_prefix)
     decoded = decode(engine, segments.sentences, options, segments.names, segments.prefixes, segments.alone)
-    return [Decoded(hypotheses, flags=flags) for hypotheses, flags in zip(assemble(segments, decoded),
-                                                                          text_flags(segments, decoded))]
+    return [
+        Decoded(hypotheses, flags=flags)
+        for hypotheses, flags in zip(assemble(segments, decoded), text_flags(segments, decoded))
+    ]
 
 
-def translate(model, tokenizer, texts: list[str], options: TranslationOptions | None = None, *,
-              engine="transformers", numbers: list[int] | None = None, check_tokenizer: bool = True,
-              target_prefix: list[str | None] | None = None, **keywords) -> list[str]:
+def translate(
+    model,
+    tokenizer,
+    texts: list[str],
+    options: TranslationOptions | None = None,
+    *,
+    engine="transformers",
+    numbers: list[int] | None = None,
+    check_tokenizer: bool = True,
+    target_prefix: list[str | None] | None = None,
+    **keywords,
+) -> list[str]:
     """Translate `texts` (their order kept); a blank text gives "" without a model call.
 
     Each text is split into sentences, every sentence of every text is translated in batches of similar length,
@@ -169,14 +205,34 @@ def translate(model, tokenizer, texts: list[str], options: TranslationOptions | 
     put back or lost, guards, an abstention) and, with `confidence=True` (or `min_confidence=`), `confidence`, the
     model's calibrated confidence (its calibration.json: `transformer-mt-score --calibrate`).
     """
-    return [Translation(hypotheses[0][0] if hypotheses else "", hypotheses.flags) for hypotheses in translate_nbest(
-        model, tokenizer, texts, options, engine=engine, numbers=numbers, check_tokenizer=check_tokenizer,
-        target_prefix=target_prefix, **keywords)]
+    return [
+        Translation(hypotheses[0][0] if hypotheses else "", hypotheses.flags)
+        for hypotheses in translate_nbest(
+            model,
+            tokenizer,
+            texts,
+            options,
+            engine=engine,
+            numbers=numbers,
+            check_tokenizer=check_tokenizer,
+            target_prefix=target_prefix,
+            **keywords,
+        )
+    ]
 
 
-def translate_nbest(model, tokenizer, texts: list[str], options: TranslationOptions | None = None, *,
-                    engine="transformers", numbers: list[int] | None = None, check_tokenizer: bool = True,
-                    target_prefix: list[str | None] | None = None, **keywords) -> list[Hypotheses]:
+def translate_nbest(
+    model,
+    tokenizer,
+    texts: list[str],
+    options: TranslationOptions | None = None,
+    *,
+    engine="transformers",
+    numbers: list[int] | None = None,
+    check_tokenizer: bool = True,
+    target_prefix: list[str | None] | None = None,
+    **keywords,
+) -> list[Hypotheses]:
     """`translate`, with `num_return_sequences` hypotheses per text, best first, each `(text, score)` (none for a
     blank text): `translate_texts` with the model's engine. A sentence's score (with `scores=True`) is what beam
     search ranks by: the hypothesis' log-probability divided by its length to the power `length_penalty` (for
@@ -191,9 +247,16 @@ def translate_nbest(model, tokenizer, texts: list[str], options: TranslationOpti
     return translate_texts(resolved, texts, options, numbers, target_prefix)
 
 
-def translate_stream(engine: Engine, lines: Iterable[str], write: Callable[..., object],
-                     options: TranslationOptions, *, target_prefix: Iterable[str | None] | None = None,
-                     chunk_size: int = 4096, progress: Callable[[int], object] | None = None) -> int:
+def translate_stream(
+    engine: Engine,
+    lines: Iterable[str],
+    write: Callable[..., object],
+    options: TranslationOptions,
+    *,
+    target_prefix: Iterable[str | None] | None = None,
+    chunk_size: int = 4096,
+    progress: Callable[[int], object] | None = None,
+) -> int:
     """Translate a stream of lines into `write` (one call per line, in input order); returns the line count.
 
     `write` gets the translation (a `quality.Translation`: a str with its `flags` and `confidence`), or with
@@ -215,15 +278,24 @@ def translate_stream(engine: Engine, lines: Iterable[str], write: Callable[..., 
     total = 0
     prefixes = iter(target_prefix) if target_prefix is not None else None
     for chunk in _chunks(lines, chunk_size):
-        segments = segment(chunk, options, engine.config, range(total + 1, total + len(chunk) + 1),
-                           _take(prefixes, len(chunk)) if prefixes else None)
+        segments = segment(
+            chunk,
+            options,
+            engine.config,
+            range(total + 1, total + len(chunk) + 1),
+            _take(prefixes, len(chunk)) if prefixes else None,
+        )
         mine = _translate_share(engine, segments, state)
         if state.is_main_process:
             decoded = [mine.hypotheses[i] for i in range(len(segments.sentences))]
-            for number, (hypotheses, flags) in enumerate(zip(assemble(segments, decoded),
-                                                             text_flags(segments, decoded))):
-                translation = Decoded(hypotheses, flags=flags) if options.nbest else \
-                    Translation(hypotheses[0][0] if hypotheses else "", flags)
+            for number, (hypotheses, flags) in enumerate(
+                zip(assemble(segments, decoded), text_flags(segments, decoded))
+            ):
+                translation = (
+                    Decoded(hypotheses, flags=flags)
+                    if options.nbest
+                    else Translation(hypotheses[0][0] if hypotheses else "", flags)
+                )
                 write(translation, *([mine.alignments[number]] if options.alignments else []))
             if progress is not None:
                 progress(len(chunk))
@@ -244,27 +316,42 @@ def _translate_share(engine: Engine, segments: Segments, state) -> _Share:
 
     options, flat = segments.options, segments.sentences
     lengths = [len(ids) for ids in engine.tokenizer(flat)["input_ids"]] if flat else []
-    indices = [i for batch in length_batches(lengths, options.batch_size)[state.process_index :: state.num_processes]
-               for i in batch]
+    indices = [
+        i
+        for batch in length_batches(lengths, options.batch_size)[state.process_index :: state.num_processes]
+        for i in batch
+    ]
     prefixes = [segments.prefixes[i] for i in indices] if segments.prefixes else None
     alone = [segments.alone[i] for i in indices] if segments.alone else None
-    outputs = decode(engine, [flat[i] for i in indices], options, [segments.names[i] for i in indices], prefixes,
-                     alone)
+    outputs = decode(
+        engine, [flat[i] for i in indices], options, [segments.names[i] for i in indices], prefixes, alone
+    )
     mine = dict(zip(indices, outputs))
     found = {}
     if options.alignments:  # each process aligns its own sentences with their best translations
         aligned = [i for i in indices if mine[i] and mine[i][0][0]]
-        found = dict(zip(aligned, engine.align_pairs([flat[i] for i in aligned], [mine[i][0][0] for i in aligned],
-                                                     options))) if aligned else {}
+        found = (
+            dict(
+                zip(aligned, engine.align_pairs([flat[i] for i in aligned], [mine[i][0][0] for i in aligned], options))
+            )
+            if aligned
+            else {}
+        )
     if state.num_processes > 1:
         parts = gather_object([(mine, found)])
         mine = {index: value for part, _ in parts for index, value in part.items()}
         found = {index: value for _, part in parts for index, value in part.items()}
     share = _Share(mine)
     if options.alignments:
-        share.alignments = [join_alignments([found.get(i, []) for i in span], [flat[i] for i in span],
-                                            [mine[i][0][0] if mine[i] else "" for i in span], separators)
-                            for span, separators in segments.layout]
+        share.alignments = [
+            join_alignments(
+                [found.get(i, []) for i in span],
+                [flat[i] for i in span],
+                [mine[i][0][0] if mine[i] else "" for i in span],
+                separators,
+            )
+            for span, separators in segments.layout
+        ]
     return share
 
 
@@ -295,5 +382,17 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
-__all__ = ["Decoded", "Segments", "assemble", "decode", "process_state", "segment", "start", "text_flags",
-           "translate", "translate_nbest", "translate_stream", "translate_texts"]
+__all__ = [
+    "Decoded",
+    "Segments",
+    "assemble",
+    "decode",
+    "process_state",
+    "segment",
+    "start",
+    "text_flags",
+    "translate",
+    "translate_nbest",
+    "translate_stream",
+    "translate_texts",
+]

@@ -23,8 +23,9 @@ PAIRS = [
     ("select the cells .", "waehlen sie die zellen ."),
     ("deletes the rows .", "loescht die zeilen ."),
 ]
-CROSS_ATTENTION = [f"encoder_attn.{proj}.{kind}" for proj in ("q_proj", "k_proj", "v_proj", "out_proj")
-                   for kind in ("weight", "bias")] + ["encoder_attn_layer_norm.weight", "encoder_attn_layer_norm.bias"]
+CROSS_ATTENTION = [
+    f"encoder_attn.{proj}.{kind}" for proj in ("q_proj", "k_proj", "v_proj", "out_proj") for kind in ("weight", "bias")
+] + ["encoder_attn_layer_norm.weight", "encoder_attn_layer_norm.bias"]
 
 
 def tiny_tokenizer() -> BertTokenizer:
@@ -40,8 +41,15 @@ def tiny_bert(seed: int = 0, vocab_size: int = 100) -> BertModel:
     BERT initialises biases to 0 and LayerNorms to (1, 0): swapped biases or LayerNorms would go unnoticed.
     """
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                        intermediate_size=64, max_position_embeddings=64, type_vocab_size=2)
+    config = BertConfig(
+        vocab_size=vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+    )
     bert = BertModel(config).eval()
     with torch.no_grad():
         for parameter in bert.parameters():
@@ -76,8 +84,9 @@ def test_encoder_matches_tiny_bert_with_segments_and_padding():
     attention_mask[1, 8:], attention_mask[2, 4:] = 0, 0
     input_ids[attention_mask == 0] = 0
     token_type_ids[attention_mask == 0] = 0
-    difference = encoder_difference(bert, model, input_ids=input_ids, token_type_ids=token_type_ids,
-                                    attention_mask=attention_mask)
+    difference = encoder_difference(
+        bert, model, input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask
+    )
     assert difference <= 1e-5
     # Without token_type_ids both default to segment 0.
     assert encoder_difference(bert, model, input_ids=input_ids, attention_mask=attention_mask) <= 1e-5
@@ -92,14 +101,22 @@ def test_encoder_matches_all_minilm_l6_v2_on_sentence_pairs(monkeypatch):
     model, report = warm_start_from_bert(path)  # the directory form: safetensors, its own tokenizer
     bert = BertModel.from_pretrained(path).eval()
     tokenizer = AutoTokenizer.from_pretrained(path)
-    inputs = tokenizer(["A man is playing a guitar.", "The new movie is awesome, I loved every minute of it!"],
-                       ["Someone plays music.", "Great film."], padding=True, return_tensors="pt")
+    inputs = tokenizer(
+        ["A man is playing a guitar.", "The new movie is awesome, I loved every minute of it!"],
+        ["Someone plays music.", "Great film."],
+        padding=True,
+        return_tensors="pt",
+    )
     assert inputs["token_type_ids"].max() == 1 and inputs["attention_mask"].min() == 0
     assert encoder_difference(bert, model, **inputs) <= 1e-5
     assert (model.config.d_model, model.config.encoder_layers, model.config.decoder_layers) == (384, 6, 6)
     # bert2bert's special tokens, read from the checkpoint's tokenizer.
-    assert (model.config.decoder_start_token_id, model.config.bos_token_id, model.config.eos_token_id,
-            model.config.pad_token_id) == (101, 101, 102, 0)
+    assert (
+        model.config.decoder_start_token_id,
+        model.config.bos_token_id,
+        model.config.eos_token_id,
+        model.config.pad_token_id,
+    ) == (101, 101, 102, 0)
     assert model.generation_config.decoder_start_token_id == 101 and model.generation_config.eos_token_id == 102
     assert report.unused == ["pooler.dense.bias", "pooler.dense.weight"]
 
@@ -138,19 +155,24 @@ def test_report_names_exactly_the_fresh_parameters():
     assert report.copied["model.decoder.layers.1.fc1.weight"] == "encoder.layer.1.intermediate.dense.weight"
     assert report.unused == ["pooler.dense.bias", "pooler.dense.weight"]
     # The report tells the truth: copied values are BERT's, fresh ones are not.
-    torch.testing.assert_close(model.model.decoder.layers[1].self_attn.k_proj.bias,
-                               bert.encoder.layer[1].attention.self.key.bias, rtol=0, atol=0)
-    torch.testing.assert_close(model.model.decoder.embeddings.layernorm_embedding.weight,
-                               bert.embeddings.LayerNorm.weight, rtol=0, atol=0)
-    assert not torch.equal(model.model.decoder.layers[1].encoder_attn.k_proj.weight,
-                           bert.encoder.layer[1].attention.self.key.weight)
+    torch.testing.assert_close(
+        model.model.decoder.layers[1].self_attn.k_proj.bias,
+        bert.encoder.layer[1].attention.self.key.bias,
+        rtol=0,
+        atol=0,
+    )
+    torch.testing.assert_close(
+        model.model.decoder.embeddings.layernorm_embedding.weight, bert.embeddings.LayerNorm.weight, rtol=0, atol=0
+    )
+    assert not torch.equal(
+        model.model.decoder.layers[1].encoder_attn.k_proj.weight, bert.encoder.layer[1].attention.self.key.weight
+    )
 
     _, report = warm_start_from_bert(bert, init_decoder=False, bos_token_id=2, eos_token_id=3)
     shared_table = "model.decoder.embeddings.embed_tokens.weight"  # the shared token table, copied
     assert set(report.fresh) == {name for name in names if name.startswith("model.decoder.") and name != shared_table}
 
-    _, report = warm_start_from_bert(bert, decoder_layers=1, tie_word_embeddings=False, bos_token_id=2,
-                                     eos_token_id=3)
+    _, report = warm_start_from_bert(bert, decoder_layers=1, tie_word_embeddings=False, bos_token_id=2, eos_token_id=3)
     assert set(report.fresh) == {f"model.decoder.layers.0.{name}" for name in CROSS_ATTENTION} | {"lm_head.weight"}
 
 
@@ -181,8 +203,14 @@ def test_missing_weight_is_named(tmp_path):
 @pytest.mark.slow  # convert_bert.py in a process of its own
 def test_command_line_writes_a_loadable_checkpoint_with_berts_tokenizer(tmp_path):
     bert, tokenizer = bert_checkpoint(tmp_path / "bert")
-    script = [sys.executable, str(REPO / "scripts" / "convert_bert.py"), str(tmp_path / "bert"), str(tmp_path / "out"),
-              "--decoder_layers", "1"]
+    script = [
+        sys.executable,
+        str(REPO / "scripts" / "convert_bert.py"),
+        str(tmp_path / "bert"),
+        str(tmp_path / "out"),
+        "--decoder_layers",
+        "1",
+    ]
     result = subprocess.run(script, check=False, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "Initialised fresh (10):\n  model.decoder.layers.0.encoder_attn.q_proj.weight" in result.stdout
@@ -196,8 +224,10 @@ def test_command_line_writes_a_loadable_checkpoint_with_berts_tokenizer(tmp_path
     assert type(loaded_tokenizer) is BertTokenizer
     assert json.loads((tmp_path / "out" / "tokenizer_config.json").read_text()) == {"tokenizer_class": "BertTokenizer"}
     inputs = loaded_tokenizer(["click the save button ."], ["close the window ."], return_tensors="pt")
-    assert inputs["input_ids"].tolist() == tokenizer(["click the save button ."], ["close the window ."],
-                                                     return_tensors="pt")["input_ids"].tolist()
+    assert (
+        inputs["input_ids"].tolist()
+        == tokenizer(["click the save button ."], ["close the window ."], return_tensors="pt")["input_ids"].tolist()
+    )
     assert encoder_difference(bert, model, **inputs) <= 1e-5
     assert (tmp_path / "out" / "vocab.txt").read_bytes() == (tmp_path / "bert" / "vocab.txt").read_bytes()
 
@@ -210,8 +240,10 @@ def test_command_line_refuses_a_non_empty_output_directory(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main([str(tmp_path / "bert"), str(tmp_path / "out")])
     assert exit_info.value.code == 2
-    assert capsys.readouterr().err == f"error: Output directory {str(tmp_path / 'out')!r} is not empty; pass " \
-                                      "--overwrite to write into it anyway.\n"
+    assert (
+        capsys.readouterr().err == f"error: Output directory {str(tmp_path / 'out')!r} is not empty; pass "
+        "--overwrite to write into it anyway.\n"
+    )
     assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["keep.txt"]
     main([str(tmp_path / "bert"), str(tmp_path / "out"), "--overwrite", "--no_init_decoder"])
     assert (tmp_path / "out" / "keep.txt").read_text() == "mine"

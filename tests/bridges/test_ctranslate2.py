@@ -40,8 +40,12 @@ from transformer_mt.scripts.export_ctranslate2 import main as export_main  # noq
 
 # Of different lengths, seen and unseen in training, so outputs differ and end at different steps.
 SENTENCES = [
-    "Open the file.", "Click the Save button.", "Select the rows that you want to delete.",
-    "Press Enter.", "Schließen Sie das Dialogfenster und klicken Sie auf Speichern.", "Format",
+    "Open the file.",
+    "Click the Save button.",
+    "Select the rows that you want to delete.",
+    "Press Enter.",
+    "Schließen Sie das Dialogfenster und klicken Sie auf Speichern.",
+    "Format",
 ]
 MAX_NEW_TOKENS = 24
 EXPORTED_POSITION_TYPES = [*ABSOLUTE_POSITION_TYPES, "rotary"]  # ALiBi is refused: CTranslate2 has it in decoders only
@@ -62,15 +66,17 @@ def generate_tokens(model, tokenizer, sentences, num_beams: int) -> list[list[st
     batch = tokenizer(sentences, return_tensors="pt", padding=True)
     with torch.no_grad():
         # early_stopping=True is the beam search CTranslate2 implements (see export_ctranslate2's docstring).
-        output = model.generate(**batch, num_beams=num_beams, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
-                                early_stopping=True)
+        output = model.generate(
+            **batch, num_beams=num_beams, do_sample=False, max_new_tokens=MAX_NEW_TOKENS, early_stopping=True
+        )
     return generated_tokens(tokenizer, output, model.generation_config.eos_token_id)
 
 
 def translate_tokens(model_dir, tokenizer, sentences, num_beams: int, compute_type: str = "float32"):
     translator = ctranslate2.Translator(str(model_dir), compute_type=compute_type, intra_threads=1)
-    results = translator.translate_batch(source_tokens(tokenizer, sentences),
-                                         **translate_options(num_beams, MAX_NEW_TOKENS))
+    results = translator.translate_batch(
+        source_tokens(tokenizer, sentences), **translate_options(num_beams, MAX_NEW_TOKENS)
+    )
     return [result.hypotheses[0] for result in results]
 
 
@@ -92,15 +98,38 @@ def test_greedy_and_beam_decoding_match_generate(position_type, normalize_before
     assert_same_decoding(model, tokenizer, exported, num_beams=4)
 
 
-@pytest.mark.parametrize("overrides", [
-    dict(sinusoidal_layout="concatenated", layernorm_embedding=True, scale_embedding=False, type_vocab_size=0,
-         activation_function="gelu", layer_norm_eps=1e-3),
-    dict(position_embedding_type="learned", share_encoder_decoder_embeddings=False, tie_word_embeddings=False,
-         use_final_logits_bias=True, decoder_layers=1, decoder_attention_heads=2, decoder_ffn_dim=48,
-         activation_function="silu", normalize_before=True),
-    dict(position_embedding_type="rotary", type_vocab_size=0, scale_embedding=False, layernorm_embedding=True,
-         share_encoder_decoder_embeddings=False),
-], ids=["concatenated-layernorm-unscaled-gelu", "separate-vocab-untied-bias-silu", "rotary-unsegmented-unscaled"])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        dict(
+            sinusoidal_layout="concatenated",
+            layernorm_embedding=True,
+            scale_embedding=False,
+            type_vocab_size=0,
+            activation_function="gelu",
+            layer_norm_eps=1e-3,
+        ),
+        dict(
+            position_embedding_type="learned",
+            share_encoder_decoder_embeddings=False,
+            tie_word_embeddings=False,
+            use_final_logits_bias=True,
+            decoder_layers=1,
+            decoder_attention_heads=2,
+            decoder_ffn_dim=48,
+            activation_function="silu",
+            normalize_before=True,
+        ),
+        dict(
+            position_embedding_type="rotary",
+            type_vocab_size=0,
+            scale_embedding=False,
+            layernorm_embedding=True,
+            share_encoder_decoder_embeddings=False,
+        ),
+    ],
+    ids=["concatenated-layernorm-unscaled-gelu", "separate-vocab-untied-bias-silu", "rotary-unsegmented-unscaled"],
+)
 def test_config_variants_match_generate(overrides, tokenizer, tmp_path):
     model = train_copy_model(tokenizer, **overrides)
     if not model.config.share_encoder_decoder_embeddings:
@@ -115,8 +144,9 @@ def test_separate_vocabularies_export_both_and_decode_as_generate(tmp_path):
     """Source and target vocabularies of their own (target_tokenizer.json): two CTranslate2 vocabularies."""
     targets = [f"{line} Ende {i}." for i, line in enumerate(COPY_CORPUS)]  # a target vocabulary unlike the source's
     tokenizer = train_tokenizer(COPY_CORPUS * 4, vocab_size=320, target_texts=targets * 4, target_vocab_size=300)
-    model = train_copy_model(tokenizer, targets, decoder_vocab_size=len(tokenizer.target_tokenizer),
-                             share_encoder_decoder_embeddings=False)
+    model = train_copy_model(
+        tokenizer, targets, decoder_vocab_size=len(tokenizer.target_tokenizer), share_encoder_decoder_embeddings=False
+    )
     assert tokenizer.get_vocab() != tokenizer.target_tokenizer.get_vocab()
     exported = export_ctranslate2(str(save(model, tokenizer, tmp_path / "model")), str(tmp_path / "ct2"))
     source = json.loads((tmp_path / "ct2" / "source_vocabulary.json").read_text())
@@ -127,10 +157,12 @@ def test_separate_vocabularies_export_both_and_decode_as_generate(tmp_path):
     assert loaded.separate_vocabs
     assert_same_decoding(model, loaded, exported, sentences=COPY_CORPUS[:6])
     with torch.no_grad():
-        ids = model.generate(**loaded(COPY_CORPUS[:6], return_tensors="pt", padding=True),
-                             max_new_tokens=MAX_NEW_TOKENS)
-    translations = [hypothesis_text(loaded, tokens)
-                    for tokens in translate_tokens(exported, loaded, COPY_CORPUS[:6], 1)]
+        ids = model.generate(
+            **loaded(COPY_CORPUS[:6], return_tensors="pt", padding=True), max_new_tokens=MAX_NEW_TOKENS
+        )
+    translations = [
+        hypothesis_text(loaded, tokens) for tokens in translate_tokens(exported, loaded, COPY_CORPUS[:6], 1)
+    ]
     assert translations == loaded.target_tokenizer.batch_decode(ids, skip_special_tokens=True)
     assert any("Ende" in text for text in translations)  # target words, read with the target vocabulary
 
@@ -147,8 +179,9 @@ def test_sinusoid_beyond_max_position_embeddings(tokenizer, tmp_path):
 
 def test_int8_export_translates(tokenizer, tmp_path):
     model = train_copy_model(tokenizer)
-    exported = export_ctranslate2(str(save(model, tokenizer, tmp_path / "model")), str(tmp_path / "ct2"),
-                                  quantization="int8")
+    exported = export_ctranslate2(
+        str(save(model, tokenizer, tmp_path / "model")), str(tmp_path / "ct2"), quantization="int8"
+    )
     vocabulary = set(tokenizer.get_vocab())
     hypotheses = translate_tokens(exported, tokenizer, SENTENCES, 1, compute_type="int8")
     assert len(hypotheses) == len(SENTENCES) and any(hypotheses)
@@ -158,17 +191,22 @@ def test_int8_export_translates(tokenizer, tmp_path):
 
 
 def test_another_model_type_is_rejected(tmp_path):
-    BertModel(BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                         intermediate_size=32)).save_pretrained(tmp_path / "bert")
+    BertModel(
+        BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
+    ).save_pretrained(tmp_path / "bert")
     with pytest.raises(ValueError, match="holds a 'bert' checkpoint, not a TransformerMT"):
         export_ctranslate2(str(tmp_path / "bert"), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("overrides, message", [
-    (dict(activation_function="mish"), "`activation_function`='mish' has no CTranslate2 equivalent"),
-    (dict(vocab_size=400), "The tokenizer has 3.. tokens but `vocab_size` is 400"),
-], ids=["activation", "vocab-size"])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (dict(activation_function="mish"), "`activation_function`='mish' has no CTranslate2 equivalent"),
+        (dict(vocab_size=400), "The tokenizer has 3.. tokens but `vocab_size` is 400"),
+    ],
+    ids=["activation", "vocab-size"],
+)
 def test_unsupported_config_is_named(overrides, message, tokenizer, tmp_path):
     model = tiny_model(**{"vocab_size": len(tokenizer), **overrides})
     with pytest.raises(ValueError, match=message):
@@ -200,8 +238,11 @@ def test_non_empty_output_is_kept_unless_forced(tokenizer, tmp_path):
 def test_alibi_is_refused_by_name_before_anything_is_written(position_type, tokenizer, tmp_path):
     model = tiny_model(position_embedding_type=position_type, vocab_size=len(tokenizer))
     save(model, tokenizer, tmp_path / "model")
-    with pytest.raises(ValueError, match=rf"position_embedding_type='{position_type}' cannot be exported to "
-                                         r"CTranslate2: .*Sinusoidal, learned and rotary positions can\."):
+    with pytest.raises(
+        ValueError,
+        match=rf"position_embedding_type='{position_type}' cannot be exported to "
+        r"CTranslate2: .*Sinusoidal, learned and rotary positions can\.",
+    ):
         export_ctranslate2(str(tmp_path / "model"), str(tmp_path / "ct2"))
     assert not (tmp_path / "ct2").exists()
 
@@ -216,8 +257,9 @@ def test_export_problem_and_positions_are_known_from_the_config(position_type):
     if problem is not None:
         assert problem.startswith(f"position_embedding_type='{position_type}' cannot be exported to CTranslate2: ")
     assert exported_max_positions(config) == {"learned": 48, "sinusoidal": SINUSOID_POSITIONS}.get(position_type)
-    assert exported_max_positions(tiny_config(position_embedding_type=position_type, max_position_embeddings=2048)) \
-        == (2048 if position_type in ABSOLUTE_POSITION_TYPES else None)
+    assert exported_max_positions(
+        tiny_config(position_embedding_type=position_type, max_position_embeddings=2048)
+    ) == (2048 if position_type in ABSOLUTE_POSITION_TYPES else None)
     mish = export_problem(tiny_config(position_embedding_type=position_type, activation_function="mish"))
     assert mish == problem if problem else mish.startswith("`activation_function`='mish' has no CTranslate2")
 
@@ -234,19 +276,24 @@ def test_a_model_trained_with_context_reads_its_segments_as_generate_does(positi
     translator = ctranslate2.Translator(str(exported), compute_type="float32", intra_threads=1)
     context = "Menu of the file dialog"
     for num_beams in (1, 4):
-        batch = tokenizer(SENTENCES, [context] * len(SENTENCES), return_tensors="pt", padding=True,
-                          return_token_type_ids=True)
+        batch = tokenizer(
+            SENTENCES, [context] * len(SENTENCES), return_tensors="pt", padding=True, return_token_type_ids=True
+        )
         with torch.no_grad():
-            output = model.generate(**batch, num_beams=num_beams, do_sample=False, max_new_tokens=MAX_NEW_TOKENS,
-                                    early_stopping=True)
+            output = model.generate(
+                **batch, num_beams=num_beams, do_sample=False, max_new_tokens=MAX_NEW_TOKENS, early_stopping=True
+            )
         expected = generated_tokens(tokenizer, output, model.generation_config.eos_token_id)
         alone = generate_tokens(model, tokenizer, SENTENCES, num_beams)
         assert expected != alone  # the context changes what the model writes
         pairs = tokenizer(SENTENCES, [context] * len(SENTENCES), return_token_type_ids=True)
-        sources = [segmented_tokens(tokenizer.convert_ids_to_tokens(ids), segments)
-                   for ids, segments in zip(pairs["input_ids"], pairs["token_type_ids"])]
+        sources = [
+            segmented_tokens(tokenizer.convert_ids_to_tokens(ids), segments)
+            for ids, segments in zip(pairs["input_ids"], pairs["token_type_ids"])
+        ]
         results = translator.translate_batch(sources, **translate_options(num_beams, MAX_NEW_TOKENS))
         assert [result.hypotheses[0] for result in results] == expected
-        results = translator.translate_batch(source_tokens(tokenizer, SENTENCES, model.config),
-                                             **translate_options(num_beams, MAX_NEW_TOKENS))
+        results = translator.translate_batch(
+            source_tokens(tokenizer, SENTENCES, model.config), **translate_options(num_beams, MAX_NEW_TOKENS)
+        )
         assert [result.hypotheses[0] for result in results] == alone

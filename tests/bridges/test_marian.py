@@ -33,25 +33,43 @@ def test_converted_model_matches_marian_logits_and_decoding(converted):
     marian = MarianMTModel.from_pretrained(marian_dir).eval()
     tokenizer = AutoTokenizer.from_pretrained(output_dir)
     assert type(tokenizer).__name__ == "MarianTokenizer"  # the checkpoint's own tokenizer, unchanged
-    batch = tokenizer(["Click the Save button.", "Schließen Sie das Fenster bitte."], return_tensors="pt",
-                      padding=True)
-    assert batch["input_ids"].tolist() == AutoTokenizer.from_pretrained(marian_dir)(
+    batch = tokenizer(
         ["Click the Save button.", "Schließen Sie das Fenster bitte."], return_tensors="pt", padding=True
-    )["input_ids"].tolist()
+    )
+    assert (
+        batch["input_ids"].tolist()
+        == AutoTokenizer.from_pretrained(marian_dir)(
+            ["Click the Save button.", "Schließen Sie das Fenster bitte."], return_tensors="pt", padding=True
+        )["input_ids"].tolist()
+    )
     decoder_input_ids = torch.tensor([[marian.config.decoder_start_token_id, 5, 9, 14, 3]] * 2)
     expected = marian(**batch, decoder_input_ids=decoder_input_ids).logits
     logits = model(**batch, decoder_input_ids=decoder_input_ids).logits
     assert (logits - expected).abs().max().item() <= 1e-5
     for settings in (dict(num_beams=1, do_sample=False), dict(num_beams=4, do_sample=False)):
-        torch.testing.assert_close(model.generate(**batch, max_new_tokens=12, **settings),
-                                   marian.generate(**batch, max_new_tokens=12, **settings), rtol=0, atol=0)
+        torch.testing.assert_close(
+            model.generate(**batch, max_new_tokens=12, **settings),
+            marian.generate(**batch, max_new_tokens=12, **settings),
+            rtol=0,
+            atol=0,
+        )
 
 
 def test_live_model_conversion_exercises_the_concatenated_sinusoid():
     torch.manual_seed(0)
-    config = MarianConfig(vocab_size=50, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
-                          decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32,
-                          max_position_embeddings=128, pad_token_id=49, decoder_start_token_id=49)
+    config = MarianConfig(
+        vocab_size=50,
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        max_position_embeddings=128,
+        pad_token_id=49,
+        decoder_start_token_id=49,
+    )
     marian = MarianMTModel(config).eval()
     model = convert_marian_model(marian)
     table = model.model.encoder.embeddings.embed_positions.table(128)
@@ -68,17 +86,30 @@ def test_the_languages_are_the_ones_given_else_the_checkpoints(tmp_path):
     assert _languages(tmp_path / "unknown") == (None, None)
     convert_marian(str(tmp_path / "marian"), str(tmp_path / "given"), source_lang="en", target_lang="de")
     assert _languages(tmp_path / "given") == ("en", "de")
-    for name, languages in (("config.json", {"source_lang": "fr"}),
-                            ("tokenizer_config.json", {"source_lang": "en", "target_lang": "it"})):
+    for name, languages in (
+        ("config.json", {"source_lang": "fr"}),
+        ("tokenizer_config.json", {"source_lang": "en", "target_lang": "it"}),
+    ):
         path = tmp_path / "marian" / name
         path.write_text(json.dumps({**json.loads(path.read_text()), **languages}))
     convert_marian(str(tmp_path / "marian"), str(tmp_path / "read"))
     assert _languages(tmp_path / "read") == ("fr", "it")  # the config's first, then the tokenizer config's
     convert_marian(str(tmp_path / "marian"), str(tmp_path / "overridden"), source_lang="de")
     assert _languages(tmp_path / "overridden") == ("de", "it")
-    marian = MarianMTModel(MarianConfig(vocab_size=50, d_model=16, encoder_layers=1, decoder_layers=1,
-                                        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
-                                        decoder_ffn_dim=32, pad_token_id=49, decoder_start_token_id=49))
+    marian = MarianMTModel(
+        MarianConfig(
+            vocab_size=50,
+            d_model=16,
+            encoder_layers=1,
+            decoder_layers=1,
+            encoder_attention_heads=2,
+            decoder_attention_heads=2,
+            encoder_ffn_dim=32,
+            decoder_ffn_dim=32,
+            pad_token_id=49,
+            decoder_start_token_id=49,
+        )
+    )
     config = convert_marian_model(marian, source_lang="en", target_lang="de").config
     assert (config.source_lang, config.target_lang) == ("en", "de")
 
@@ -97,8 +128,9 @@ def test_the_command_records_the_languages(tmp_path):
 
 
 def test_another_model_type_is_rejected(tmp_path):
-    BertModel(BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                         intermediate_size=32)).save_pretrained(tmp_path / "bert")
+    BertModel(
+        BertConfig(vocab_size=30, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
+    ).save_pretrained(tmp_path / "bert")
     with pytest.raises(ValueError, match="holds a 'bert' checkpoint, not a Marian"):
         convert_marian(str(tmp_path / "bert"), str(tmp_path / "out"))
 
@@ -126,8 +158,12 @@ def test_command_line_refuses_to_overwrite(tmp_path):
     marian_checkpoint(tmp_path / "marian", share=True)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "keep.txt").write_text("mine")
-    script = [sys.executable, str(REPO / "scripts" / "convert_marian.py"), str(tmp_path / "marian"),
-              str(tmp_path / "out")]
+    script = [
+        sys.executable,
+        str(REPO / "scripts" / "convert_marian.py"),
+        str(tmp_path / "marian"),
+        str(tmp_path / "out"),
+    ]
     result = subprocess.run(script, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "is not empty" in result.stderr
     assert (tmp_path / "out" / "keep.txt").read_text() == "mine"

@@ -34,8 +34,13 @@ from ..tokenization import tokenizer_fingerprint
 # The vocabulary size of Google's uncased English WordPiece vocab.txt, where [CLS] is 101 and [SEP] is 102.
 _STANDARD_VOCAB_SIZE = 30522
 _STANDARD_CLS_SEP = (101, 102)
-_TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-                    "added_tokens.json")
+_TOKENIZER_FILES = (
+    "vocab.txt",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+)
 _SAFETENSORS_FILES = ("model.safetensors", "model.safetensors.index.json")
 
 # Our embedding block (under `model.encoder.embeddings.` / `model.decoder.embeddings.`) <- BertModel.
@@ -71,13 +76,16 @@ class WarmStartReport:
         def listing(names):
             return "".join(f"\n  {name}" for name in names) if names else " none"
 
-        return (f"Copied from BERT: {len(self.copied)} weights.\n"
-                f"Initialised fresh ({len(self.fresh)}):{listing(self.fresh)}\n"
-                f"BERT weights not used ({len(self.unused)}):{listing(self.unused)}")
+        return (
+            f"Copied from BERT: {len(self.copied)} weights.\n"
+            f"Initialised fresh ({len(self.fresh)}):{listing(self.fresh)}\n"
+            f"BERT weights not used ({len(self.unused)}):{listing(self.unused)}"
+        )
 
 
-def bert_to_transformer_mt_config(bert_config, decoder_layers: int | None = None, tokenizer=None,
-                                  **overrides) -> TransformerMTConfig:
+def bert_to_transformer_mt_config(
+    bert_config, decoder_layers: int | None = None, tokenizer=None, **overrides
+) -> TransformerMTConfig:
     """The TransformerMTConfig whose encoder computes what `BertModel(bert_config)` computes; decoder as deep
     as `decoder_layers` (default: BERT's depth); special ids as in the module docstring; `overrides` win."""
     if getattr(bert_config, "model_type", None) != "bert":
@@ -121,8 +129,9 @@ def bert_to_transformer_mt_config(bert_config, decoder_layers: int | None = None
 def _cls_sep_ids(bert_config, tokenizer, overrides: dict) -> tuple[int, int]:
     """bert2bert's (bos = [CLS], eos = [SEP]): from overrides, tokenizer, config, or the standard vocabulary."""
     if tokenizer is not None and len(tokenizer) > bert_config.vocab_size:
-        raise ValueError(f"The tokenizer has {len(tokenizer)} tokens but the BERT config's vocab_size is "
-                         f"{bert_config.vocab_size}.")
+        raise ValueError(
+            f"The tokenizer has {len(tokenizer)} tokens but the BERT config's vocab_size is {bert_config.vocab_size}."
+        )
     if tokenizer is not None:
         cls_sep = (tokenizer.cls_token_id, tokenizer.sep_token_id)
     elif bert_config.bos_token_id is not None and bert_config.eos_token_id is not None:
@@ -162,15 +171,18 @@ def load_bert(bert_dir: str) -> tuple[BertModel, object]:
     """The BertModel (safetensors only) and tokenizer (None if it has none) in `bert_dir`, every weight present."""
     read_config(bert_dir, "bert", "BERT")
     if not any(os.path.isfile(os.path.join(bert_dir, name)) for name in _SAFETENSORS_FILES):
-        raise FileNotFoundError(f"No safetensors weights in {bert_dir!r} (pickled pytorch_model.bin files are not "
-                                "loaded): expected model.safetensors.")
+        raise FileNotFoundError(
+            f"No safetensors weights in {bert_dir!r} (pickled pytorch_model.bin files are not "
+            "loaded): expected model.safetensors."
+        )
     # Mismatched shapes come back in the loading info (a RuntimeError pointing at a log table otherwise). The
     # logged load report is muted: it calls missing weights "newly initialized", which we refuse below instead.
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     try:
-        bert, info = BertModel.from_pretrained(bert_dir, use_safetensors=True, output_loading_info=True,
-                                               ignore_mismatched_sizes=True)
+        bert, info = BertModel.from_pretrained(
+            bert_dir, use_safetensors=True, output_loading_info=True, ignore_mismatched_sizes=True
+        )
     finally:
         hf_logging.set_verbosity(verbosity)
     # from_pretrained initialises absent weights at random and only logs it; a warm start from them would be a
@@ -178,18 +190,25 @@ def load_bert(bert_dir: str) -> tuple[BertModel, object]:
     missing = sorted(key for key in info["missing_keys"] if not key.startswith("pooler."))
     if missing:
         raise ValueError(f"The BERT checkpoint in {bert_dir!r} lacks weights {missing}.")
-    mismatched = [f"{key} {tuple(stored)} vs {tuple(expected)}"
-                  for key, stored, expected in sorted(info["mismatched_keys"])]
+    mismatched = [
+        f"{key} {tuple(stored)} vs {tuple(expected)}" for key, stored, expected in sorted(info["mismatched_keys"])
+    ]
     if mismatched:
-        raise ValueError(f"The BERT checkpoint in {bert_dir!r} has weights whose shapes (stored vs implied by "
-                         f"config.json) differ: {mismatched}.")
+        raise ValueError(
+            f"The BERT checkpoint in {bert_dir!r} has weights whose shapes (stored vs implied by "
+            f"config.json) differ: {mismatched}."
+        )
     has_tokenizer = any(os.path.isfile(os.path.join(bert_dir, name)) for name in ("vocab.txt", "tokenizer.json"))
     return bert.eval(), AutoTokenizer.from_pretrained(bert_dir) if has_tokenizer else None
 
 
-def warm_start_from_bert(bert: PreTrainedModel | str | os.PathLike, init_decoder: bool = True,
-                         decoder_layers: int | None = None, tokenizer=None,
-                         **config_overrides) -> tuple[TransformerMTForConditionalGeneration, WarmStartReport]:
+def warm_start_from_bert(
+    bert: PreTrainedModel | str | os.PathLike,
+    init_decoder: bool = True,
+    decoder_layers: int | None = None,
+    tokenizer=None,
+    **config_overrides,
+) -> tuple[TransformerMTForConditionalGeneration, WarmStartReport]:
     """A TransformerMT model (eval mode) whose encoder is `bert` (a BERT model or checkpoint directory) and whose
     decoder starts from it too when `init_decoder` (bert2bert); the report names what was initialised fresh."""
     if isinstance(bert, (str, os.PathLike)):
@@ -206,15 +225,20 @@ def warm_start_from_bert(bert: PreTrainedModel | str | os.PathLike, init_decoder
     ours = model.state_dict(keep_vars=True)  # tied aliases (lm_head, embed_tokens) are the same Parameter object
     theirs = bert.state_dict()
     # Overrides may remove a target (sinusoidal positions have no weight); its BERT weight is then reported unused.
-    mapping = {key: source for key, source in bert_weight_map(config, bert.config.num_hidden_layers,
-                                                              init_decoder).items() if key in ours}
+    mapping = {
+        key: source
+        for key, source in bert_weight_map(config, bert.config.num_hidden_layers, init_decoder).items()
+        if key in ours
+    }
     with torch.no_grad():
         for key, source in mapping.items():
             if source not in theirs:
                 raise ValueError(f"The BERT model has no weight {source} (needed for {key}).")
             if ours[key].shape != theirs[source].shape:
-                raise ValueError(f"BERT's {source} has shape {tuple(theirs[source].shape)} but {key} has "
-                                 f"{tuple(ours[key].shape)}; the config overrides changed it.")
+                raise ValueError(
+                    f"BERT's {source} has shape {tuple(theirs[source].shape)} but {key} has "
+                    f"{tuple(ours[key].shape)}; the config overrides changed it."
+                )
             ours[key].copy_(theirs[source])
     source_of = {id(ours[key]): source for key, source in mapping.items()}
     copied = {key: source_of[id(tensor)] for key, tensor in ours.items() if id(tensor) in source_of}
@@ -226,8 +250,13 @@ def warm_start_from_bert(bert: PreTrainedModel | str | os.PathLike, init_decoder
     return model.eval(), report
 
 
-def convert_bert(bert_dir: str, output_dir: str, init_decoder: bool = True, decoder_layers: int | None = None,
-                 overwrite: bool = False) -> tuple[TransformerMTForConditionalGeneration, WarmStartReport]:
+def convert_bert(
+    bert_dir: str,
+    output_dir: str,
+    init_decoder: bool = True,
+    decoder_layers: int | None = None,
+    overwrite: bool = False,
+) -> tuple[TransformerMTForConditionalGeneration, WarmStartReport]:
     """Warm-start from the BERT checkpoint in `bert_dir`; save model and BERT's tokenizer files to `output_dir`."""
     check_output_dir(output_dir, overwrite)
     bert, tokenizer = load_bert(bert_dir)
@@ -238,4 +267,3 @@ def convert_bert(bert_dir: str, output_dir: str, init_decoder: bool = True, deco
     copy_tokenizer_files(bert_dir, output_dir, _TOKENIZER_FILES, type(tokenizer).__name__)
     model.save_pretrained(output_dir)
     return model, report
-

@@ -102,10 +102,15 @@ _VOCABULARY_FILES = tuple(
 
 
 # generate()'s decoding controls and the translate_batch arguments that do the same.
-CTRANSLATE2_OPTIONS = {"length_penalty": "length_penalty", "no_repeat_ngram_size": "no_repeat_ngram_size",
-                       "repetition_penalty": "repetition_penalty",
-                       "num_return_sequences": "num_hypotheses", "top_k": "sampling_topk", "top_p": "sampling_topp",
-                       "temperature": "sampling_temperature"}
+CTRANSLATE2_OPTIONS = {
+    "length_penalty": "length_penalty",
+    "no_repeat_ngram_size": "no_repeat_ngram_size",
+    "repetition_penalty": "repetition_penalty",
+    "num_return_sequences": "num_hypotheses",
+    "top_k": "sampling_topk",
+    "top_p": "sampling_topp",
+    "temperature": "sampling_temperature",
+}
 
 
 def translate_options(num_beams: int = 1, max_new_tokens: int = 256, do_sample: bool = False, **decoding) -> dict:
@@ -114,13 +119,16 @@ def translate_options(num_beams: int = 1, max_new_tokens: int = 256, do_sample: 
     ids do. generate() controls that CTranslate2 lacks are refused by name."""
     unknown = sorted(set(decoding) - set(CTRANSLATE2_OPTIONS))
     if unknown:
-        raise ValueError(f"CTranslate2 has no equivalent of {', '.join(unknown)}; it takes "
-                         f"{', '.join(['num_beams', 'max_new_tokens', 'do_sample', *CTRANSLATE2_OPTIONS])}.")
+        raise ValueError(
+            f"CTranslate2 has no equivalent of {', '.join(unknown)}; it takes "
+            f"{', '.join(['num_beams', 'max_new_tokens', 'do_sample', *CTRANSLATE2_OPTIONS])}."
+        )
     # min_decoding_length: CTranslate2 forbids </s> as the first token by default; generate() allows it.
     # return_end_token: beam search divides a hypothesis' score by its length, which must count </s> as
     # generate() counts it.
-    options = dict(beam_size=num_beams, max_decoding_length=max_new_tokens, min_decoding_length=0,
-                   return_end_token=True)
+    options = dict(
+        beam_size=num_beams, max_decoding_length=max_new_tokens, min_decoding_length=0, return_end_token=True
+    )
     options.update({CTRANSLATE2_OPTIONS[name]: value for name, value in decoding.items() if value is not None})
     if do_sample:
         options.setdefault("sampling_topk", 0)  # 0: the whole distribution, as generate()'s sampling without top_k
@@ -153,8 +161,9 @@ def generated_tokens(tokenizer, sequences, eos_token_id: int) -> list[list[str]]
     target = target_side(tokenizer)
     hypotheses = []
     for row in sequences[:, 1:].tolist():
-        hypotheses.append(target.convert_ids_to_tokens(row[: row.index(eos_token_id) + 1] if eos_token_id in row
-                                                       else row))
+        hypotheses.append(
+            target.convert_ids_to_tokens(row[: row.index(eos_token_id) + 1] if eos_token_id in row else row)
+        )
     return hypotheses
 
 
@@ -163,11 +172,15 @@ def export_problem(config) -> str | None:
     positions = position_strategy_class(config)
     if positions.ctranslate2_problem is not None:
         exported = [name for name, strategy in POSITION_STRATEGIES.items() if strategy.ctranslate2_problem is None]
-        return (f"position_embedding_type={config.position_embedding_type!r} cannot be exported to CTranslate2: "
-                f"{positions.ctranslate2_problem}. {_listed(exported).capitalize()} positions can.")
+        return (
+            f"position_embedding_type={config.position_embedding_type!r} cannot be exported to CTranslate2: "
+            f"{positions.ctranslate2_problem}. {_listed(exported).capitalize()} positions can."
+        )
     if config.activation_function not in _ACTIVATIONS:
-        return (f"`activation_function`={config.activation_function!r} has no CTranslate2 equivalent; supported: "
-                f"{', '.join(sorted(_ACTIVATIONS))}.")
+        return (
+            f"`activation_function`={config.activation_function!r} has no CTranslate2 equivalent; supported: "
+            f"{', '.join(sorted(_ACTIVATIONS))}."
+        )
     return None
 
 
@@ -179,12 +192,13 @@ def exported_max_positions(config) -> int | None:
 
 def _table_length(config) -> int:
     """Rows of the position table an export writes: a learned table's, else enough for translate_batch's inputs."""
-    return position_strategy_class(config).position_limit(config) or max(config.max_position_embeddings,
-                                                                        SINUSOID_POSITIONS)
+    return position_strategy_class(config).position_limit(config) or max(
+        config.max_position_embeddings, SINUSOID_POSITIONS
+    )
 
 
 def _listed(names: list[str]) -> str:
-    """"a", "a and b", "a, b and c"."""
+    """ "a", "a and b", "a, b and c"."""
     return " and ".join(filter(None, [", ".join(names[:-1]), names[-1]]))
 
 
@@ -215,12 +229,15 @@ class TransformerMTConverter(Converter):
         source_vocabulary = _vocabulary(self._tokenizer, config.vocab_size, "vocab_size")
         target_vocabulary = _vocabulary(target_side(self._tokenizer), config.decoder_vocab_size, "decoder_vocab_size")
 
-        stack = dict(pre_norm=config.normalize_before, activation=activation,
-                     layernorm_embedding=config.layernorm_embedding)
+        stack = dict(
+            pre_norm=config.normalize_before, activation=activation, layernorm_embedding=config.layernorm_embedding
+        )
         encoder_stack, decoder_stack = dict(stack), dict(stack)
         positions = position_strategy_class(config)
-        for stack_options, heads in ((encoder_stack, config.encoder_attention_heads),
-                                     (decoder_stack, config.decoder_attention_heads)):
+        for stack_options, heads in (
+            (encoder_stack, config.encoder_attention_heads),
+            (decoder_stack, config.decoder_attention_heads),
+        ):
             rotary_dim = positions.rotary_dim(config, heads)
             if rotary_dim is not None:  # self-attention of both stacks; GPT-NeoX's half split
                 stack_options.update(rotary_dim=rotary_dim, rotary_interleave=False, rotary_base=positions.rotary_base)
@@ -230,8 +247,13 @@ class TransformerMTConverter(Converter):
             encoder_stack.update(num_source_embeddings=2, embeddings_merge=common_spec.EmbeddingsMerge.ADD)
         spec = TransformerSpec(
             TransformerEncoderSpec(config.encoder_layers, config.encoder_attention_heads, **encoder_stack),
-            TransformerDecoderSpec(config.decoder_layers, config.decoder_attention_heads, **decoder_stack,
-                                   alignment_layer=alignment_layer, alignment_heads=alignment_heads),
+            TransformerDecoderSpec(
+                config.decoder_layers,
+                config.decoder_attention_heads,
+                **decoder_stack,
+                alignment_layer=alignment_layer,
+                alignment_heads=alignment_heads,
+            ),
         )
         encoder, decoder = self._model.model.encoder, self._model.model.decoder
         length = _table_length(config)
@@ -275,25 +297,32 @@ def _single_id(name: str, value, fallback) -> int:
 def _vocabulary(tokenizer, size: int, field: str) -> list[str]:
     """The token string of every id below `size`; the tokenizer must name exactly these ids, each once."""
     if getattr(tokenizer, "separate_vocabs", False) and getattr(tokenizer, "target_tokenizer", None) is None:
-        raise ValueError("Tokenizers whose separate source and target vocabularies share one object (Marian's "
-                         "`separate_vocabs`) are not supported: one id would name two token strings.")
+        raise ValueError(
+            "Tokenizers whose separate source and target vocabularies share one object (Marian's "
+            "`separate_vocabs`) are not supported: one id would name two token strings."
+        )
     if len(tokenizer) != size:
-        raise ValueError(f"The tokenizer has {len(tokenizer)} tokens but `{field}` is {size}; CTranslate2 needs "
-                         "one token string per embedding row.")
+        raise ValueError(
+            f"The tokenizer has {len(tokenizer)} tokens but `{field}` is {size}; CTranslate2 needs "
+            "one token string per embedding row."
+        )
     tokens = tokenizer.convert_ids_to_tokens(list(range(size)))
     first_id = {}
     for token_id, token in enumerate(tokens):
         if token in first_id:
-            raise ValueError(f"Token {token!r} has ids {first_id[token]} and {token_id}; CTranslate2 maps token "
-                             "strings to ids, so each must be unique.")
+            raise ValueError(
+                f"Token {token!r} has ids {first_id[token]} and {token_id}; CTranslate2 maps token "
+                "strings to ids, so each must be unique."
+            )
         first_id[token] = token_id
     return tokens
 
 
 def export_ctranslate2(model_dir: str, output_dir: str, quantization: str | None = None, force: bool = False) -> str:
     """Write the CTranslate2 model and tokenizer of the TransformerMT checkpoint in `model_dir`; return output_dir."""
-    problem = export_problem(TransformerMTConfig.from_dict(
-        read_config(model_dir, TransformerMTConfig.model_type, "TransformerMT")))
+    problem = export_problem(
+        TransformerMTConfig.from_dict(read_config(model_dir, TransformerMTConfig.model_type, "TransformerMT"))
+    )
     if problem is not None:
         raise ValueError(problem)
     if quantization is not None and quantization not in ACCEPTED_MODEL_TYPES:
@@ -329,6 +358,8 @@ def read_export_settings(export_dir: str) -> tuple:
 
     path = os.path.join(export_dir, MODEL_CONFIG)
     if not os.path.isfile(path):
-        raise ValueError(f"{export_dir} is a CTranslate2 export without its model's settings ({MODEL_CONFIG}, made "
-                         "by transformer-mt before 0.4.0): export it again with transformer-mt-export-ctranslate2")
+        raise ValueError(
+            f"{export_dir} is a CTranslate2 export without its model's settings ({MODEL_CONFIG}, made "
+            "by transformer-mt before 0.4.0): export it again with transformer-mt-export-ctranslate2"
+        )
     return TransformerMTConfig.from_json_file(path), GenerationConfig.from_pretrained(export_dir)

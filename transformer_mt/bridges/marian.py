@@ -25,14 +25,24 @@ logger = logging.getLogger(__name__)
 
 # Marian's sinusoid tables are stored as weights; ours are derived from the config.
 _POSITION_TABLES = ("model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight")
-_RENAMES = {"model.encoder.embed_tokens.": "model.encoder.embeddings.embed_tokens.",
-            "model.decoder.embed_tokens.": "model.decoder.embeddings.embed_tokens."}
-_MODEL_FILES = ("config.json", "model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
-                "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack")
+_RENAMES = {
+    "model.encoder.embed_tokens.": "model.encoder.embeddings.embed_tokens.",
+    "model.decoder.embed_tokens.": "model.decoder.embeddings.embed_tokens.",
+}
+_MODEL_FILES = (
+    "config.json",
+    "model.safetensors",
+    "pytorch_model.bin",
+    "model.safetensors.index.json",
+    "pytorch_model.bin.index.json",
+    "tf_model.h5",
+    "flax_model.msgpack",
+)
 
 
-def marian_to_transformer_mt_config(marian, source_lang: str | None = None,
-                                    target_lang: str | None = None) -> TransformerMTConfig:
+def marian_to_transformer_mt_config(
+    marian, source_lang: str | None = None, target_lang: str | None = None
+) -> TransformerMTConfig:
     """The TransformerMTConfig that computes what the given MarianConfig computes, with the languages given (else
     the Marian config's, if it names them)."""
     return TransformerMTConfig(
@@ -71,11 +81,13 @@ def marian_to_transformer_mt_config(marian, source_lang: str | None = None,
     )
 
 
-def convert_marian_state_dict(marian_config, state_dict: dict, source_lang: str | None = None,
-                              target_lang: str | None = None) -> TransformerMTForConditionalGeneration:
+def convert_marian_state_dict(
+    marian_config, state_dict: dict, source_lang: str | None = None, target_lang: str | None = None
+) -> TransformerMTForConditionalGeneration:
     """A TransformerMTForConditionalGeneration holding a Marian state dict (as saved, or of a live model)."""
     model = TransformerMTForConditionalGeneration(
-        marian_to_transformer_mt_config(marian_config, source_lang, target_lang))
+        marian_to_transformer_mt_config(marian_config, source_lang, target_lang)
+    )
     renamed = {_rename(key): tensor for key, tensor in state_dict.items() if key not in _POSITION_TABLES}
     # Marian has `model.shared` only when the vocabularies are shared; ours always holds the source table there.
     source_table = renamed.pop("model.encoder.embeddings.embed_tokens.weight", None)
@@ -101,8 +113,9 @@ def convert_marian_state_dict(marian_config, state_dict: dict, source_lang: str 
     return model.eval()
 
 
-def convert_marian_model(marian: MarianMTModel, source_lang: str | None = None,
-                         target_lang: str | None = None) -> TransformerMTForConditionalGeneration:
+def convert_marian_model(
+    marian: MarianMTModel, source_lang: str | None = None, target_lang: str | None = None
+) -> TransformerMTForConditionalGeneration:
     """A TransformerMTForConditionalGeneration computing what the live `marian` model computes."""
     model = convert_marian_state_dict(marian.config, marian.state_dict(), source_lang, target_lang)
     model.generation_config = GenerationConfig.from_dict(marian.generation_config.to_dict())
@@ -112,7 +125,7 @@ def convert_marian_model(marian: MarianMTModel, source_lang: str | None = None,
 def _rename(key: str) -> str:
     for old, new in _RENAMES.items():
         if key.startswith(old):
-            return new + key[len(old):]
+            return new + key[len(old) :]
     return key
 
 
@@ -126,8 +139,13 @@ def _load_weights(marian_dir: str) -> dict:
     raise FileNotFoundError(f"No weights in {marian_dir!r}: expected model.safetensors or pytorch_model.bin.")
 
 
-def convert_marian(marian_dir: str, output_dir: str, overwrite: bool = False, source_lang: str | None = None,
-                   target_lang: str | None = None) -> TransformerMTForConditionalGeneration:
+def convert_marian(
+    marian_dir: str,
+    output_dir: str,
+    overwrite: bool = False,
+    source_lang: str | None = None,
+    target_lang: str | None = None,
+) -> TransformerMTForConditionalGeneration:
     """Convert the Marian checkpoint in `marian_dir` and save it, with its tokenizer files, to `output_dir`.
 
     The config records `source_lang` and `target_lang` (translation splits its input into sentences by the first):
@@ -142,8 +160,10 @@ def convert_marian(marian_dir: str, output_dir: str, overwrite: bool = False, so
     if os.path.isfile(os.path.join(marian_dir, "tokenizer_config.json")):
         with open(os.path.join(marian_dir, "tokenizer_config.json"), encoding="utf-8") as f:
             tokenizer_config = json.load(f)
-    languages = [given or getattr(config, name, None) or tokenizer_config.get(name)
-                 for name, given in (("source_lang", source_lang), ("target_lang", target_lang))]
+    languages = [
+        given or getattr(config, name, None) or tokenizer_config.get(name)
+        for name, given in (("source_lang", source_lang), ("target_lang", target_lang))
+    ]
     model = convert_marian_state_dict(config, _load_weights(marian_dir), *languages)
     if os.path.isfile(os.path.join(marian_dir, "generation_config.json")):
         model.generation_config = GenerationConfig.from_pretrained(marian_dir)
@@ -172,19 +192,22 @@ def converted_for_run(model_name_or_path: str | None, training_args, source_lang
     with training_args.main_process_first(desc="MarianMT conversion"):
         if training_args.process_index == 0 and not os.path.isfile(os.path.join(converted, "config.json")):
             convert_marian(model_name_or_path, converted, source_lang=source_lang, target_lang=target_lang)
-            logger.warning(f"{model_name_or_path} is a MarianMT checkpoint: converted to TransformerMT in "
-                           f"{converted} (the same logits), which this run fine-tunes.")
+            logger.warning(
+                f"{model_name_or_path} is a MarianMT checkpoint: converted to TransformerMT in "
+                f"{converted} (the same logits), which this run fine-tunes."
+            )
     return converted
 
 
 def _check_vocabulary(marian_dir: str, config) -> None:
     """The tokenizer's vocabulary must fit the model's embedding tables."""
-    for file_name, size, field in (("vocab.json", config.vocab_size, "vocab_size"),
-                                   ("target_vocab.json", config.decoder_vocab_size, "decoder_vocab_size")):
+    for file_name, size, field in (
+        ("vocab.json", config.vocab_size, "vocab_size"),
+        ("target_vocab.json", config.decoder_vocab_size, "decoder_vocab_size"),
+    ):
         path = os.path.join(marian_dir, file_name)
         if os.path.isfile(path):
             with open(path, encoding="utf-8") as f:
                 n_tokens = len(json.load(f))
             if n_tokens > size:
                 raise ValueError(f"{file_name} has {n_tokens} tokens but config.json's {field} is {size}.")
-

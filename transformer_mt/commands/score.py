@@ -48,26 +48,55 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--output", help="Also write the results as JSON here.")
     trust = parser.add_argument_group("--calibrate: the model's confidence (transformer_mt.quality)")
-    trust.add_argument("--calibrate", action="store_true",
-                       help="Fit the --model directory's confidence on --data's --split (default validation) and "
-                            "write it beside the weights as calibration.json (replacing one fitted before).")
-    trust.add_argument("--chrf_threshold", type=float, default=DEFAULT_CHRF_THRESHOLD,
-                       help="--calibrate: the confidence is the probability that a sentence's chrF reaches this "
-                            f"(default {DEFAULT_CHRF_THRESHOLD:g}).")
-    trust.add_argument("--length_data", help="--calibrate: the data whose train split gives the length guard's band "
-                                             "(default --data).")
+    trust.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="Fit the --model directory's confidence on --data's --split (default validation) and "
+        "write it beside the weights as calibration.json (replacing one fitted before).",
+    )
+    trust.add_argument(
+        "--chrf_threshold",
+        type=float,
+        default=DEFAULT_CHRF_THRESHOLD,
+        help="--calibrate: the confidence is the probability that a sentence's chrF reaches this "
+        f"(default {DEFAULT_CHRF_THRESHOLD:g}).",
+    )
+    trust.add_argument(
+        "--length_data", help="--calibrate: the data whose train split gives the length guard's band (default --data)."
+    )
     sacre = parser.add_argument_group("sacreBLEU's settings (kept in the signatures)")
-    sacre.add_argument("--tokenize", choices=TOKENIZERS, default="13a",
-                       help="BLEU's tokenizer: 13a (default), zh for Chinese, ja-mecab for Japanese, char, intl, ...")
+    sacre.add_argument(
+        "--tokenize",
+        choices=TOKENIZERS,
+        default="13a",
+        help="BLEU's tokenizer: 13a (default), zh for Chinese, ja-mecab for Japanese, char, intl, ...",
+    )
     sacre.add_argument("--lowercase", action="store_true", help="Score case-insensitively.")
-    sacre.add_argument("--references", nargs="+", default=[], metavar="FILE",
-                       help="More references: files of one reference a line, aligned with the split.")
-    sacre.add_argument("--segment_scores", metavar="FILE",
-                       help="Also write each line's sentence BLEU and chrF as TSV: line, BLEU, chrF.")
-    sacre.add_argument("--paired", choices=("bs", "ar"), help="Compare with --compare's systems: paired bootstrap "
-                       "resampling (bs) or approximate randomization (ar), p-values against this system.")
-    sacre.add_argument("--compare", nargs="+", default=[], metavar="SYSTEM",
-                       help="--paired: other systems, each a file of hypotheses or a model directory.")
+    sacre.add_argument(
+        "--references",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="More references: files of one reference a line, aligned with the split.",
+    )
+    sacre.add_argument(
+        "--segment_scores",
+        metavar="FILE",
+        help="Also write each line's sentence BLEU and chrF as TSV: line, BLEU, chrF.",
+    )
+    sacre.add_argument(
+        "--paired",
+        choices=("bs", "ar"),
+        help="Compare with --compare's systems: paired bootstrap "
+        "resampling (bs) or approximate randomization (ar), p-values against this system.",
+    )
+    sacre.add_argument(
+        "--compare",
+        nargs="+",
+        default=[],
+        metavar="SYSTEM",
+        help="--paired: other systems, each a file of hypotheses or a model directory.",
+    )
     sacre.add_argument("--paired_samples", type=int, default=1000, help="--paired: resamples (default 1000).")
     args = parser.parse_args(argv)
     check_args(parser, args)
@@ -105,12 +134,23 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 
 def score_settings(args: argparse.Namespace) -> ScoreSettings:
     """The `ScoreSettings` the flags give."""
-    return ScoreSettings(split=args.split, source_lang=args.source_lang, target_lang=args.target_lang,
-                         config_name=args.dataset_config_name, max_samples=args.max_samples,
-                         join_pairs=args.join_pairs, by_column=args.by_column, num_beams=args.num_beams,
-                         batch_size=args.batch_size, metrics=tuple(args.metrics), bootstrap=args.bootstrap,
-                         tokenize=args.tokenize, lowercase=args.lowercase, references_files=tuple(args.references),
-                         segments=bool(args.segment_scores))
+    return ScoreSettings(
+        split=args.split,
+        source_lang=args.source_lang,
+        target_lang=args.target_lang,
+        config_name=args.dataset_config_name,
+        max_samples=args.max_samples,
+        join_pairs=args.join_pairs,
+        by_column=args.by_column,
+        num_beams=args.num_beams,
+        batch_size=args.batch_size,
+        metrics=tuple(args.metrics),
+        bootstrap=args.bootstrap,
+        tokenize=args.tokenize,
+        lowercase=args.lowercase,
+        references_files=tuple(args.references),
+        segments=bool(args.segment_scores),
+    )
 
 
 def run(args: argparse.Namespace) -> None:
@@ -122,8 +162,11 @@ def run(args: argparse.Namespace) -> None:
     if args.paired:
         return compare(args)
     results = evaluate_split(args.data, args.settings, model=args.model, hypotheses_file=args.hypotheses)
-    inputs = f"{results['pairs']} inputs of {args.join_pairs} joined pairs" if args.join_pairs > 1 \
+    inputs = (
+        f"{results['pairs']} inputs of {args.join_pairs} joined pairs"
+        if args.join_pairs > 1
         else f"{results['pairs']} pairs"
+    )
     print(f"{results['system']} on {results['data']} ({results['split']}, {inputs}):")
     print(signature_line(results))
     if args.segment_scores:
@@ -139,11 +182,22 @@ def compare(args) -> None:
     settings = args.settings
     _, sources, references = scored_pairs(args.data, settings)
     baseline = args.model or args.hypotheses
-    systems = {name: system_hypotheses(name, sources, settings.num_beams, settings.batch_size,
-                                       is_model=True if name == args.model else None)
-               for name in [baseline, *args.compare]}
-    compared = compare_systems(systems, references, settings.metrics, args.paired, args.paired_samples,
-                               settings.tokenize, settings.lowercase, read_references(settings.references_files))
+    systems = {
+        name: system_hypotheses(
+            name, sources, settings.num_beams, settings.batch_size, is_model=True if name == args.model else None
+        )
+        for name in [baseline, *args.compare]
+    }
+    compared = compare_systems(
+        systems,
+        references,
+        settings.metrics,
+        args.paired,
+        args.paired_samples,
+        settings.tokenize,
+        settings.lowercase,
+        read_references(settings.references_files),
+    )
     print(comparison_lines(compared))
     if args.output:
         write_results(compared, args.output)
@@ -152,16 +206,25 @@ def compare(args) -> None:
 def calibrate(args) -> None:
     """--calibrate: the model's confidence fitted on the split and written beside its weights."""
     settings = args.settings
-    calibration = fit(args.model, args.data, settings.split, args.chrf_threshold, args.length_data,
-                      max_samples=settings.max_samples, source_lang=settings.source_lang,
-                      target_lang=settings.target_lang)
+    calibration = fit(
+        args.model,
+        args.data,
+        settings.split,
+        args.chrf_threshold,
+        args.length_data,
+        max_samples=settings.max_samples,
+        source_lang=settings.source_lang,
+        target_lang=settings.target_lang,
+    )
     path = calibration.save(args.model)
     measured = calibration.measured
-    print(f"{path}: P(chrF >= {calibration.chrf_threshold:g}) from {', '.join(calibration.features)}, fitted on "
-          f"{calibration.pairs} pairs of {calibration.fitted_on}; Spearman with sentence chrF "
-          f"{measured['spearman']} (the raw score's {measured['spearman_raw_score']}); precision at coverage "
-          + ", ".join(f"{coverage} {value}" for coverage, value in measured["precision"].items())
-          + f"; length band {calibration.length_band[0]}-{calibration.length_band[1]}")
+    print(
+        f"{path}: P(chrF >= {calibration.chrf_threshold:g}) from {', '.join(calibration.features)}, fitted on "
+        f"{calibration.pairs} pairs of {calibration.fitted_on}; Spearman with sentence chrF "
+        f"{measured['spearman']} (the raw score's {measured['spearman_raw_score']}); precision at coverage "
+        + ", ".join(f"{coverage} {value}" for coverage, value in measured["precision"].items())
+        + f"; length band {calibration.length_band[0]}-{calibration.length_band[1]}"
+    )
     if args.output:
         write_results(dataclasses.asdict(calibration), args.output)
 
@@ -171,8 +234,7 @@ def score_given_pairs(args) -> None:
     scores = score_saved(args.model, *read_pairs(args.pairs), args.settings.batch_size, args.length_penalty)
     with atomic_output(args.output) as output:
         for number, pair in enumerate(scores, 1):
-            print(f"{number}\t{pair.log_prob:.4f}\t{pair.tokens}\t{pair.per_token:.4f}\t{pair.score:.4f}",
-                  file=output)
+            print(f"{number}\t{pair.log_prob:.4f}\t{pair.tokens}\t{pair.per_token:.4f}\t{pair.score:.4f}", file=output)
 
 
 def comparison_lines(compared: dict) -> str:
@@ -182,8 +244,11 @@ def comparison_lines(compared: dict) -> str:
         lines.append(f"{name}: {metric['signature']}")
         for system, entry in metric["systems"].items():
             interval = f" (μ = {entry['mean']} ± {entry['ci95']})" if "ci95" in entry else ""
-            p_value = "" if entry["p_value"] is None else f"  p = {entry['p_value']:.4f}" + (
-                " *" if entry["p_value"] < 0.05 else "")
+            p_value = (
+                ""
+                if entry["p_value"] is None
+                else f"  p = {entry['p_value']:.4f}" + (" *" if entry["p_value"] < 0.05 else "")
+            )
             lines.append(f"  {system}: {entry['score']}{interval}{p_value}")
     return "\n".join(lines)
 
@@ -210,5 +275,15 @@ def write_results(results: dict, path: str) -> None:
         json.dump(results, f, indent=2, ensure_ascii=False)
 
 
-__all__ = ["calibrate", "check_args", "compare", "comparison_lines", "parse_args", "run", "score_given_pairs",
-           "score_settings", "signature_line", "write_results"]
+__all__ = [
+    "calibrate",
+    "check_args",
+    "compare",
+    "comparison_lines",
+    "parse_args",
+    "run",
+    "score_given_pairs",
+    "score_settings",
+    "signature_line",
+    "write_results",
+]

@@ -27,10 +27,14 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     add_limit_arguments(parser)
     add_file_arguments(parser)
     add_suggestion_arguments(parser)
-    parser.add_argument("--watch_seconds", type=float, default=POLL_SECONDS,
-                        help="Every this many seconds each process looks whether a MODEL directory (a symlink "
-                             "transformer-mt-promote switches) holds other weights, and swaps them in without "
-                             "dropping a request (serving.reload; default %(default)s; 0: never).")
+    parser.add_argument(
+        "--watch_seconds",
+        type=float,
+        default=POLL_SECONDS,
+        help="Every this many seconds each process looks whether a MODEL directory (a symlink "
+        "transformer-mt-promote switches) holds other weights, and swaps them in without "
+        "dropping a request (serving.reload; default %(default)s; 0: never).",
+    )
     args = parser.parse_args(argv)
     check_args(parser, args)
     return args
@@ -40,51 +44,91 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     """What a request may ask, how requests are batched and shared between processes (`Limits`' defaults), and
     the confidence below which a sentence is answered with its source."""
     parser.add_argument("--char_limit", type=int, default=Limits.char_limit, help="Characters per request (all of q).")
-    parser.add_argument("--batch_limit", type=int, default=Limits.batch_limit, help="Texts per request when q is a "
-                        "list.")
-    parser.add_argument("--req_limit", type=int, default=Limits.req_limit, help="Requests per minute per client (0: "
-                        "no limit).")
+    parser.add_argument(
+        "--batch_limit", type=int, default=Limits.batch_limit, help="Texts per request when q is a list."
+    )
+    parser.add_argument(
+        "--req_limit", type=int, default=Limits.req_limit, help="Requests per minute per client (0: no limit)."
+    )
     parser.add_argument("--api_keys", help="A file of API keys, one a line: requests must carry one (403 else).")
-    parser.add_argument("--redis", metavar="URL", help="Share the request limits and the translation cache with the "
-                        "other processes given the same Redis, e.g. redis://127.0.0.1:6379/0 (default: this "
-                        "process's own; docs/serving.md, several processes).")
-    parser.add_argument("--workers", type=int, default=1, help="Processes answering on --port, each loading the "
-                        "models (with --redis they share limits and cache).")
-    parser.add_argument("--max_batch", type=int, help="Sentences per engine call at most (default: 8 per "
-                        "CTranslate2 worker call, 32 for generate(); measured in docs/serving.md).")
-    parser.add_argument("--max_wait_ms", type=float, default=Limits.max_wait_ms,
-                        help="How long a batch waits for more requests.")
-    parser.add_argument("--queue_limit", type=int, default=Limits.queue_limit,
-                        help="Sentences waiting at most; then 503.")
-    parser.add_argument("--min_confidence", type=float,
-                        help="Answer a sentence whose calibrated confidence is below this with its source, flagged "
-                             "(a request's min_confidence field overrides it; the models need a calibration.json).")
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        help="Share the request limits and the translation cache with the "
+        "other processes given the same Redis, e.g. redis://127.0.0.1:6379/0 (default: this "
+        "process's own; docs/serving.md, several processes).",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="Processes answering on --port, each loading the models (with --redis they share limits and cache).",
+    )
+    parser.add_argument(
+        "--max_batch",
+        type=int,
+        help="Sentences per engine call at most (default: 8 per "
+        "CTranslate2 worker call, 32 for generate(); measured in docs/serving.md).",
+    )
+    parser.add_argument(
+        "--max_wait_ms", type=float, default=Limits.max_wait_ms, help="How long a batch waits for more requests."
+    )
+    parser.add_argument(
+        "--queue_limit", type=int, default=Limits.queue_limit, help="Sentences waiting at most; then 503."
+    )
+    parser.add_argument(
+        "--min_confidence",
+        type=float,
+        help="Answer a sentence whose calibrated confidence is below this with its source, flagged "
+        "(a request's min_confidence field overrides it; the models need a calibration.json).",
+    )
 
 
 def add_file_arguments(parser: argparse.ArgumentParser) -> None:
     """/translate_file: its limits, where translated files wait, and the switch that turns it off."""
-    parser.add_argument("--file_size_limit", type=int, default=Limits.file_size_limit,
-                        help="Bytes per /translate_file upload.")
-    parser.add_argument("--file_char_limit", type=int, default=Limits.file_char_limit,
-                        help="Characters of text per uploaded file.")
-    parser.add_argument("--files_dir", default=DEFAULT_DIRECTORY,
-                        help="Where translated files wait for their download; processes serving one folder answer "
-                             "each other's downloads (default: %(default)s).")
-    parser.add_argument("--files_expiry_minutes", type=float, default=DEFAULT_EXPIRY_MINUTES,
-                        help="A translated file never downloaded is deleted after this (a download deletes it).")
-    parser.add_argument("--disable_files_translation", action="store_true",
-                        help="Answer /translate_file with 403 (LibreTranslate's flag).")
+    parser.add_argument(
+        "--file_size_limit", type=int, default=Limits.file_size_limit, help="Bytes per /translate_file upload."
+    )
+    parser.add_argument(
+        "--file_char_limit", type=int, default=Limits.file_char_limit, help="Characters of text per uploaded file."
+    )
+    parser.add_argument(
+        "--files_dir",
+        default=DEFAULT_DIRECTORY,
+        help="Where translated files wait for their download; processes serving one folder answer "
+        "each other's downloads (default: %(default)s).",
+    )
+    parser.add_argument(
+        "--files_expiry_minutes",
+        type=float,
+        default=DEFAULT_EXPIRY_MINUTES,
+        help="A translated file never downloaded is deleted after this (a download deletes it).",
+    )
+    parser.add_argument(
+        "--disable_files_translation",
+        action="store_true",
+        help="Answer /translate_file with 403 (LibreTranslate's flag).",
+    )
 
 
 def add_suggestion_arguments(parser: argparse.ArgumentParser) -> None:
     """/suggest and the translation memory: the mode and the store."""
-    parser.add_argument("--suggestions", nargs="?", const="review", choices=MODES,
-                        help="Take /suggest (off without it): review (the default when given) keeps each for an admin "
-                             "(transformer-mt-suggestions); accept takes those that pass the filters at once (needs "
-                             "--api_keys). Accepted ones answer /translate as a translation memory.")
-    parser.add_argument("--suggestions_db", default=DEFAULT_DB, metavar="PATH",
-                        help="The SQLite file of suggestions, shared by every process given it (default: "
-                             "%(default)s in the working directory).")
+    parser.add_argument(
+        "--suggestions",
+        nargs="?",
+        const="review",
+        choices=MODES,
+        help="Take /suggest (off without it): review (the default when given) keeps each for an admin "
+        "(transformer-mt-suggestions); accept takes those that pass the filters at once (needs "
+        "--api_keys). Accepted ones answer /translate as a translation memory.",
+    )
+    parser.add_argument(
+        "--suggestions_db",
+        default=DEFAULT_DB,
+        metavar="PATH",
+        help="The SQLite file of suggestions, shared by every process given it (default: "
+        "%(default)s in the working directory).",
+    )
 
 
 def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -95,8 +139,15 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         engine_settings(args)
     except ValueError as error:
         parser.error(str(error))
-    for name in ("port", "char_limit", "batch_limit", "max_batch", "queue_limit", "file_size_limit",
-                 "file_char_limit"):
+    for name in (
+        "port",
+        "char_limit",
+        "batch_limit",
+        "max_batch",
+        "queue_limit",
+        "file_size_limit",
+        "file_char_limit",
+    ):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     for name in ("req_limit", "max_wait_ms"):
@@ -109,8 +160,10 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     if args.workers < 1:
         parser.error(f"--workers must be >= 1, got {args.workers}")
     if args.suggestions == "accept" and not args.api_keys:
-        parser.error("--suggestions accept needs --api_keys: suggestions taken without review must come from known "
-                     "clients (or use --suggestions review)")
+        parser.error(
+            "--suggestions accept needs --api_keys: suggestions taken without review must come from known "
+            "clients (or use --suggestions review)"
+        )
 
 
 def read_api_keys(path: str) -> frozenset[str]:
@@ -122,10 +175,17 @@ def read_api_keys(path: str) -> frozenset[str]:
 
 
 def limits_of(args: argparse.Namespace) -> Limits:
-    return Limits(char_limit=args.char_limit, batch_limit=args.batch_limit, req_limit=args.req_limit,
-                  api_keys=read_api_keys(args.api_keys) if args.api_keys else None, max_batch=args.max_batch,
-                  max_wait_ms=args.max_wait_ms, queue_limit=args.queue_limit, file_size_limit=args.file_size_limit,
-                  file_char_limit=args.file_char_limit)
+    return Limits(
+        char_limit=args.char_limit,
+        batch_limit=args.batch_limit,
+        req_limit=args.req_limit,
+        api_keys=read_api_keys(args.api_keys) if args.api_keys else None,
+        max_batch=args.max_batch,
+        max_wait_ms=args.max_wait_ms,
+        queue_limit=args.queue_limit,
+        file_size_limit=args.file_size_limit,
+        file_char_limit=args.file_char_limit,
+    )
 
 
 def file_store(args: argparse.Namespace) -> FileStore | None:
@@ -143,14 +203,18 @@ def served_models(args: argparse.Namespace) -> list:
         source = engine.config.source_lang
         targets = model_target_languages(engine.config, engine.tokenizer) or [engine.config.target_lang]
         if not source or not all(targets):
-            raise ValueError(f"{directory}/config.json has no source_lang and target_lang, which say the direction "
-                             "it serves: set them in config.json (training, averaging and converting write them)")
+            raise ValueError(
+                f"{directory}/config.json has no source_lang and target_lang, which say the direction "
+                "it serves: set them in config.json (training, averaging and converting write them)"
+            )
         for target in targets:
             print(f"{directory}: {source}->{target}, engine: {engine.name} ({engine.reason})", flush=True)
             if args.min_confidence is not None and engine.calibration is None:
-                raise ValueError(f"--min_confidence needs {directory}'s calibrated confidence, and "
-                                 f"{engine.calibration_problem or 'it holds no calibration.json'}: fit one with "
-                                 f"transformer-mt-score --model {directory} --calibrate DATA")
+                raise ValueError(
+                    f"--min_confidence needs {directory}'s calibrated confidence, and "
+                    f"{engine.calibration_problem or 'it holds no calibration.json'}: fit one with "
+                    f"transformer-mt-score --model {directory} --calibrate DATA"
+                )
             models.append(ServedModel(engine, source, target, args.min_confidence, weights))
     return models
 
@@ -200,13 +264,36 @@ def serve(args: argparse.Namespace) -> None:
         uvicorn.run(app_of(args), host=args.host, port=args.port, log_level="warning")
         return
     if not args.redis:
-        print(f"warning: --workers {args.workers} without --redis: each process has its own request limits and "
-              "translation cache", file=sys.stderr, flush=True)
+        print(
+            f"warning: --workers {args.workers} without --redis: each process has its own request limits and "
+            "translation cache",
+            file=sys.stderr,
+            flush=True,
+        )
     served_models(args)
     os.environ[WORKERS_ENV] = json.dumps(vars(args))
-    uvicorn.run(FACTORY, factory=True, workers=args.workers, host=args.host, port=args.port, log_level="warning",
-                timeout_worker_healthcheck=WORKER_HEALTHCHECK_S)
+    uvicorn.run(
+        FACTORY,
+        factory=True,
+        workers=args.workers,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
+    )
 
 
-__all__ = ["FACTORY", "WORKERS_ENV", "WORKER_HEALTHCHECK_S", "app_of", "create", "file_store", "limits_of",
-           "load_served", "parse_args", "read_api_keys", "serve", "served_models"]
+__all__ = [
+    "FACTORY",
+    "WORKERS_ENV",
+    "WORKER_HEALTHCHECK_S",
+    "app_of",
+    "create",
+    "file_store",
+    "limits_of",
+    "load_served",
+    "parse_args",
+    "read_api_keys",
+    "serve",
+    "served_models",
+]

@@ -33,33 +33,56 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="A directory written by the training script.")
     parser.add_argument("text", nargs="*", help="Texts to translate (default: read --input or stdin).")
-    parser.add_argument("--input", help="A UTF-8 file with one text per line, or a file translated in "
-                        "its own format: .po/.pot, .xlf/.xliff, .html, .md, .srt, .vtt, .json, .yaml/.yml, .docx, "
-                        ".pptx, .odt.")
+    parser.add_argument(
+        "--input",
+        help="A UTF-8 file with one text per line, or a file translated in "
+        "its own format: .po/.pot, .xlf/.xliff, .html, .md, .srt, .vtt, .json, .yaml/.yml, .docx, "
+        ".pptx, .odt.",
+    )
     parser.add_argument("--output", help="Write the translations here (default: stdout); it must not exist yet.")
     parser.add_argument("--chunk_size", type=int, default=4096, help="Lines read, sorted and batched at a time.")
     parser.add_argument("--no_progress", action="store_true", help="No progress bar on stderr.")
     add_arguments(parser)
     given = parser.add_argument_group("given text and alignments")
-    given.add_argument("--target_prefix", help="A UTF-8 file of prefixes, one per input line (empty: none): each "
-                       "translation begins with its line's prefix (with splitting on: the line's first sentence).")
-    given.add_argument("--alignments", metavar="FILE", help="Also write each line's word alignment with its "
-                       "translation here, a line each: Pharaoh `i-j` pairs (source word i, target word j, from 0), "
-                       "from the cross-attention of the model's alignment_layer and alignment_heads "
-                       "(transformer_mt.engines.alignment).")
+    given.add_argument(
+        "--target_prefix",
+        help="A UTF-8 file of prefixes, one per input line (empty: none): each "
+        "translation begins with its line's prefix (with splitting on: the line's first sentence).",
+    )
+    given.add_argument(
+        "--alignments",
+        metavar="FILE",
+        help="Also write each line's word alignment with its "
+        "translation here, a line each: Pharaoh `i-j` pairs (source word i, target word j, from 0), "
+        "from the cross-attention of the model's alignment_layer and alignment_heads "
+        "(transformer_mt.engines.alignment).",
+    )
     add_engine_arguments(parser)
-    parser.add_argument("--overwrite", action="store_true", help="A .po or XLIFF --input: translate entries that "
-                        "already have a translation too (default: keep them).")
-    parser.add_argument("--glossary", metavar="FILE",
-                        help="Terms the translation must use: a TSV of a source term, a tab and its target term "
-                             "(none: the term stays as it is) a line (text.glossary; --glossary_ignore_case "
-                             "to match them in any case). Followed by a model trained with --term_annotation_share; "
-                             "any other model's translations are checked against it.")
-    parser.add_argument("--trusted_above", type=float, metavar="CONFIDENCE",
-                        help="A .po or XLIFF --input: entries whose confidence is above this are not marked fuzzy "
-                             "(XLIFF: state translated); default: every entry is for review.")
-    parser.add_argument("--interactive", action="store_true",
-                        help="Translate each line as it arrives (on by default when stdin is a terminal).")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="A .po or XLIFF --input: translate entries that already have a translation too (default: keep them).",
+    )
+    parser.add_argument(
+        "--glossary",
+        metavar="FILE",
+        help="Terms the translation must use: a TSV of a source term, a tab and its target term "
+        "(none: the term stays as it is) a line (text.glossary; --glossary_ignore_case "
+        "to match them in any case). Followed by a model trained with --term_annotation_share; "
+        "any other model's translations are checked against it.",
+    )
+    parser.add_argument(
+        "--trusted_above",
+        type=float,
+        metavar="CONFIDENCE",
+        help="A .po or XLIFF --input: entries whose confidence is above this are not marked fuzzy "
+        "(XLIFF: state translated); default: every entry is for review.",
+    )
+    parser.add_argument(
+        "--interactive",
+        action="store_true",
+        help="Translate each line as it arrives (on by default when stdin is a terminal).",
+    )
     args = parser.parse_args(argv)
     if args.glossary is not None and not os.path.isfile(args.glossary):
         parser.error(f"--glossary {args.glossary!r} does not exist")
@@ -87,8 +110,9 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             parser.error(f"--{name} {getattr(args, name)!r} does not exist")
     for name in ("output", "alignments"):
         if getattr(args, name) is not None and os.path.exists(getattr(args, name)):
-            parser.error(f"--{name} {getattr(args, name)!r} exists; translations never replace a file (choose "
-                         "another name)")
+            parser.error(
+                f"--{name} {getattr(args, name)!r} exists; translations never replace a file (choose another name)"
+            )
     if args.alignments is not None and args.alignments == args.output:
         parser.error(f"--alignments and --output are both {args.output!r}: give each its own file")
     if args.chunk_size < 1:
@@ -101,15 +125,19 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     if kind and args.output is None:
         parser.error(f"--input {args.input!r} is a {kind} file: give --output, written in the same format")
     if kind and (args.options.nbest or args.target_prefix or args.alignments):
-        parser.error(f"a {kind} file gets one translation per text, written in its format: drop "
-                     "--num_return_sequences, --scores, --target_prefix and --alignments")
+        parser.error(
+            f"a {kind} file gets one translation per text, written in its format: drop "
+            "--num_return_sequences, --scores, --target_prefix and --alignments"
+        )
     if kind and args.options.format != "text":
         parser.error(f"a {kind} --input is read in its own format: drop --format")
     if args.overwrite and not kind:
         parser.error("--overwrite applies to a .po or XLIFF --input (its entries already translated)")
     if args.trusted_above is not None and (kind not in ("po", "xliff") or not 0 <= args.trusted_above <= 1):
-        parser.error(f"--trusted_above is a confidence in [0, 1] for a .po or XLIFF --input, got "
-                     f"{args.trusted_above} for {args.input or 'lines'}")
+        parser.error(
+            f"--trusted_above is a confidence in [0, 1] for a .po or XLIFF --input, got "
+            f"{args.trusted_above} for {args.input or 'lines'}"
+        )
 
 
 @contextlib.contextmanager
@@ -128,8 +156,9 @@ def input_lines(args, problems: list[str]) -> Iterator[tuple[Iterable[str], str 
         yield read_lines(sys.stdin.buffer, "<stdin>", problems), "<stdin>", None
 
 
-def line_writer(output: TextIO, nbest: bool, flush: bool = False, alignments: TextIO | None = None,
-                confidence: bool = False) -> Callable[[str | Hypotheses, Alignment | None], None]:
+def line_writer(
+    output: TextIO, nbest: bool, flush: bool = False, alignments: TextIO | None = None, confidence: bool = False
+) -> Callable[[str | Hypotheses, Alignment | None], None]:
     """`translate_stream`'s `write` for the command: a line per translation, or with `nbest` a TSV row per
     hypothesis (line number, rank, score, translation); with `confidence`, the line's calibrated confidence first
     (a TSV column: confidence, translation; in n-best rows before the translation); with `alignments`, each line's
@@ -176,8 +205,11 @@ def run(args: argparse.Namespace) -> int:
         check_alignment_tokenizer(tokenizer)  # before anything is translated
     options = args.options
     if options.source_prefix and options.source_prefix not in tokenizer.all_special_tokens and state.is_main_process:
-        print(f"warning: --source_prefix {options.source_prefix}: the model's tokenizer has no such special token, so "
-              "it is read as ordinary text (a model trained with --source_prefix holds its tag)", file=sys.stderr)
+        print(
+            f"warning: --source_prefix {options.source_prefix}: the model's tokenizer has no such special token, so "
+            "it is read as ordinary text (a model trained with --source_prefix holds its tag)",
+            file=sys.stderr,
+        )
     try:
         options.beams(model.generation_config)
     except OptionError as error:
@@ -185,9 +217,15 @@ def run(args: argparse.Namespace) -> int:
     settings = args.engine_settings
     # placed here: under a launch each process takes the device the launcher gives it (auto), which load_engine keeps
     model.to(state.device if settings.device == "auto" else resolve_device(settings.device))
-    engine = load_engine(args.model, settings.replace(device=None), model=model, tokenizer=tokenizer,
-                         main_process_first=state.main_process_first, sampling=options.do_sample,
-                         num_beams=options.num_beams)
+    engine = load_engine(
+        args.model,
+        settings.replace(device=None),
+        model=model,
+        tokenizer=tokenizer,
+        main_process_first=state.main_process_first,
+        sampling=options.do_sample,
+        num_beams=options.num_beams,
+    )
     if state.is_main_process:
         print(f"engine: {engine.name} ({engine.reason})", file=sys.stderr)
     try:
@@ -206,21 +244,34 @@ def translate_lines(args: argparse.Namespace, engine, state) -> int:
     with contextlib.ExitStack() as stack:
         lines, name, total = stack.enter_context(input_lines(args, problems))
         output = stack.enter_context(atomic_output(args.output if state.is_main_process else None))
-        aligned = stack.enter_context(atomic_output(args.alignments)) if args.alignments and \
-            state.is_main_process else None
-        progress = stack.enter_context(tqdm(total=total, unit="lines", disable=args.no_progress or interactive
-                                            or not state.is_main_process or None))
+        aligned = (
+            stack.enter_context(atomic_output(args.alignments)) if args.alignments and state.is_main_process else None
+        )
+        progress = stack.enter_context(
+            tqdm(
+                total=total, unit="lines", disable=args.no_progress or interactive or not state.is_main_process or None
+            )
+        )
         prefixes = None
         if args.target_prefix:
             prefix_stream = stack.enter_context(open(args.target_prefix, "rb"))
             prefixes = (line or None for line in read_lines(prefix_stream, args.target_prefix))
         write = line_writer(output, options.nbest, interactive, aligned, options.confidence)
-        count = translate_stream(engine, lines, write, options,
-                                 target_prefix=prefixes, chunk_size=1 if interactive else args.chunk_size,
-                                 progress=progress.update)
+        count = translate_stream(
+            engine,
+            lines,
+            write,
+            options,
+            target_prefix=prefixes,
+            chunk_size=1 if interactive else args.chunk_size,
+            progress=progress.update,
+        )
     if count == 0 and state.is_main_process:
-        print(f"warning: {name or 'the input'} held no lines: nothing was translated (give sentences as arguments, "
-              "--input FILE, or lines on stdin)", file=sys.stderr)
+        print(
+            f"warning: {name or 'the input'} held no lines: nothing was translated (give sentences as arguments, "
+            "--input FILE, or lines on stdin)",
+            file=sys.stderr,
+        )
     report_unreadable(problems, name, state.is_main_process)
     return count
 
@@ -229,24 +280,40 @@ def translate_structured_file(args: argparse.Namespace, engine, state) -> int:
     """A structured --input (.po, XLIFF, HTML, Markdown, subtitles, string files, office documents), written to
     --output in its own format (`transformer_mt.documents.files`); one process."""
     if state.num_processes > 1:
-        raise ValueError(f"{args.input}: a {file_format(args.input)} file is translated by one process; run it "
-                         "without a launcher")
+        raise ValueError(
+            f"{args.input}: a {file_format(args.input)} file is translated by one process; run it without a launcher"
+        )
 
     def translate(texts: list[str], format: str = "text") -> list[str]:
-        return [Translation(hypotheses[0][0] if hypotheses else "", hypotheses.flags) for hypotheses in
-                translate_texts(engine, texts, args.options.replace(format=format))]
+        return [
+            Translation(hypotheses[0][0] if hypotheses else "", hypotheses.flags)
+            for hypotheses in translate_texts(engine, texts, args.options.replace(format=format))
+        ]
 
     with atomic_output(args.output) as output:
         output.close()  # translate_file writes by path; atomic_output renames it into place when this ends
-        report = translate_file(args.input, output.name, translate, overwrite=args.overwrite,
-                                trusted_above=args.trusted_above)
+        report = translate_file(
+            args.input, output.name, translate, overwrite=args.overwrite, trusted_above=args.trusted_above
+        )
     differ = len(report.placeholders_differ)
     differ = f"; placeholders or tags differ in {differ} (marked for review)" if differ else ""
     abstained = f"; {report.abstained} left untranslated below --min_confidence" if report.abstained else ""
-    print(f"{args.input} -> {args.output} ({report.format}): {report.translated} translated, {report.kept} kept"
-          f"{differ}{abstained}", file=sys.stderr)
+    print(
+        f"{args.input} -> {args.output} ({report.format}): {report.translated} translated, {report.kept} kept"
+        f"{differ}{abstained}",
+        file=sys.stderr,
+    )
     return report.translated
 
 
-__all__ = ["check_args", "command_options", "input_lines", "line_writer", "parse_args", "report_unreadable", "run",
-           "translate_lines", "translate_structured_file"]
+__all__ = [
+    "check_args",
+    "command_options",
+    "input_lines",
+    "line_writer",
+    "parse_args",
+    "report_unreadable",
+    "run",
+    "translate_lines",
+    "translate_structured_file",
+]

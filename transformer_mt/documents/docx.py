@@ -16,10 +16,12 @@ from .runs import WORDPROCESSING
 
 
 FORMAT = Format(
-    name="docx", main="word/document.xml",
+    name="docx",
+    main="word/document.xml",
     parts=re.compile(r"word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml"),
     paragraphs=lambda root: root.iter(WORDPROCESSING.tag("p")),  # a text box's paragraphs sit inside one
-    paragraph=WORDPROCESSING.paragraph)
+    paragraph=WORDPROCESSING.paragraph,
+)
 
 
 def translate(data: bytes, translate_texts: TranslateTexts) -> Translated:

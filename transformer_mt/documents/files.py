@@ -33,9 +33,25 @@ from .review import PLACEHOLDERS_DIFFER, TAG, FileReport, entry_flags, is_truste
 from .xliff import translate_xliff
 
 
-FORMATS = {".po": "po", ".pot": "po", ".xlf": "xliff", ".xliff": "xliff", ".html": "html", ".htm": "html",
-           ".txt": "text", ".md": "markdown", ".markdown": "markdown", ".srt": "srt", ".vtt": "vtt", ".json": "json",
-           ".yaml": "yaml", ".yml": "yaml", ".docx": "docx", ".pptx": "pptx", ".odt": "odt"}
+FORMATS = {
+    ".po": "po",
+    ".pot": "po",
+    ".xlf": "xliff",
+    ".xliff": "xliff",
+    ".html": "html",
+    ".htm": "html",
+    ".txt": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".srt": "srt",
+    ".vtt": "vtt",
+    ".json": "json",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".docx": "docx",
+    ".pptx": "pptx",
+    ".odt": "odt",
+}
 STRUCTURED = set(FORMATS.values()) - {"text"}  # the command translates a text file line by line, with its columns
 
 
@@ -49,8 +65,13 @@ def file_format(path: str) -> str | None:
     return kind if kind in STRUCTURED else None
 
 
-def translate_file(input_path: str, output_path: str, translate_texts: Callable[..., list[str]],
-                   overwrite: bool = False, trusted_above: float | None = None) -> FileReport:
+def translate_file(
+    input_path: str,
+    output_path: str,
+    translate_texts: Callable[..., list[str]],
+    overwrite: bool = False,
+    trusted_above: float | None = None,
+) -> FileReport:
     """Translate `input_path` into `output_path` in the same format (`translate_bytes` on the file's bytes)."""
     kind = FORMATS.get(os.path.splitext(input_path)[1].lower())
     if kind is None:
@@ -62,8 +83,13 @@ def translate_file(input_path: str, output_path: str, translate_texts: Callable[
     return report
 
 
-def translate_bytes(data: bytes, kind: str, translate_texts: Callable[..., list[str]], overwrite: bool = False,
-                    trusted_above: float | None = None) -> tuple[bytes, FileReport]:
+def translate_bytes(
+    data: bytes,
+    kind: str,
+    translate_texts: Callable[..., list[str]],
+    overwrite: bool = False,
+    trusted_above: float | None = None,
+) -> tuple[bytes, FileReport]:
     """A file's bytes in the format `kind` (a value of `FORMATS`) translated with `translate_texts(texts, format)`
     (texts in, their translations out, in order; `format` "text" or "html"; a `quality.Translation` brings its
     flags: confidence, guards, spans, abstention), and what was done. `overwrite`: translate .po entries and XLIFF
@@ -88,14 +114,23 @@ def _document_translator(kind: str):
     """The `documents` module's entry for `kind` (each needs its format's library: the [files] extra)."""
     from . import docx, markdown, odt, pptx, strings, subtitles
 
-    return {"text": lines.translate, "markdown": markdown.translate, "srt": subtitles.translate_srt,
-            "vtt": subtitles.translate_vtt, "json": strings.translate_json, "yaml": strings.translate_yaml,
-            "docx": docx.translate, "pptx": pptx.translate, "odt": odt.translate}[kind]
+    return {
+        "text": lines.translate,
+        "markdown": markdown.translate,
+        "srt": subtitles.translate_srt,
+        "vtt": subtitles.translate_vtt,
+        "json": strings.translate_json,
+        "yaml": strings.translate_yaml,
+        "docx": docx.translate,
+        "pptx": pptx.translate,
+        "odt": odt.translate,
+    }[kind]
 
 
 def _checked(translate_texts, report: FileReport):
     """`translate_texts`, counting in `report` the texts left untranslated below the minimum confidence and those
     whose translation lost a placeholder or protected span (an HTML fragment's by its text)."""
+
     def translate(texts: list[str], format: str = "text") -> list[str]:
         translations = translate_texts(texts, format)
         if format == "html":
@@ -116,9 +151,10 @@ def _translate_mixed(texts: list[str], translate_texts) -> list[str]:
     for each kind."""
     markup = [holds_markup(text) for text in texts]
     fragments = [t for t, m in zip(texts, markup) if m]
-    restored = [Translation(as_written(source, translation), getattr(translation, "flags", None))
-                for source, translation in zip(fragments, translate_texts(fragments, "html") if fragments else [],
-                                               strict=True)]
+    restored = [
+        Translation(as_written(source, translation), getattr(translation, "flags", None))
+        for source, translation in zip(fragments, translate_texts(fragments, "html") if fragments else [], strict=True)
+    ]
     done = {True: iter(restored), False: iter(translate_texts([t for t, m in zip(texts, markup) if not m], "text"))}
     return [next(done[m]) for m in markup]
 
@@ -142,8 +178,9 @@ def _translate_po(data: bytes, translate_texts, overwrite, trusted_above) -> tup
             report.kept += 1
             continue
         todo.append(entry)
-    texts = [text for entry in todo for text in ([entry.msgid, entry.msgid_plural] if entry.msgid_plural
-                                                   else [entry.msgid])]
+    texts = [
+        text for entry in todo for text in ([entry.msgid, entry.msgid_plural] if entry.msgid_plural else [entry.msgid])
+    ]
     # a message's leading and trailing whitespace ("Name: ", "Usage: %s\n") belongs to the program: kept as it is
     found = _translate_mixed([text.strip() for text in texts], translate_texts)
     translations = iter([(rewrap(text, translation), translation) for text, translation in zip(texts, found)])
@@ -190,13 +227,37 @@ def _translate_html(data: bytes, translate_texts) -> tuple[bytes, FileReport]:
     return translation.encode("utf-8"), FileReport("html", translated=len(HtmlDocuments([document]).texts))
 
 
-def translate_document(model, tokenizer, input_path: str, output_path: str, overwrite: bool = False,
-                       trusted_above: float | None = None, **options) -> FileReport:
+def translate_document(
+    model,
+    tokenizer,
+    input_path: str,
+    output_path: str,
+    overwrite: bool = False,
+    trusted_above: float | None = None,
+    **options,
+) -> FileReport:
     """`translate_file` with `translation.translate(model, tokenizer, texts, **options)` (engine, beams, sentence
     splitting, confidence, min_confidence, ...): a .po, XLIFF or HTML file translated from Python."""
-    return translate_file(input_path, output_path, lambda texts, format="text": translate(
-        model, tokenizer, texts, **{**options, "format": format}), overwrite, trusted_above)
+    return translate_file(
+        input_path,
+        output_path,
+        lambda texts, format="text": translate(model, tokenizer, texts, **{**options, "format": format}),
+        overwrite,
+        trusted_above,
+    )
 
 
-__all__ = ["FORMATS", "PLACEHOLDERS_DIFFER", "FileReport", "HTML_INLINE", "TAG", "as_written", "file_format",
-           "holds_markup", "placeholders_kept", "translate_bytes", "translate_document", "translate_file"]
+__all__ = [
+    "FORMATS",
+    "PLACEHOLDERS_DIFFER",
+    "FileReport",
+    "HTML_INLINE",
+    "TAG",
+    "as_written",
+    "file_format",
+    "holds_markup",
+    "placeholders_kept",
+    "translate_bytes",
+    "translate_document",
+    "translate_file",
+]

@@ -46,17 +46,18 @@ ESCAPED = re.compile(r"[\\`*\[\]<>]|(?<![^\W_])_|_(?![^\W_])|&(?=#?\w+;)")  # `_
 def _recording(rule, kind: str):
     """`rule` (an inline rule of markdown-it) that also records on the token it makes (`kind`) the source it read:
     `meta["source"]`, and for a link with a label, `meta["tail"]`, what follows the label."""
+
     def recorded(state, silent: bool) -> bool:
         start, count = state.pos, len(state.tokens)
         if not rule(state, silent):
             return False
         if not silent:
             token = next(token for token in state.tokens[count:] if token.type == kind)
-            token.meta["source"] = state.src[start:state.pos]
+            token.meta["source"] = state.src[start : state.pos]
             if kind == "link_open" and state.src[start] == "[":
                 label_end = state.md.helpers.parseLinkLabel(state, start, True)
-                tail = state.src[label_end + 1:state.pos]
-                token.meta["tail"] = tail if tail not in ("", "[]") else f"[{state.src[start + 1:label_end]}]"
+                tail = state.src[label_end + 1 : state.pos]
+                token.meta["tail"] = tail if tail not in ("", "[]") else f"[{state.src[start + 1 : label_end]}]"
         return True
 
     return recorded
@@ -166,7 +167,7 @@ def _tidied(pieces: list) -> list:
             value = value.lstrip()
         if kind == "close" and out and out[-1][0] == "text" and out[-1][1][-1:].isspace():
             text = out.pop()[1]
-            out += [("text", text.rstrip()), ("close", value), ("text", text[len(text.rstrip()):])]
+            out += [("text", text.rstrip()), ("close", value), ("text", text[len(text.rstrip()) :])]
             continue
         out.append((kind, value))
     return out

@@ -26,8 +26,9 @@ TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
 PARAGRAPHS = (f"{{{TEXT}}}p", f"{{{TEXT}}}h")
 SPAN, LINK, SPACE = f"{{{TEXT}}}span", f"{{{TEXT}}}a", f"{{{TEXT}}}s"
 UNTRANSLATED = {f"{{{OFFICE}}}annotation", f"{{{TEXT}}}tracked-changes"}  # comments, deleted text
-PAGE_MARGINALS = {f"{{{STYLE}}}{name}" for name in ("header", "footer", "header-left", "footer-left",
-                                                     "header-first", "footer-first")}
+PAGE_MARGINALS = {
+    f"{{{STYLE}}}{name}" for name in ("header", "footer", "header-left", "footer-left", "header-first", "footer-first")
+}
 MIMETYPE = "application/vnd.oasis.opendocument.text"  # also -template, -master, -master-template
 
 
@@ -98,8 +99,14 @@ def check(package: zipfile.ZipFile) -> None:
             raise FormatError("odt", f"an OpenDocument of type {mimetype!r}, not a text document")
 
 
-FORMAT = Format(name="odt", main="content.xml", parts=re.compile(r"content\.xml|styles\.xml"),
-                paragraphs=paragraphs, paragraph=OdfParagraph, check=check)
+FORMAT = Format(
+    name="odt",
+    main="content.xml",
+    parts=re.compile(r"content\.xml|styles\.xml"),
+    paragraphs=paragraphs,
+    paragraph=OdfParagraph,
+    check=check,
+)
 
 
 def translate(data: bytes, translate_texts: TranslateTexts) -> Translated:

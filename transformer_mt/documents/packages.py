@@ -171,8 +171,10 @@ def local(element) -> str | None:
 
 
 def has_text(nodes: list) -> bool:
-    return any(node.strip() if isinstance(node, str) else isinstance(node, Formatting) and has_text(node.content)
-               for node in nodes)
+    return any(
+        node.strip() if isinstance(node, str) else isinstance(node, Formatting) and has_text(node.content)
+        for node in nodes
+    )
 
 
 def text_lengths(nodes: list, shell=None, lengths: collections.Counter | None = None) -> collections.Counter:
@@ -234,5 +236,13 @@ def from_html(fragment: str, items: list) -> list:
     return nodes + [item for k, item in enumerate(items) if isinstance(item, Code) and k not in placed]
 
 
-__all__ = ["Code", "Format", "MAX_MEMBERS", "MAX_RATIO", "MAX_UNCOMPRESSED", "Paragraph", "Formatting",
-           "translate_package"]
+__all__ = [
+    "Code",
+    "Format",
+    "MAX_MEMBERS",
+    "MAX_RATIO",
+    "MAX_UNCOMPRESSED",
+    "Paragraph",
+    "Formatting",
+    "translate_package",
+]

@@ -15,10 +15,12 @@ from .runs import DRAWING
 
 
 FORMAT = Format(
-    name="pptx", main="ppt/presentation.xml",
+    name="pptx",
+    main="ppt/presentation.xml",
     parts=re.compile(r"ppt/(slides/slide|notesSlides/notesSlide)\d+\.xml"),
     paragraphs=lambda root: root.iter(DRAWING.tag("p")),
-    paragraph=DRAWING.paragraph)
+    paragraph=DRAWING.paragraph,
+)
 
 
 def translate(data: bytes, translate_texts: TranslateTexts) -> Translated:

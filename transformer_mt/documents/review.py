@@ -12,8 +12,9 @@ from ..text.spans import lost_spans, placeholders
 
 
 TAG = re.compile(r"</?\w+[^>]*>")  # inline markup a message holds (<b>, <a href="%s">)
-PLACEHOLDERS_DIFFER = ("transformer-mt: the translation's placeholders or tags differ from the source's, or it lost "
-                       "a URL, path or number")
+PLACEHOLDERS_DIFFER = (
+    "transformer-mt: the translation's placeholders or tags differ from the source's, or it lost a URL, path or number"
+)
 
 
 @dataclasses.dataclass
@@ -28,6 +29,7 @@ class FileReport:
 def placeholders_kept(source: str, translation: str) -> bool:
     """Whether the translation holds the same placeholders and tags as the source (in any order), and every other
     protected span of it (URLs, paths, numbers by their digits, ...)."""
+
     def held(text: str) -> collections.Counter:
         return collections.Counter([*placeholders(text), *TAG.findall(text)])
 
@@ -40,8 +42,14 @@ def entry_flags(translations: list) -> Flags:
 
 
 def is_trusted(flags: Flags, trusted_above: float | None) -> bool:
-    return trusted_above is not None and flags.confidence is not None and flags.confidence > trusted_above \
-        and not flags.guards and not flags.abstained and not flags.spans.lost
+    return (
+        trusted_above is not None
+        and flags.confidence is not None
+        and flags.confidence > trusted_above
+        and not flags.guards
+        and not flags.abstained
+        and not flags.spans.lost
+    )
 
 
 __all__ = ["PLACEHOLDERS_DIFFER", "TAG", "FileReport", "entry_flags", "is_trusted", "placeholders_kept"]

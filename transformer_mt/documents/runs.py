@@ -177,14 +177,22 @@ class RunParagraph:
 
 WORDPROCESSING = Grammar(
     namespace="http://schemas.openxmlformats.org/wordprocessingml/2006/main",
-    first=frozenset({"pPr", "smartTagPr", "customXmlPr"}), last=frozenset(),
+    first=frozenset({"pPr", "smartTagPr", "customXmlPr"}),
+    last=frozenset(),
     wrappers=frozenset({"hyperlink", "ins", "moveTo", "smartTag", "customXml", "dir", "bdo"}),
-    dropped=frozenset({"proofErr", "lastRenderedPageBreak"}), preserve=True, field="fldChar")
+    dropped=frozenset({"proofErr", "lastRenderedPageBreak"}),
+    preserve=True,
+    field="fldChar",
+)
 
 DRAWING = Grammar(
     namespace="http://schemas.openxmlformats.org/drawingml/2006/main",
-    first=frozenset({"pPr"}), last=frozenset({"endParaRPr"}), wrappers=frozenset(), dropped=frozenset(),
-    preserve=False)
+    first=frozenset({"pPr"}),
+    last=frozenset({"endParaRPr"}),
+    wrappers=frozenset(),
+    dropped=frozenset(),
+    preserve=False,
+)
 
 
 __all__ = ["DRAWING", "Grammar", "RunParagraph", "WORDPROCESSING"]

@@ -95,7 +95,7 @@ def _complex(value: str, found: re.Match) -> tuple[Complex, int]:
         if not selector or selector.end() >= len(value) or value[selector.end()] != "{":
             break
         parts, end = parse_message(value, selector.end() + 1, inner=True)
-        argument.branches.append((value[i: selector.end() + 1], parts))
+        argument.branches.append((value[i : selector.end() + 1], parts))
         i = end + 1
     closing = re.compile(r"\s*\}").match(value, i)
     if not argument.branches or not closing:
@@ -136,8 +136,10 @@ def rebuilt(parts: list, translations, counted: str | None = None) -> str:
     text = text.replace("{%s}" % counted, "#") if counted else text
     for part in parts:
         if isinstance(part, Complex):
-            branches = "".join(before + rebuilt(branch, translations, part.name if part.kind != "select" else None)
-                               + "}" for before, branch in part.branches)
+            branches = "".join(
+                before + rebuilt(branch, translations, part.name if part.kind != "select" else None) + "}"
+                for before, branch in part.branches
+            )
             written = part.head + branches + part.tail
             placeholder = "{%s}" % part.name
             text = text.replace(placeholder, written, 1) if placeholder in text else text + written
@@ -184,8 +186,9 @@ def translate_values(root, translate_texts) -> int:
     """Every string value under `root` replaced by its translation, in one call, a ruamel scalar keeping its type
     (its quoting style); returns how many texts were sent."""
     slots = list(_slots(root))
-    aliased = {id(slot[0][slot[1]]): slot for slot in reversed(slots)
-               if _anchor(slot[0][slot[1]])}  # a YAML anchor's string, translated once for each of its aliases
+    aliased = {
+        id(slot[0][slot[1]]): slot for slot in reversed(slots) if _anchor(slot[0][slot[1]])
+    }  # a YAML anchor's string, translated once for each of its aliases
     unique = [slot for slot in slots if aliased.get(id(slot[0][slot[1]]), slot) is slot]
     messages = [_parsed(container[key].strip()) for container, key, _ in unique]
     texts = [text for parts in messages for text in message_texts(parts)]
@@ -216,8 +219,9 @@ def _styled(value: str, translation: str) -> str:
     folds = getattr(value, "fold_pos", None)
     if folds:
         bounds = [0, *folds, len(value.rstrip())]
-        pieces = [piece for piece in spread(translation, [end - start for start, end in zip(bounds, bounds[1:])])
-                  if piece]
+        pieces = [
+            piece for piece in spread(translation, [end - start for start, end in zip(bounds, bounds[1:])]) if piece
+        ]
         if " ".join(pieces) == translation.strip():
             styled.fold_pos = [sum(map(len, pieces[: k + 1])) + k for k in range(len(pieces) - 1)]
     return styled
@@ -240,7 +244,7 @@ def translate_json(data: bytes, translate_texts) -> Translated:
     except json.JSONDecodeError as error:
         raise FormatError("json", str(error)) from None
     sent = translate_values(root, translate_texts)
-    written = json.dumps(root, **_json_layout(text)) + text[len(text.rstrip()):]
+    written = json.dumps(root, **_json_layout(text)) + text[len(text.rstrip()) :]
     return Translated(encode(written, bom), sent)
 
 
@@ -287,5 +291,14 @@ def translate(data: bytes, translate_texts, format: str = "json") -> Translated:
     return {"json": translate_json, "yaml": translate_yaml}[format](data, translate_texts)
 
 
-__all__ = ["I18N_PLACEHOLDER", "lost_string_placeholders", "message_texts", "parse_message", "rebuilt", "translate",
-           "translate_json", "translate_values", "translate_yaml"]
+__all__ = [
+    "I18N_PLACEHOLDER",
+    "lost_string_placeholders",
+    "message_texts",
+    "parse_message",
+    "rebuilt",
+    "translate",
+    "translate_json",
+    "translate_values",
+    "translate_yaml",
+]

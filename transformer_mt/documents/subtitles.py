@@ -78,7 +78,7 @@ def to_html(text: str, tags: list[str]) -> str:
     it appends to; a tag the cue leaves open closed at its end."""
     out, open_, end = [], 0, 0
     for match in TAG.finditer(text):
-        out.append(html.escape(text[end:match.start()], quote=False))
+        out.append(html.escape(text[end : match.start()], quote=False))
         end = match.end()
         if TIMESTAMP.match(match[0]):
             out.append(f'<code id="{len(tags)}"></code>')
@@ -156,14 +156,16 @@ def translate(data: bytes, translate_texts, format: str | None = None) -> Transl
     joined = runs(texts)
     tags = [[] for _ in joined]  # each run's source tags, by the ids its HTML gives them
     marked = [any(TAG.search(texts[k]) for k in run) for run in joined]
-    sent = [" ".join(to_html(texts[k], tags[r]) if marked[r] else texts[k] for k in run)
-            for r, run in enumerate(joined)]
+    sent = [
+        " ".join(to_html(texts[k], tags[r]) if marked[r] else texts[k] for k in run) for r, run in enumerate(joined)
+    ]
     translations = {}
     for kind in (False, True):
         todo = [r for r in range(len(joined)) if marked[r] == kind]
         if todo:
-            translations.update(zip(todo, translate_texts([sent[r] for r in todo], "html" if kind else "text"),
-                                    strict=True))
+            translations.update(
+                zip(todo, translate_texts([sent[r] for r in todo], "html" if kind else "text"), strict=True)
+            )
     for r, run in enumerate(joined):
         translation = from_html(translations[r], tags[r]) if marked[r] else translations[r]
         shares = balanced(spread(translation, [len(texts[k]) for k in run], _outside_tags(translation)))

@@ -38,7 +38,7 @@ def lines(text: str) -> list[str]:
 
 def ending(line: str) -> str:
     """A line's line end ("\\r\\n", "\\n", "\\r" or "")."""
-    return line[len(line.rstrip("\r\n")):]
+    return line[len(line.rstrip("\r\n")) :]
 
 
 def spread(text: str, lengths: list[int], breakable: Callable[[int], bool] | None = None) -> list[str]:
@@ -53,7 +53,7 @@ def spread(text: str, lengths: list[int], breakable: Callable[[int], bool] | Non
     for k, length in enumerate(lengths[:-1]):
         done += length
         left = len(lengths) - 2 - k  # cuts still needed after this one
-        options = cuts[first: len(cuts) - left]
+        options = cuts[first : len(cuts) - left]
         if not options:
             break
         target = len(text) * done / total

@@ -146,6 +146,4 @@ def _from_html(fragment: str, source, target_tag: str, elements: list):
     return target
 
 
-
-
 __all__ = ["NOTE", "WRAPPING", "translate_xliff"]

@@ -29,7 +29,27 @@ from .protocol import Engine
 from .settings import DEFAULT_INTRA_THREADS, DEVICES, ENGINES, EngineSettings, add_engine_arguments, engine_settings
 
 
-__all__ = ["DEFAULT_INTRA_THREADS", "DEVICES", "ENGINES", "EngineSettings", "add_engine_arguments",
-           "attach_calibration", "cached_export", "default_cache_dir", "Engine", "engine_settings", "export_key",
-           "fast_engine_problem", "GenerateEngine", "hypothesis_scores", "is_export", "load_engine", "load_export",
-           "load_for_scoring", "resolve_device", "resolve_engine", "unsupported_settings", "weights_differ"]
+__all__ = [
+    "DEFAULT_INTRA_THREADS",
+    "DEVICES",
+    "ENGINES",
+    "EngineSettings",
+    "add_engine_arguments",
+    "attach_calibration",
+    "cached_export",
+    "default_cache_dir",
+    "Engine",
+    "engine_settings",
+    "export_key",
+    "fast_engine_problem",
+    "GenerateEngine",
+    "hypothesis_scores",
+    "is_export",
+    "load_engine",
+    "load_export",
+    "load_for_scoring",
+    "resolve_device",
+    "resolve_engine",
+    "unsupported_settings",
+    "weights_differ",
+]

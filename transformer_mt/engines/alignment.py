@@ -67,29 +67,36 @@ def line_words(pieces: list[str], separators: list[str]) -> list[list[int]]:
         offsets.append(len(line) + len(separator))
         line += separator + piece
     starts = [match.start() for match in re.finditer(r"\S+", line)]
-    return [[bisect.bisect_right(starts, offset + match.start()) - 1 for match in re.finditer(r"\S+", piece)]
-            for piece, offset in zip(pieces, offsets)]
+    return [
+        [bisect.bisect_right(starts, offset + match.start()) - 1 for match in re.finditer(r"\S+", piece)]
+        for piece, offset in zip(pieces, offsets)
+    ]
 
 
-def join_alignments(alignments: list[Alignment], sources: list[str], targets: list[str],
-                    separators: list[str]) -> Alignment:
+def join_alignments(
+    alignments: list[Alignment], sources: list[str], targets: list[str], separators: list[str]
+) -> Alignment:
     """One line's alignment from its sentences' (in order): each sentence's word numbers turned into the line's,
     on each side (the translations are joined with the source's `separators`)."""
     source_words, target_words = line_words(sources, separators), line_words(targets, separators)
-    return sorted({(source_words[k][i], target_words[k][j])
-                   for k, alignment in enumerate(alignments) for i, j in alignment})
+    return sorted(
+        {(source_words[k][i], target_words[k][j]) for k, alignment in enumerate(alignments) for i, j in alignment}
+    )
 
 
 def check_tokenizer(tokenizer) -> None:
     """Alignments map tokens to words through character offsets, which only fast (Rust) tokenizers give."""
     for side in (tokenizer, target_side(tokenizer)):
         if not getattr(side, "is_fast", False):
-            raise ValueError(f"word alignments need a fast tokenizer's character offsets; this model's is "
-                             f"{type(side).__name__} (a converted Opus-MT model keeps its SentencePiece one)")
+            raise ValueError(
+                f"word alignments need a fast tokenizer's character offsets; this model's is "
+                f"{type(side).__name__} (a converted Opus-MT model keeps its SentencePiece one)"
+            )
 
 
-def encode_aligned_pairs(tokenizer, config, sources: list[str], targets: list[str],
-                         options: TranslationOptions) -> tuple[dict, dict, list[list], list[list]]:
+def encode_aligned_pairs(
+    tokenizer, config, sources: list[str], targets: list[str], options: TranslationOptions
+) -> tuple[dict, dict, list[list], list[list]]:
     """What every engine aligns given pairs from, once they are checked (`check_pairs`, `check_tokenizer`): the
     sources (begun with `options.source_prefix`, cut as translation cuts them) and targets (begun with the token of
     `options.target_lang`, `tags.target_language_id`) as the model reads them, and the word of each of their tokens:
@@ -103,8 +110,10 @@ def encode_aligned_pairs(tokenizer, config, sources: list[str], targets: list[st
     source = tokenizer(prefixed, return_offsets_mapping=True, truncation=limit is not None, max_length=limit)
     target = target_side(tokenizer)(targets, return_offsets_mapping=True)
     shift = 1 if source_prefix else 0  # the tag is the prefixed text's word 0
-    source_words = [[None if word is None or word < shift else word - shift for word in token_words(text, offsets)]
-                    for text, offsets in zip(prefixed, source["offset_mapping"])]
+    source_words = [
+        [None if word is None or word < shift else word - shift for word in token_words(text, offsets)]
+        for text, offsets in zip(prefixed, source["offset_mapping"])
+    ]
     target_words = [token_words(text, offsets) for text, offsets in zip(targets, target["offset_mapping"])]
     if language_id is not None:
         target["input_ids"] = [[language_id, *ids] for ids in target["input_ids"]]
@@ -112,5 +121,13 @@ def encode_aligned_pairs(tokenizer, config, sources: list[str], targets: list[st
     return source, target, source_words, target_words
 
 
-__all__ = ["Alignment", "check_tokenizer", "encode_aligned_pairs", "join_alignments", "line_words", "pharaoh",
-           "token_words", "word_alignment"]
+__all__ = [
+    "Alignment",
+    "check_tokenizer",
+    "encode_aligned_pairs",
+    "join_alignments",
+    "line_words",
+    "pharaoh",
+    "token_words",
+    "word_alignment",
+]

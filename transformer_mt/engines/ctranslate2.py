@@ -41,15 +41,29 @@ class CTranslate2Engine(Engine):
 
     name = "ctranslate2"
 
-    def __init__(self, export_dir: str, tokenizer, config, generation_config, compute_type: str = "default",
-                 intra_threads: int = 1, inter_threads: int | None = None,
-                 reason: str = "asked for", device: str = "cpu"):
+    def __init__(
+        self,
+        export_dir: str,
+        tokenizer,
+        config,
+        generation_config,
+        compute_type: str = "default",
+        intra_threads: int = 1,
+        inter_threads: int | None = None,
+        reason: str = "asked for",
+        device: str = "cpu",
+    ):
         self.export_dir, self.tokenizer, self.reason, self.device = export_dir, tokenizer, reason, device
         self.config, self.generation_config = config, generation_config
         inter_threads = inter_threads or max(1, (os.cpu_count() or 1) // intra_threads)
         self.compute_type = compute_type
-        self.translator = ctranslate2.Translator(export_dir, device=device, compute_type=compute_type,
-                                                 intra_threads=intra_threads, inter_threads=inter_threads)
+        self.translator = ctranslate2.Translator(
+            export_dir,
+            device=device,
+            compute_type=compute_type,
+            intra_threads=intra_threads,
+            inter_threads=inter_threads,
+        )
         self.seeded = None  # the one-worker translator of the last seed() (class docstring)
         self.threads = {"intra_threads": intra_threads, "inter_threads": inter_threads}
         self.workers = inter_threads  # batches decoded at once
@@ -58,18 +72,32 @@ class CTranslate2Engine(Engine):
     def seed(self, seed: int) -> None:
         set_seed(seed)
         ctranslate2.set_random_seed(seed)
-        self.seeded = ctranslate2.Translator(self.export_dir, device=self.device, compute_type=self.compute_type,
-                                             intra_threads=self.threads["intra_threads"], inter_threads=1)
+        self.seeded = ctranslate2.Translator(
+            self.export_dir,
+            device=self.device,
+            compute_type=self.compute_type,
+            intra_threads=self.threads["intra_threads"],
+            inter_threads=1,
+        )
 
-    def translate_sentences(self, sentences: list[str], options: TranslationOptions, names: list[str] | None = None,
-                            target_prefix: list[str | None] | None = None) -> list[Hypotheses]:
+    def translate_sentences(
+        self,
+        sentences: list[str],
+        options: TranslationOptions,
+        names: list[str] | None = None,
+        target_prefix: list[str | None] | None = None,
+    ) -> list[Hypotheses]:
         tokenizer, target = self.tokenizer, target_side(self.tokenizer)
-        ids, segments, names, limit = checked_inputs(tokenizer, self.config, sentences, names, self.max_positions,
-                                                     self.max_positions, options)
+        ids, segments, names, limit = checked_inputs(
+            tokenizer, self.config, sentences, names, self.max_positions, self.max_positions, options
+        )
         ids = [cut(row, limit) for row in ids]  # as the tokenizer truncates: the end token stays
         settings = self.search_settings(options)
-        prefixes = [target.convert_ids_to_tokens(ids) if ids else None
-                    for ids in prefix_token_ids(tokenizer, target_prefix)] if target_prefix else None
+        prefixes = (
+            [target.convert_ids_to_tokens(ids) if ids else None for ids in prefix_token_ids(tokenizer, target_prefix)]
+            if target_prefix
+            else None
+        )
         language_id = target_language_id(self.config, tokenizer, options.target_lang)
         if language_id is not None:  # the target-language token first (tags.target_language_id)
             language = target.convert_ids_to_tokens(language_id)
@@ -78,21 +106,35 @@ class CTranslate2Engine(Engine):
         translator = self.seeded if seeded else self.translator
         pending = []
         for indices in length_batches([len(row) for row in ids], options.batch_size):
-            budget = options.max_new_tokens or length_bound(max(len(ids[i]) for i in indices),
-                                                            self.generation_config.max_length, self.max_positions)
+            budget = options.max_new_tokens or length_bound(
+                max(len(ids[i]) for i in indices), self.generation_config.max_length, self.max_positions
+            )
             batch = [self.source(ids[i], segments[i] if segments else None) for i in indices]
             batch_prefixes = [prefixes[i] for i in indices] if prefixes else None
-            pending.append((indices, budget, translator.translate_batch(
-                batch, batch_prefixes, max_decoding_length=budget, max_batch_size=len(batch), max_input_length=0,
-                asynchronous=True, **settings)))
+            pending.append(
+                (
+                    indices,
+                    budget,
+                    translator.translate_batch(
+                        batch,
+                        batch_prefixes,
+                        max_decoding_length=budget,
+                        max_batch_size=len(batch),
+                        max_input_length=0,
+                        asynchronous=True,
+                        **settings,
+                    ),
+                )
+            )
         translations = [None] * len(sentences)
         for indices, budget, results in pending:
             for index, result in zip(indices, results):
                 result = result.result()
                 hypotheses = result.hypotheses[: options.num_return_sequences]
-                translations[index] = [(hypothesis_text(tokenizer, tokens).strip(),
-                                        result.scores[rank] if options.scores else None)
-                                       for rank, tokens in enumerate(hypotheses)]
+                translations[index] = [
+                    (hypothesis_text(tokenizer, tokens).strip(), result.scores[rank] if options.scores else None)
+                    for rank, tokens in enumerate(hypotheses)
+                ]
                 ended = hypotheses[0][-1:] == [tokenizer.eos_token]
                 if options.max_new_tokens is None and len(hypotheses[0]) >= budget and not ended:
                     warn_unended(names[index], budget)
@@ -108,26 +150,34 @@ class CTranslate2Engine(Engine):
         """translate_batch's keywords for `options`: the generation config's settings unless the options give
         others; a control CTranslate2 lacks is a ValueError naming it."""
         config = self.generation_config
-        controls = {"length_penalty": config.length_penalty, "no_repeat_ngram_size": config.no_repeat_ngram_size
-                    or None, "repetition_penalty": config.repetition_penalty, **options.generate_controls()}
+        controls = {
+            "length_penalty": config.length_penalty,
+            "no_repeat_ngram_size": config.no_repeat_ngram_size or None,
+            "repetition_penalty": config.repetition_penalty,
+            **options.generate_controls(),
+        }
         beams = options.beams(config)
         if beams > 1 and config.early_stopping is not True and not options.do_sample:
-            raise ValueError(f"beam search ({beams} beams) on CTranslate2 stops as generate(early_stopping=True) "
-                             f"does, and this model's generation config says early_stopping="
-                             f"{config.early_stopping!r}: set it to true in generation_config.json, or translate "
-                             "with engine 'transformers'")
+            raise ValueError(
+                f"beam search ({beams} beams) on CTranslate2 stops as generate(early_stopping=True) "
+                f"does, and this model's generation config says early_stopping="
+                f"{config.early_stopping!r}: set it to true in generation_config.json, or translate "
+                "with engine 'transformers'"
+            )
         settings = translate_options(beams, num_return_sequences=options.num_return_sequences, **controls)
         settings.pop("max_decoding_length")
         settings["return_scores"] = options.scores
         suppressed = list(config.bad_words_ids or []) + (
-            bad_words_ids(self.tokenizer, list(options.bad_words)) if options.bad_words else [])
+            bad_words_ids(self.tokenizer, list(options.bad_words)) if options.bad_words else []
+        )
         if suppressed:
             target = target_side(self.tokenizer)
             settings["suppress_sequences"] = [target.convert_ids_to_tokens(ids) for ids in suppressed]
         return settings
 
-    def score_pairs(self, sources: list[str], targets: list[str], batch_size: int = 16,
-                    length_penalty: float | None = None) -> list[PairScore]:
+    def score_pairs(
+        self, sources: list[str], targets: list[str], batch_size: int = 16, length_penalty: float | None = None
+    ) -> list[PairScore]:
         """Given translations' scores through `score_batch`, which adds `</s>` and scores it; inputs cut as the
         generate() engine cuts them."""
         tokenizer, target = self.tokenizer, target_side(self.tokenizer)
@@ -135,25 +185,34 @@ class CTranslate2Engine(Engine):
         penalty = length_penalty_of(self.generation_config, length_penalty)
         sources_tokens = [self.source(ids) for ids in encoded["input_ids"]]
         target_tokens = [target.convert_ids_to_tokens(ids)[:-1] for ids in encoded["labels"]]  # it adds </s>
-        results = self.translator.score_batch(sources_tokens, target_tokens, max_batch_size=batch_size,
-                                              max_input_length=0)
+        results = self.translator.score_batch(
+            sources_tokens, target_tokens, max_batch_size=batch_size, max_input_length=0
+        )
         return [pair_score(float(sum(result.log_probs)), len(result.log_probs), penalty) for result in results]
 
     def align_pairs(self, sources: list[str], targets: list[str], options: TranslationOptions) -> list[Alignment]:
         """Word alignments through `return_attention` of an export made with the model's alignment layer and heads:
         each target forced as the prefix of a greedy translation that ends with it."""
         tokenizer, target_tokenizer = self.tokenizer, target_side(self.tokenizer)
-        source, target, source_words, target_words = encode_aligned_pairs(tokenizer, self.config, sources, targets,
-                                                                          options)
+        source, target, source_words, target_words = encode_aligned_pairs(
+            tokenizer, self.config, sources, targets, options
+        )
         # the target's tokens before </s> (the language token included): CTranslate2 writes </s> itself
-        prefixes = [target_tokenizer.convert_ids_to_tokens(ids[:-1] if ids[-1:] == [target_tokenizer.eos_token_id]
-                                                           else ids) for ids in target["input_ids"]]
+        prefixes = [
+            target_tokenizer.convert_ids_to_tokens(ids[:-1] if ids[-1:] == [target_tokenizer.eos_token_id] else ids)
+            for ids in target["input_ids"]
+        ]
         attention = [None] * len(sources)
         for indices in length_batches([len(prefix) for prefix in prefixes], options.batch_size):
             batch = [self.source(source["input_ids"][i]) for i in indices]
             results = self.translator.translate_batch(
-                batch, [prefixes[i] for i in indices], beam_size=1, max_decoding_length=max(
-                    len(prefixes[i]) for i in indices) + 1, return_attention=True, max_input_length=0)
+                batch,
+                [prefixes[i] for i in indices],
+                beam_size=1,
+                max_decoding_length=max(len(prefixes[i]) for i in indices) + 1,
+                return_attention=True,
+                max_input_length=0,
+            )
             for i, result in zip(indices, results):
                 attention[i] = result.attention[0][: len(prefixes[i])]
         return [word_alignment(*parts) for parts in zip(attention, source_words, target_words)]

@@ -46,22 +46,35 @@ def warn_long_inputs(lengths: list[int], names: list[str], limit: int | None) ->
     """Name every sentence longer than `limit` tokens: it is cut there (every engine cuts it the same way)."""
     for name, length in zip(names, lengths):
         if limit is not None and length > limit:
-            logger.warning(f"Text {name} has {length} tokens; only its first {limit} are translated (the model's "
-                           "limit, tokenizer.model_max_length).")
+            logger.warning(
+                f"Text {name} has {length} tokens; only its first {limit} are translated (the model's "
+                "limit, tokenizer.model_max_length)."
+            )
 
 
-def check_positions(lengths: list[int], names: list[str], limit: int | None, input_positions: int | None,
-                    output_positions: int | None, max_new_tokens: int | None) -> None:
+def check_positions(
+    lengths: list[int],
+    names: list[str],
+    limit: int | None,
+    input_positions: int | None,
+    output_positions: int | None,
+    max_new_tokens: int | None,
+) -> None:
     """Refuse, naming it, a sentence (as cut at `limit`) longer than the encoder's `input_positions`, or a
     `max_new_tokens` past the decoder's `output_positions` (its start token takes one); None: any length."""
     if output_positions is not None and max_new_tokens is not None and max_new_tokens + 1 > output_positions:
-        raise OptionError("max_new_tokens", f"{max_new_tokens} is more than this model can write: its decoder's "
-                                            f"position table has {output_positions} rows, so at most "
-                                            f"{output_positions - 1} new tokens")
+        raise OptionError(
+            "max_new_tokens",
+            f"{max_new_tokens} is more than this model can write: its decoder's "
+            f"position table has {output_positions} rows, so at most "
+            f"{output_positions - 1} new tokens",
+        )
     for name, length in zip(names, lengths):
         if input_positions is not None and min(length, limit or length) > input_positions:
-            raise ValueError(f"Text {name} has {length} tokens and this model reads at most {input_positions} (its "
-                             "position table): shorten it, or split it into sentences")
+            raise ValueError(
+                f"Text {name} has {length} tokens and this model reads at most {input_positions} (its "
+                "position table): shorten it, or split it into sentences"
+            )
 
 
 def register_tag(config, options: TranslationOptions) -> str | None:
@@ -71,9 +84,12 @@ def register_tag(config, options: TranslationOptions) -> str | None:
         return None
     if not getattr(config, "formality_tags", False):
         if options.formality in ("more", "less"):
-            raise OptionError("formality", f"{options.formality!r} needs a model trained with the register tags "
-                                           f"(--formality_share), and this one has none: ask for "
-                                           f"prefer_{options.formality} (the model's own register) or default")
+            raise OptionError(
+                "formality",
+                f"{options.formality!r} needs a model trained with the register tags "
+                f"(--formality_share), and this one has none: ask for "
+                f"prefer_{options.formality} (the model's own register) or default",
+            )
         return None
     return TAGS[FORMAL if options.formality.endswith("more") else INFORMAL]
 
@@ -88,15 +104,20 @@ def reads_context(config, options: TranslationOptions) -> bool:
     return True
 
 
-def source_rows(tokenizer, config, sentences: list[str], options: TranslationOptions, names: list[str],
-                limit: int | None) -> tuple[list[list[int]], list[list[int]] | None]:
+def source_rows(
+    tokenizer, config, sentences: list[str], options: TranslationOptions, names: list[str], limit: int | None
+) -> tuple[list[list[int]], list[list[int]] | None]:
     """Each sentence's token ids (not yet cut) as the engine reads it, begun with the register's tag
     (`register_tag`, after `options.source_prefix`) and followed by the context as its second segment where the
     model reads one and the two fit in `limit`; and each row's segment ids (None without a context)."""
     tag, prefix = register_tag(config, options), options.source_prefix
     if tag is not None:
-        sentences = [f"{prefix} {tag} {sentence[len(prefix) + 1:]}" if prefix and sentence.startswith(f"{prefix} ")
-                     else f"{tag} {sentence}" for sentence in sentences]
+        sentences = [
+            f"{prefix} {tag} {sentence[len(prefix) + 1 :]}"
+            if prefix and sentence.startswith(f"{prefix} ")
+            else f"{tag} {sentence}"
+            for sentence in sentences
+        ]
     alone = tokenizer(sentences)["input_ids"] if sentences else []
     if not sentences or not reads_context(config, options):
         return alone, None
@@ -104,17 +125,24 @@ def source_rows(tokenizer, config, sentences: list[str], options: TranslationOpt
     ids, segments = [], []
     for name, row, pair, pair_segments in zip(names, alone, paired["input_ids"], paired["token_type_ids"]):
         if limit is not None and len(pair) > limit:
-            logger.warning(f"Text {name}: its context does not fit beside it in {limit} tokens; translated without "
-                           "it.")
+            logger.warning(
+                f"Text {name}: its context does not fit beside it in {limit} tokens; translated without it."
+            )
             ids.append(row), segments.append([0] * len(row))
         else:
             ids.append(pair), segments.append(pair_segments)
     return ids, segments
 
 
-def checked_inputs(tokenizer, config, sentences: list[str], names: list[str] | None, input_positions: int | None,
-                   output_positions: int | None, options: TranslationOptions
-                   ) -> tuple[list[list[int]], list[list[int]] | None, list[str], int | None]:
+def checked_inputs(
+    tokenizer,
+    config,
+    sentences: list[str],
+    names: list[str] | None,
+    input_positions: int | None,
+    output_positions: int | None,
+    options: TranslationOptions,
+) -> tuple[list[list[int]], list[list[int]] | None, list[str], int | None]:
     """What every engine does first with the sentences it is given: their token ids (not yet cut) with the register
     tag and the context (`source_rows`) and their segment ids (None without a context), their names for warnings
     (default 1, 2, ...) and the tokenizer's input limit, after naming each sentence past the limit in a warning
@@ -134,8 +162,10 @@ def cut(row: list[int], limit: int | None) -> list[int]:
 
 
 def warn_unended(name: str, budget: int) -> None:
-    logger.warning(f"Text {name}: the translation reached the length bound ({budget} tokens) without ending; it may "
-                   "be cut (pass max_new_tokens to allow more).")
+    logger.warning(
+        f"Text {name}: the translation reached the length bound ({budget} tokens) without ending; it may "
+        "be cut (pass max_new_tokens to allow more)."
+    )
 
 
 def tagged(texts: list[str], source_prefix: str | None) -> list[str]:
@@ -143,8 +173,7 @@ def tagged(texts: list[str], source_prefix: str | None) -> list[str]:
     return [f"{source_prefix} {text}" for text in texts] if source_prefix else texts
 
 
-def split_texts(texts: list[str], language: str | None,
-                numbers: Iterable[int]) -> tuple[list[str], list[str], Layout]:
+def split_texts(texts: list[str], language: str | None, numbers: Iterable[int]) -> tuple[list[str], list[str], Layout]:
     """Every sentence of `texts` in one list, each one's name for warnings ("3, sentence 2"), and per text: where
     its sentences lie in that list and the separators that join their translations. Without a `language`, each
     text is one sentence named by its number alone; a blank text has none either way."""
@@ -172,6 +201,20 @@ def join_hypotheses(sentence_hypotheses: list[Hypotheses], separators: list[str]
     return joined
 
 
-__all__ = ["Hypotheses", "Layout", "check_positions", "checked_inputs", "cut", "default_names", "join_hypotheses",
-           "length_batches", "reads_context", "register_tag", "source_rows", "split_texts", "tagged",
-           "warn_long_inputs", "warn_unended"]
+__all__ = [
+    "Hypotheses",
+    "Layout",
+    "check_positions",
+    "checked_inputs",
+    "cut",
+    "default_names",
+    "join_hypotheses",
+    "length_batches",
+    "reads_context",
+    "register_tag",
+    "source_rows",
+    "split_texts",
+    "tagged",
+    "warn_long_inputs",
+    "warn_unended",
+]

@@ -38,15 +38,16 @@ def unsupported_settings(generation_config, num_beams: int | None = None) -> lis
     `num_beams`, else the config's); [] when none."""
     found = []
     if (num_beams or generation_config.num_beams or 1) > 1 and generation_config.early_stopping is not True:
-        found.append(f"early_stopping={generation_config.early_stopping!r} with beam search (CTranslate2 stops as "
-                     "early_stopping=True)")
+        found.append(
+            f"early_stopping={generation_config.early_stopping!r} with beam search (CTranslate2 stops as "
+            "early_stopping=True)"
+        )
     # bad_words_ids map to suppress_sequences; a forced </s> acts only at the length bound, where generate() writes
     # </s> and CTranslate2 stops: the same text (Opus-MT models carry both)
     forced_eos = generation_config.forced_eos_token_id
     if forced_eos is not None and forced_eos != generation_config.eos_token_id:
         found.append(f"forced_eos_token_id={forced_eos!r}")
-    for name in ("forced_bos_token_id", "suppress_tokens", "min_new_tokens", "begin_suppress_tokens",
-                 "sequence_bias"):
+    for name in ("forced_bos_token_id", "suppress_tokens", "min_new_tokens", "begin_suppress_tokens", "sequence_bias"):
         if getattr(generation_config, name, None):
             found.append(f"{name}={getattr(generation_config, name)!r}")
     if (generation_config.min_length or 0) > 0:
@@ -80,8 +81,13 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "transformer_mt"
 
 
-EXPORT_INPUTS = ("model.safetensors", "config.json", "generation_config.json", "target_tokenizer.json",
-                 "special_tokens_map.json")
+EXPORT_INPUTS = (
+    "model.safetensors",
+    "config.json",
+    "generation_config.json",
+    "target_tokenizer.json",
+    "special_tokens_map.json",
+)
 
 
 def export_key(model_dir: str, quantization: str | None) -> str:
@@ -102,8 +108,12 @@ def export_key(model_dir: str, quantization: str | None) -> str:
     return digest.hexdigest()[:32]
 
 
-def cached_export(model_dir: str, quantization: str | None = None, cache_dir: str | os.PathLike | None = None,
-                  main_process_first: Callable | None = None) -> str:
+def cached_export(
+    model_dir: str,
+    quantization: str | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    main_process_first: Callable | None = None,
+) -> str:
     """The CTranslate2 export of `model_dir` from the cache, made there first when it is not (under a file lock, so
     that processes started together make it once; staged and renamed into place, so a reader never sees half of
     one). `main_process_first`: accelerate's context manager, so that under a launch the main process exports."""
@@ -116,10 +126,12 @@ def cached_export(model_dir: str, quantization: str | None = None, cache_dir: st
     if (target / "model.bin").is_file():
         return str(target)
     root.mkdir(parents=True, exist_ok=True)
-    with (main_process_first() if main_process_first else contextlib.nullcontext()), FileLock(f"{target}.lock"):
+    with main_process_first() if main_process_first else contextlib.nullcontext(), FileLock(f"{target}.lock"):
         if not (target / "model.bin").is_file():
-            logger.warning(f"Exporting {model_dir} to CTranslate2 ({quantization or 'float32'}) into {target} "
-                           "(once: later runs of these weights reuse it).")
+            logger.warning(
+                f"Exporting {model_dir} to CTranslate2 ({quantization or 'float32'}) into {target} "
+                "(once: later runs of these weights reuse it)."
+            )
             staging = tempfile.mkdtemp(prefix=f".{target.name}-", dir=root)
             try:
                 export_ctranslate2(model_dir, os.path.join(staging, "export"), quantization)
@@ -130,7 +142,7 @@ def cached_export(model_dir: str, quantization: str | None = None, cache_dir: st
 
 
 def resolve_device(device: str = "auto") -> str:
-    """"cpu" or "cuda" for `device` ("auto": cuda when torch sees a CUDA device, else cpu); "cuda" without one is a
+    """ "cpu" or "cuda" for `device` ("auto": cuda when torch sees a CUDA device, else cpu); "cuda" without one is a
     ValueError naming the flag."""
     import torch
 
@@ -138,13 +150,23 @@ def resolve_device(device: str = "auto") -> str:
         raise ValueError(f"--device must be one of {', '.join(DEVICES)}; got {device!r}.")
     available = torch.cuda.is_available()
     if device == "cuda" and not available:
-        raise ValueError("--device cuda: no CUDA device is visible here (torch.cuda.is_available() is False); use "
-                         "--device cpu, or auto (cuda where there is one)")
+        raise ValueError(
+            "--device cuda: no CUDA device is visible here (torch.cuda.is_available() is False); use "
+            "--device cpu, or auto (cuda where there is one)"
+        )
     return "cuda" if device == "cuda" or (device == "auto" and available) else "cpu"
 
 
-def load_engine(model_dir: str, settings: EngineSettings | str = EngineSettings(), *, model=None, tokenizer=None,
-                main_process_first: Callable | None = None, sampling: bool = False, num_beams: int | None = None):
+def load_engine(
+    model_dir: str,
+    settings: EngineSettings | str = EngineSettings(),
+    *,
+    model=None,
+    tokenizer=None,
+    main_process_first: Callable | None = None,
+    sampling: bool = False,
+    num_beams: int | None = None,
+):
     """The engine the commands translate the model saved in `model_dir` with, as `settings` say (an engine's name
     alone: `EngineSettings(engine=name)`), with the calibration saved beside it; loaded strictly unless `model` and
     `tokenizer` loaded from it are given. `settings.engine`: "transformers", "ctranslate2" (an error saying why when
@@ -166,12 +188,17 @@ def load_engine(model_dir: str, settings: EngineSettings | str = EngineSettings(
     elif not is_export(export_dir):
         raise FileNotFoundError(f"--ctranslate2_model {export_dir!r} holds no CTranslate2 model (model.bin).")
     reason = "asked for" if settings.engine == "ctranslate2" else "auto: CTranslate2 installed and the model exports"
-    return attach_calibration(ctranslate2_engine(export_dir, tokenizer, model.config, model.generation_config,
-                                                 settings, reason, model.device.type), model_dir)
+    return attach_calibration(
+        ctranslate2_engine(
+            export_dir, tokenizer, model.config, model.generation_config, settings, reason, model.device.type
+        ),
+        model_dir,
+    )
 
 
-def generate_reason(model_dir: str, model, settings: EngineSettings, sampling: bool = False,
-                    num_beams: int | None = None) -> str | None:
+def generate_reason(
+    model_dir: str, model, settings: EngineSettings, sampling: bool = False, num_beams: int | None = None
+) -> str | None:
     """Why generate() decodes (the engine's `reason`), or None when CTranslate2 does; a ValueError saying why when
     `settings` ask for CTranslate2 and it cannot decode as generate() does."""
     if settings.engine == "transformers":
@@ -184,13 +211,22 @@ def generate_reason(model_dir: str, model, settings: EngineSettings, sampling: b
     return None if problem is None else f"auto: CTranslate2 not used, {problem}"
 
 
-def ctranslate2_engine(export_dir: str, tokenizer, config, generation_config, settings: EngineSettings, reason: str,
-                       device: str = "cpu"):
+def ctranslate2_engine(
+    export_dir: str, tokenizer, config, generation_config, settings: EngineSettings, reason: str, device: str = "cpu"
+):
     """A CTranslate2 engine over `export_dir` with `settings`' threads, on `device` ("cpu" or "cuda")."""
     from .ctranslate2 import CTranslate2Engine  # needs ctranslate2, which its callers found
 
-    return CTranslate2Engine(export_dir, tokenizer, config, generation_config, intra_threads=settings.intra_threads,
-                             inter_threads=settings.inter_threads, reason=reason, device=device)
+    return CTranslate2Engine(
+        export_dir,
+        tokenizer,
+        config,
+        generation_config,
+        intra_threads=settings.intra_threads,
+        inter_threads=settings.inter_threads,
+        reason=reason,
+        device=device,
+    )
 
 
 def attach_calibration(engine, model_dir: str | None, model=None):
@@ -227,8 +263,15 @@ def load_export(export_dir: str, settings: EngineSettings = EngineSettings()):
 
     config, generation_config = read_export_settings(export_dir)
     device = "cpu" if settings.device is None else resolve_device(settings.device)
-    return ctranslate2_engine(export_dir, AutoTokenizer.from_pretrained(export_dir), config, generation_config,
-                              settings, "an export given", device)
+    return ctranslate2_engine(
+        export_dir,
+        AutoTokenizer.from_pretrained(export_dir),
+        config,
+        generation_config,
+        settings,
+        "an export given",
+        device,
+    )
 
 
 def load_for_scoring(path: str):
@@ -250,8 +293,10 @@ def resolve_engine(model, tokenizer, engine="transformers"):
     problem = problem or weights_differ(model, directory)
     if problem is not None:
         if engine == "ctranslate2":
-            raise ValueError(f"engine='ctranslate2' exports the model's saved files, and {problem}: save_pretrained "
-                             "it and load it from there, or use engine='transformers'.")
+            raise ValueError(
+                f"engine='ctranslate2' exports the model's saved files, and {problem}: save_pretrained "
+                "it and load it from there, or use engine='transformers'."
+            )
         return GenerateEngine(model, tokenizer, f"auto: CTranslate2 not used, {problem}")
     return load_engine(directory, engine, model=model, tokenizer=tokenizer)
 
@@ -272,6 +317,20 @@ def weights_differ(model, directory: str) -> str | None:
     return None
 
 
-__all__ = ["attach_calibration", "cached_export", "ctranslate2_engine", "default_cache_dir", "export_key",
-           "fast_engine_problem", "generate_reason", "is_export", "load_engine", "load_export", "load_for_scoring",
-           "resolve_device", "resolve_engine", "unsupported_settings", "weights_differ"]
+__all__ = [
+    "attach_calibration",
+    "cached_export",
+    "ctranslate2_engine",
+    "default_cache_dir",
+    "export_key",
+    "fast_engine_problem",
+    "generate_reason",
+    "is_export",
+    "load_engine",
+    "load_export",
+    "load_for_scoring",
+    "resolve_device",
+    "resolve_engine",
+    "unsupported_settings",
+    "weights_differ",
+]

@@ -30,7 +30,7 @@ class PairScore:
 
 def pair_score(log_prob: float, tokens: int, length_penalty: float) -> PairScore:
     """A pair's scores from its target's summed log-probability and token count."""
-    return PairScore(log_prob, tokens, log_prob / tokens, log_prob / tokens ** length_penalty)
+    return PairScore(log_prob, tokens, log_prob / tokens, log_prob / tokens**length_penalty)
 
 
 def length_penalty_of(generation_config, length_penalty: float | None) -> float:
@@ -80,5 +80,12 @@ def read_pairs(path: str) -> tuple[list[str], list[str]]:
     return sources, targets
 
 
-__all__ = ["PairScore", "check_pairs", "encode_scored_pairs", "length_penalty_of", "pair_score", "read_pairs",
-           "teacher_forcing_batch"]
+__all__ = [
+    "PairScore",
+    "check_pairs",
+    "encode_scored_pairs",
+    "length_penalty_of",
+    "pair_score",
+    "read_pairs",
+    "teacher_forcing_batch",
+]

@@ -28,14 +28,20 @@ class Engine(Protocol):
     calibration: object | None = None  # the model's quality.Calibration (`loader.attach_calibration`), if any
     calibration_problem: str | None = None  # why a calibration beside the model is not used
 
-    def translate_sentences(self, sentences: list[str], options: TranslationOptions, names: list[str] | None = None,
-                            target_prefix: list[str | None] | None = None) -> list[Hypotheses]:
+    def translate_sentences(
+        self,
+        sentences: list[str],
+        options: TranslationOptions,
+        names: list[str] | None = None,
+        target_prefix: list[str | None] | None = None,
+    ) -> list[Hypotheses]:
         """`options.num_return_sequences` hypotheses per sentence (each one sequence), best first, `(text, score)`
         (score None unless `options.scores`); `names` label sentences in warnings (default 1, 2, ...),
         `target_prefix` gives each sentence's forced beginning (None for none)."""
 
-    def score_pairs(self, sources: list[str], targets: list[str], batch_size: int = 16,
-                    length_penalty: float | None = None) -> list[PairScore]:
+    def score_pairs(
+        self, sources: list[str], targets: list[str], batch_size: int = 16, length_penalty: float | None = None
+    ) -> list[PairScore]:
         """Each given target's log-probability given its source (`transformer_mt.engines.pair_scores`)."""
 
     def align_pairs(self, sources: list[str], targets: list[str], options: TranslationOptions) -> list[Alignment]:

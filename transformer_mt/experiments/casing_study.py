@@ -48,8 +48,12 @@ def variant_inputs(sources: list[str], references: list[str]) -> dict:
         cased_references = changed_references if name == "upper" else references
         cases = [case_of(text) for text in changed]
         runs[name] = (changed, changed_references, None, cased_references)
-        runs[f"{name}, folded"] = ([fold(text, case) for text, case in zip(changed, cases)], changed_references,
-                                   cases, cased_references)
+        runs[f"{name}, folded"] = (
+            [fold(text, case) for text, case in zip(changed, cases)],
+            changed_references,
+            cases,
+            cased_references,
+        )
     return runs
 
 
@@ -60,9 +64,11 @@ def score(runs: dict, translations: dict) -> dict:
         hypotheses = [translations[text] for text in inputs]
         if cases is not None:
             hypotheses = [restore(text, case) for text, case in zip(hypotheses, cases)]
-        results[name] = {"bleu_lowercase": sacrebleu.corpus_bleu(hypotheses, [references], lowercase=True).score,
-                         "bleu_cased": sacrebleu.corpus_bleu(hypotheses, [cased_references]).score,
-                         "cases": {case: (cases or []).count(case) for case in ("upper", "title") if cases}}
+        results[name] = {
+            "bleu_lowercase": sacrebleu.corpus_bleu(hypotheses, [references], lowercase=True).score,
+            "bleu_cased": sacrebleu.corpus_bleu(hypotheses, [cased_references]).score,
+            "cases": {case: (cases or []).count(case) for case in ("upper", "title") if cases},
+        }
         if name == "title, folded":  # the other restore a title could have: the translation title-cased
             titled = [title_case(text) if case == "title" else text for text, case in zip(hypotheses, cases)]
             results[name]["bleu_cased_if_restored_as_title"] = sacrebleu.corpus_bleu(titled, [cased_references]).score
@@ -85,9 +91,17 @@ def run_study(data: str, split: str, model: str = MODEL, max_samples: int | None
     engine = load_engine(model)
     hypotheses = translate_texts(engine, distinct, TranslationOptions(fold_case=False))  # the study folds itself
     translations = {text: found[0][0] if found else "" for text, found in zip(distinct, hypotheses)}
-    return {"data": data, "split": split, "pairs": len(sources), "model": model, "engine": type(engine).__name__,
-            "distinct_inputs": len(distinct), "runs": score(runs, translations),
-            "minutes": round((time.perf_counter() - start) / 60, 2), "matmul_gflops": round(gflops, 1)}
+    return {
+        "data": data,
+        "split": split,
+        "pairs": len(sources),
+        "model": model,
+        "engine": type(engine).__name__,
+        "distinct_inputs": len(distinct),
+        "runs": score(runs, translations),
+        "minutes": round((time.perf_counter() - start) / 60, 2),
+        "matmul_gflops": round(gflops, 1),
+    }
 
 
 def main(argv=None) -> None:
@@ -102,15 +116,22 @@ def main(argv=None) -> None:
     if output.exists():
         parser.error(f"--output {str(output)!r} exists; results never replace a file")
     studies = [run_study(data, args.split, args.model, args.max_samples) for data in args.data]
-    result = {"commit": git_commit(), "command": " ".join(["python -m transformer_mt.experiments.casing_study",
-                                                       *(argv if argv is not None else sys.argv[1:])]),
-              "target_share": TARGET_SHARE, "studies": studies}
+    result = {
+        "commit": git_commit(),
+        "command": " ".join(
+            ["python -m transformer_mt.experiments.casing_study", *(argv if argv is not None else sys.argv[1:])]
+        ),
+        "target_share": TARGET_SHARE,
+        "studies": studies,
+    }
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for study in studies:
         for name, run in study["runs"].items():
-            print(f"{study['data']} {study['split']}: {name:16} BLEU (lowercase) {run['bleu_lowercase']:5.2f} "
-                  f"= {run['share_of_normal']:.1%} of normal; cased {run['bleu_cased']:5.2f}")
+            print(
+                f"{study['data']} {study['split']}: {name:16} BLEU (lowercase) {run['bleu_lowercase']:5.2f} "
+                f"= {run['share_of_normal']:.1%} of normal; cased {run['bleu_cased']:5.2f}"
+            )
 
 
 if __name__ == "__main__":

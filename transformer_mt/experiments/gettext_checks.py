@@ -15,8 +15,10 @@ from transformer_mt.text.spans import placeholders
 
 # What each of gettext's format checks parses as a directive (gettext-tools' format-c.c, format-python.c,
 # format-pybrace.c, format-qt.c, format-sh.c); a msgid msgfmt cannot parse in its flag's format is not checked.
-_C = re.compile(r"%(?:[1-9]\d*\$)?[-+ #0'I]*(?:\d+|\*)?(?:\.(?:\d+|\*)?)?(?:hh|h|ll|l|L|q|j|z|Z|t)?"
-                r"[diouxXeEfFgGaAcspnCSm%]")
+_C = re.compile(
+    r"%(?:[1-9]\d*\$)?[-+ #0'I]*(?:\d+|\*)?(?:\.(?:\d+|\*)?)?(?:hh|h|ll|l|L|q|j|z|Z|t)?"
+    r"[diouxXeEfFgGaAcspnCSm%]"
+)
 _PYTHON = re.compile(r"%(?:\([^)]*\))?[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*)?)?[hlL]?[diouxXeEfFgGcrsa%]")
 _QT = re.compile(r"%L?[1-9]\d?")
 _BRACE = re.compile(r"\{[A-Za-z_\d]\w*(?:\.\w+|\[\w+\])*(?::[^{}]*)?\}")  # gettext 0.21: no `{}`, no `{!r}`
@@ -84,8 +86,12 @@ def msgfmt(path: Path, use_fuzzy: bool = False) -> dict:
     command = ["msgfmt", "--check-format", *(["--use-fuzzy"] if use_fuzzy else []), "-o", "/dev/null", str(path)]
     done = subprocess.run(command, capture_output=True, text=True)
     errors = [line for line in done.stderr.splitlines() if re.match(rf"{re.escape(str(path))}:\d+:", line)]
-    return {"returncode": done.returncode, "errors": len(errors), "error_lines": errors,
-            "lines": [int(line[len(str(path)) + 1:].split(":", 1)[0]) for line in errors]}
+    return {
+        "returncode": done.returncode,
+        "errors": len(errors),
+        "error_lines": errors,
+        "lines": [int(line[len(str(path)) + 1 :].split(":", 1)[0]) for line in errors],
+    }
 
 
 def entries_at(path: Path, lines: list[int]) -> list:
@@ -107,8 +113,14 @@ def probe_flags(catalogue, folder: Path) -> dict:
     for entry in catalogue:
         if entry.flags:
             first = placeholders(entry.msgid)[0]
-            probe.append(polib.POEntry(msgid=entry.msgid, msgctxt=entry.msgctxt, flags=list(entry.flags),
-                                       msgstr=entry.msgid.replace(first, "", 1)))
+            probe.append(
+                polib.POEntry(
+                    msgid=entry.msgid,
+                    msgctxt=entry.msgctxt,
+                    flags=list(entry.flags),
+                    msgstr=entry.msgid.replace(first, "", 1),
+                )
+            )
     path = folder / "probe.po"
     probe.save(str(path))
     refused = {(entry.msgctxt, entry.msgid) for entry in entries_at(path, msgfmt(path)["lines"])}

@@ -52,9 +52,11 @@ def short_labels(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 # each run: the patches it decodes under (none: the label retry as shipped)
-RUNS = {"before": {"transformer_mt.trust.judge.retry_copied_labels": lambda *args: 0},  # no label retry
-        "after": {},
-        "after_without_floor": {"transformer_mt.trust.labels.COPY_CONFIDENCE": 0.0}}  # any rated form wins
+RUNS = {
+    "before": {"transformer_mt.trust.judge.retry_copied_labels": lambda *args: 0},  # no label retry
+    "after": {},
+    "after_without_floor": {"transformer_mt.trust.labels.COPY_CONFIDENCE": 0.0},
+}  # any rated form wins
 
 
 def outputs(engine, sources: list[str], run: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -76,13 +78,20 @@ def label_figures(sources: list[str], references: list[str], before: list, after
         texts = [found[i][0] for i in copied]
         return round(sacrebleu.corpus_chrf(texts, [[references[i] for i in copied]]).score, 2) if copied else None
 
-    return {"labels": len(sources), "copied_before": len(copied),
-            "flagged_copies_before": sum("copy" in before[i][1] for i in copied), "no_copy_after": len(fixed),
-            "share_fixed": round(len(fixed) / max(1, len(copied)), 4), "reference_after": len(exact),
-            "chrf_of_copied_before": chrf(before), "chrf_of_copied_after": chrf(after),
-            "changed_outside_copies": sum(before[i][0] != after[i][0] for i in range(len(sources)) if i not in copied),
-            "examples": [{"source": sources[i], "reference": references[i], "after": after[i][0]}
-                         for i in fixed[:EXAMPLES]]}
+    return {
+        "labels": len(sources),
+        "copied_before": len(copied),
+        "flagged_copies_before": sum("copy" in before[i][1] for i in copied),
+        "no_copy_after": len(fixed),
+        "share_fixed": round(len(fixed) / max(1, len(copied)), 4),
+        "reference_after": len(exact),
+        "chrf_of_copied_before": chrf(before),
+        "chrf_of_copied_after": chrf(after),
+        "changed_outside_copies": sum(before[i][0] != after[i][0] for i in range(len(sources)) if i not in copied),
+        "examples": [
+            {"source": sources[i], "reference": references[i], "after": after[i][0]} for i in fixed[:EXAMPLES]
+        ],
+    }
 
 
 def identical_figures(sources: list[str], before: list, after: list) -> dict:
@@ -90,11 +99,15 @@ def identical_figures(sources: list[str], before: list, after: list) -> dict:
     changed_before = {i for i, (text, _) in enumerate(before) if not same_text(sources[i], text)}
     changed_after = [i for i, (text, _) in enumerate(after) if not same_text(sources[i], text)]
     by_retry = [i for i in changed_after if i not in changed_before]
-    return {"entries": len(sources), "changed_before": len(changed_before),
-            "share_changed_before": round(len(changed_before) / len(sources), 4),
-            "changed_after": len(changed_after), "share_changed_after": round(len(changed_after) / len(sources), 4),
-            "changed_by_the_retry": len(by_retry),
-            "examples": [{"source": sources[i], "after": after[i][0]} for i in by_retry[:EXAMPLES]]}
+    return {
+        "entries": len(sources),
+        "changed_before": len(changed_before),
+        "share_changed_before": round(len(changed_before) / len(sources), 4),
+        "changed_after": len(changed_after),
+        "share_changed_after": round(len(changed_after) / len(sources), 4),
+        "changed_by_the_retry": len(by_retry),
+        "examples": [{"source": sources[i], "after": after[i][0]} for i in by_retry[:EXAMPLES]],
+    }
 
 
 def run_study(data: Path, split: str, model: str) -> dict:
@@ -107,11 +120,19 @@ def run_study(data: Path, split: str, model: str) -> dict:
     sources, references = [en for en, _ in labels], [de for _, de in labels]
     found = {run: (outputs(engine, sources, run), outputs(engine, identical, run)) for run in RUNS}
     before = found.pop("before")
-    return {"model": model, "engine": type(engine).__name__, "split": split,
-            **{run: {"short_labels": label_figures(sources, references, before[0], labels_after),
-                     "identical": identical_figures(identical, before[1], identical_after)}
-               for run, (labels_after, identical_after) in found.items()},
-            "minutes": round((time.perf_counter() - start) / 60, 2)}
+    return {
+        "model": model,
+        "engine": type(engine).__name__,
+        "split": split,
+        **{
+            run: {
+                "short_labels": label_figures(sources, references, before[0], labels_after),
+                "identical": identical_figures(identical, before[1], identical_after),
+            }
+            for run, (labels_after, identical_after) in found.items()
+        },
+        "minutes": round((time.perf_counter() - start) / 60, 2),
+    }
 
 
 def main(argv=None) -> None:
@@ -126,17 +147,24 @@ def main(argv=None) -> None:
         parser.error(f"--output {str(output)!r} exists; results never replace a file")
     gflops = matmul_gflops()
     studies = [run_study(Path(args.data), args.split, model) for model in args.models]
-    result = {"commit": git_commit(), "command": " ".join(["python -m transformer_mt.experiments.label_study",
-                                                       *(argv if argv is not None else sys.argv[1:])]),
-              "matmul_gflops": round(gflops, 1), "studies": studies}
+    result = {
+        "commit": git_commit(),
+        "command": " ".join(
+            ["python -m transformer_mt.experiments.label_study", *(argv if argv is not None else sys.argv[1:])]
+        ),
+        "matmul_gflops": round(gflops, 1),
+        "studies": studies,
+    }
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for study, run in ((study, run) for study in studies for run in ("after", "after_without_floor")):
         labels, identical = study[run]["short_labels"], study[run]["identical"]
-        print(f"{study['model']} ({study['engine']}, {run}): {labels['no_copy_after']}/{labels['copied_before']} "
-              f"copied labels no copy after ({labels['reference_after']} the reference), chrF "
-              f"{labels['chrf_of_copied_before']} -> {labels['chrf_of_copied_after']}; identical.tsv changed "
-              f"{identical['share_changed_before']:.2%} -> {identical['share_changed_after']:.2%}")
+        print(
+            f"{study['model']} ({study['engine']}, {run}): {labels['no_copy_after']}/{labels['copied_before']} "
+            f"copied labels no copy after ({labels['reference_after']} the reference), chrF "
+            f"{labels['chrf_of_copied_before']} -> {labels['chrf_of_copied_after']}; identical.tsv changed "
+            f"{identical['share_changed_before']:.2%} -> {identical['share_changed_after']:.2%}"
+        )
 
 
 if __name__ == "__main__":

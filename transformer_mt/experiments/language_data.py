@@ -48,14 +48,20 @@ def pair_corpus(language: str, shared_data: Path = SHARED_DATA) -> dict[str, lis
         folder = shared_data / (f"en-{language}" if name == "help" else f"en-{language}-ui")
         if not folder.is_dir():
             raise FileNotFoundError(f"language {language!r}: no corpus folder {folder}")
-        corpora[name] = {split: [{column: row.get(column) or "" for column in columns}
-                                 for row in read_rows(folder / f"{split}.tsv")
-                                 if row["origin"] not in LEFT_OUT_ORIGINS]
-                         for split in SPLITS}
+        corpora[name] = {
+            split: [
+                {column: row.get(column) or "" for column in columns}
+                for row in read_rows(folder / f"{split}.tsv")
+                if row["origin"] not in LEFT_OUT_ORIGINS
+            ]
+            for split in SPLITS
+        }
     help_text, ui = corpora["help"], corpora["ui"]
-    return {"train": help_text["train"] + ui["train"],
-            "validation": interleave(ui["validation"], help_text["validation"]),
-            "test": ui["test"] + help_text["test"]}
+    return {
+        "train": help_text["train"] + ui["train"],
+        "validation": interleave(ui["validation"], help_text["validation"]),
+        "test": ui["test"] + help_text["test"],
+    }
 
 
 def write_corpus(language: str, output: Path, shared_data: Path = SHARED_DATA) -> dict[str, int]:

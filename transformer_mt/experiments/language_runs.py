@@ -20,8 +20,16 @@ def progress(run: Path) -> dict:
     if not newest:
         raise FileNotFoundError(f"{run} holds no complete checkpoint yet")
     state = json.loads((newest[-1] / "trainer_state.json").read_text(encoding="utf-8"))
-    evaluations = [{"step": entry["step"], "bleu": round(entry["eval_bleu"], 2), "chrf": round(entry["eval_chrf"], 2),
-                    "loss": round(entry["eval_loss"], 4)} for entry in state["log_history"] if "eval_bleu" in entry]
+    evaluations = [
+        {
+            "step": entry["step"],
+            "bleu": round(entry["eval_bleu"], 2),
+            "chrf": round(entry["eval_chrf"], 2),
+            "loss": round(entry["eval_loss"], 4),
+        }
+        for entry in state["log_history"]
+        if "eval_bleu" in entry
+    ]
     return {"step": state["global_step"], "max_steps": state["max_steps"], "validation": evaluations}
 
 
@@ -32,8 +40,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--command", required=True, help="the command that trains (and resumes) it")
     parser.add_argument("--output", type=Path, required=True)
     args = parser.parse_args(argv)
-    report = {"commit": args.commit, "command": args.command, "gflops": round(matmul_gflops(), 1),
-              **progress(args.run)}
+    report = {
+        "commit": args.commit,
+        "command": args.command,
+        "gflops": round(matmul_gflops(), 1),
+        **progress(args.run),
+    }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))

@@ -87,8 +87,13 @@ def sentence_way(engine, sources: list[str]) -> tuple[list[str], int]:
 def per_node_way(engine, sources: list[str]) -> list[str]:
     """Every text node (outside verbatim elements) translated on its own, its whitespace kept."""
     soups = [BeautifulSoup(source, "html.parser") for source in sources]
-    nodes = [node for soup in soups for node in soup.find_all(string=True) if node.strip() and not any(
-        verbatim(parent) for parent in node.parents if parent.name not in (None, "[document]"))]
+    nodes = [
+        node
+        for soup in soups
+        for node in soup.find_all(string=True)
+        if node.strip()
+        and not any(verbatim(parent) for parent in node.parents if parent.name not in (None, "[document]"))
+    ]
     translations = translate_texts(engine, [node.strip() for node in nodes], TranslationOptions())
     for node, hypotheses in zip(nodes, translations):
         node.replace_with(NavigableString(rewrap(str(node), hypotheses[0][0] if hypotheses else "")))
@@ -122,8 +127,10 @@ def placement(outputs: list[dict], references: list[dict]) -> dict[str, dict]:
             for k, text in enumerate(texts):
                 ours = output.get(key, [])
                 scores[kind(key)].append(sacrebleu.sentence_chrf(ours[k], [text]).score if k < len(ours) else 0.0)
-    return {name: {"tags": len(values), "chrf": round(sum(values) / len(values), 2)}
-            for name, values in sorted(scores.items())}
+    return {
+        name: {"tags": len(values), "chrf": round(sum(values) / len(values), 2)}
+        for name, values in sorted(scores.items())
+    }
 
 
 def main(argv=None) -> None:
@@ -140,27 +147,37 @@ def main(argv=None) -> None:
     started = time.time()
     ours, fallbacks = sentence_way(engine, sources)
     nodes = per_node_way(engine, sources)
-    plain = [hypotheses[0][0] if hypotheses else "" for hypotheses in
-             translate_texts(engine, [row["en_plain"] for row in rows], TranslationOptions())]
+    plain = [
+        hypotheses[0][0] if hypotheses else ""
+        for hypotheses in translate_texts(engine, [row["en_plain"] for row in rows], TranslationOptions())
+    ]
     reference_tags = [tags(reference) for reference in references]
     source_tags = [tags(source) for source in sources]
     results = {
         "command": " ".join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])]),
         "commit": git_commit(),
-        "matmul_gflops": round(matmul_gflops(), 1), "model": args.model, "engine": engine.name,
-        "rows": len(rows), "tags": sum(sum(map(len, found.values())) for found in source_tags),
-        "sentence": {"fallbacks": fallbacks}, "per_node": {},
+        "matmul_gflops": round(matmul_gflops(), 1),
+        "model": args.model,
+        "engine": engine.name,
+        "rows": len(rows),
+        "tags": sum(sum(map(len, found.values())) for found in source_tags),
+        "sentence": {"fallbacks": fallbacks},
+        "per_node": {},
     }
     for name, outputs in (("sentence", ours), ("per_node", nodes)):
         results[name]["well_formed"] = sum(map(well_formed, outputs))
-        results[name]["tags_kept"] = sum({key: len(texts) for key, texts in tags(output).items()}
-                                         == {key: len(texts) for key, texts in found.items()}
-                                         for output, found in zip(outputs, source_tags))
+        results[name]["tags_kept"] = sum(
+            {key: len(texts) for key, texts in tags(output).items()}
+            == {key: len(texts) for key, texts in found.items()}
+            for output, found in zip(outputs, source_tags)
+        )
         results[name]["placement"] = placement([tags(output) for output in outputs], reference_tags)
     results["strawman"] = {"placement": placement(strawman_tags(engine, sources), reference_tags)}
     plain_references = [row["de_plain"] for row in rows]
-    results["cost"] = compare_systems({"plain": plain, "sentence": [text_of(o) for o in ours],
-                                       "per_node": [text_of(o) for o in nodes]}, plain_references)
+    results["cost"] = compare_systems(
+        {"plain": plain, "sentence": [text_of(o) for o in ours], "per_node": [text_of(o) for o in nodes]},
+        plain_references,
+    )
     results["minutes"] = round((time.time() - started) / 60, 1)
     text = json.dumps(results, indent=1, ensure_ascii=False)
     print(text)

@@ -63,9 +63,17 @@ def cause(source: str, translation: str, marked: bool) -> str:
     `extra` (written twice or invented), `swapped` (both: one changed into another), and whether translate.py
     marked it for review (`, unmarked` when it did not)."""
     difference = multiset_difference(source, translation)
-    kind = "swapped" if difference["missing"] and difference["extra"] else \
-        "missing" if difference["missing"] else "extra" if difference["extra"] else \
-        "reordered" if placeholders(source) != placeholders(translation) else "kept"
+    kind = (
+        "swapped"
+        if difference["missing"] and difference["extra"]
+        else "missing"
+        if difference["missing"]
+        else "extra"
+        if difference["extra"]
+        else "reordered"
+        if placeholders(source) != placeholders(translation)
+        else "kept"
+    )
     return kind if marked or kind in ("kept", "reordered") else f"{kind}, unmarked"
 
 
@@ -86,15 +94,26 @@ def build_po(messages: list[tuple[str, str]]):
     import polib
 
     catalogue = polib.POFile(wrapwidth=0)
-    catalogue.metadata = {"Project-Id-Version": "placeholder-study", "MIME-Version": "1.0",
-                          "Content-Type": "text/plain; charset=UTF-8", "Content-Transfer-Encoding": "8bit",
-                          "Language": "de", "Plural-Forms": "nplurals=2; plural=(n != 1);"}
+    catalogue.metadata = {
+        "Project-Id-Version": "placeholder-study",
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+        "Language": "de",
+        "Plural-Forms": "nplurals=2; plural=(n != 1);",
+    }
     counts = collections.Counter(source for source, _ in messages)
     for n, (source, origin) in enumerate(messages):
         flag = format_flag(source)
-        catalogue.append(polib.POEntry(msgid=source, msgstr="", flags=[flag] if flag else [],
-                                       msgctxt=f"{origin} {n}" if counts[source] > 1 else None,
-                                       occurrences=[(origin, "")] if origin else []))
+        catalogue.append(
+            polib.POEntry(
+                msgid=source,
+                msgstr="",
+                flags=[flag] if flag else [],
+                msgctxt=f"{origin} {n}" if counts[source] > 1 else None,
+                occurrences=[(origin, "")] if origin else [],
+            )
+        )
     return catalogue
 
 
@@ -108,13 +127,23 @@ def read_back(path: Path) -> list[dict]:
         if not entry.msgid:
             continue
         marked = PLACEHOLDERS_DIFFER in entry.tcomment
-        rows.append({"source": entry.msgid, "translation": entry.msgstr, "msgctxt": entry.msgctxt,
-                     "flag": next((flag for flag in entry.flags if flag.endswith("-format")), None),
-                     "fuzzy": "fuzzy" in entry.flags, "marked_for_review": marked,
-                     "kept": same_placeholders(entry.msgid, entry.msgstr),
-                     "cause": cause(entry.msgid, entry.msgstr, marked),
-                     "comment": " ".join(line for line in entry.tcomment.splitlines()
-                                         if line.startswith("transformer-mt:") and line != PLACEHOLDERS_DIFFER)})
+        rows.append(
+            {
+                "source": entry.msgid,
+                "translation": entry.msgstr,
+                "msgctxt": entry.msgctxt,
+                "flag": next((flag for flag in entry.flags if flag.endswith("-format")), None),
+                "fuzzy": "fuzzy" in entry.flags,
+                "marked_for_review": marked,
+                "kept": same_placeholders(entry.msgid, entry.msgstr),
+                "cause": cause(entry.msgid, entry.msgstr, marked),
+                "comment": " ".join(
+                    line
+                    for line in entry.tcomment.splitlines()
+                    if line.startswith("transformer-mt:") and line != PLACEHOLDERS_DIFFER
+                ),
+            }
+        )
     return rows
 
 
@@ -136,8 +165,19 @@ def accepted_copy(path: Path, output: Path) -> int:
 
 def translate_po(model: str, engine: str, source: Path, output: Path) -> tuple[list[str], float]:
     """Run translate.py on `source` into `output` in a process of its own; the command and its seconds."""
-    command = [sys.executable, "scripts/translate.py", "--model", model, "--engine", engine, "--input", str(source),
-               "--output", str(output), "--no_progress"]
+    command = [
+        sys.executable,
+        "scripts/translate.py",
+        "--model",
+        model,
+        "--engine",
+        engine,
+        "--input",
+        str(source),
+        "--output",
+        str(output),
+        "--no_progress",
+    ]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     if done.returncode != 0:
@@ -156,7 +196,10 @@ def run_one(model: str, engine: str, source: Path, folder: Path) -> dict:
     accepted_check = msgfmt(accepted)
     refused = {(entry.msgctxt, entry.msgid) for entry in entries_at(accepted, accepted_check["lines"])}
     return {
-        "model": model, "engine": engine, "messages": len(rows), "kept": kept,
+        "model": model,
+        "engine": engine,
+        "messages": len(rows),
+        "kept": kept,
         "share": round(kept / len(rows), 4) if rows else None,
         "marked_for_review": sum(row["marked_for_review"] for row in rows),
         "fuzzy": sum(row["fuzzy"] for row in rows),
@@ -164,19 +207,32 @@ def run_one(model: str, engine: str, source: Path, folder: Path) -> dict:
         "msgfmt": {
             "as_written": {key: value for key, value in msgfmt(output).items() if key != "lines"},
             "use_fuzzy": {key: value for key, value in msgfmt(output, use_fuzzy=True).items() if key != "lines"},
-            "not_marked_for_review": {**{key: value for key, value in accepted_check.items() if key != "lines"},
-                                      "entries_checked": len(rows) - left_fuzzy, "fuzzy_left": left_fuzzy}},
-        "failures": [{**{key: row[key] for key in ("source", "translation", "flag", "marked_for_review", "cause",
-                                                   "comment")},
-                      **multiset_difference(row["source"], row["translation"]),
-                      "msgfmt_refused_unmarked": (row["msgctxt"], row["source"]) in refused}
-                     for row in rows if not row["kept"] or (row["msgctxt"], row["source"]) in refused],
+            "not_marked_for_review": {
+                **{key: value for key, value in accepted_check.items() if key != "lines"},
+                "entries_checked": len(rows) - left_fuzzy,
+                "fuzzy_left": left_fuzzy,
+            },
+        },
+        "failures": [
+            {
+                **{
+                    key: row[key] for key in ("source", "translation", "flag", "marked_for_review", "cause", "comment")
+                },
+                **multiset_difference(row["source"], row["translation"]),
+                "msgfmt_refused_unmarked": (row["msgctxt"], row["source"]) in refused,
+            }
+            for row in rows
+            if not row["kept"] or (row["msgctxt"], row["source"]) in refused
+        ],
         "reordered": sum(row["cause"] == "reordered" for row in rows),
-        "seconds": round(seconds, 1), "translate_command": " ".join(["python", *command[1:]])}
+        "seconds": round(seconds, 1),
+        "translate_command": " ".join(["python", *command[1:]]),
+    }
 
 
-def run_study(data: str, split: str, models=MODELS, engines=ENGINES, limit: int | None = None,
-              po_dir: Path | None = None) -> dict:
+def run_study(
+    data: str, split: str, models=MODELS, engines=ENGINES, limit: int | None = None, po_dir: Path | None = None
+) -> dict:
     """The study on one split: the source catalogue's flags and msgfmt's probe of them, then each model on each
     engine (`run_one`)."""
     if not shutil.which("msgfmt"):
@@ -195,20 +251,44 @@ def run_study(data: str, split: str, models=MODELS, engines=ENGINES, limit: int 
                 run_folder = folder / f"{Path(model).name}-{engine}"
                 run_folder.mkdir()
                 runs.append(run_one(model, engine, source, run_folder))
-                print(f"{model} {engine}: {runs[-1]['kept']}/{runs[-1]['messages']} kept ({runs[-1]['share']:.1%}), "
-                      f"{runs[-1]['marked_for_review']} marked for review, msgfmt on the rest: "
-                      f"{runs[-1]['msgfmt']['not_marked_for_review']['errors']} errors", flush=True)
-    return {"data": data, "split": split, "messages": len(messages),
-            "flags": dict(collections.Counter(entry.flags[0] if entry.flags else "none" for entry in catalogue)),
-            "flag_probe": probe, "target_share": TARGET, "runs": runs}
+                print(
+                    f"{model} {engine}: {runs[-1]['kept']}/{runs[-1]['messages']} kept ({runs[-1]['share']:.1%}), "
+                    f"{runs[-1]['marked_for_review']} marked for review, msgfmt on the rest: "
+                    f"{runs[-1]['msgfmt']['not_marked_for_review']['errors']} errors",
+                    flush=True,
+                )
+    return {
+        "data": data,
+        "split": split,
+        "messages": len(messages),
+        "flags": dict(collections.Counter(entry.flags[0] if entry.flags else "none" for entry in catalogue)),
+        "flag_probe": probe,
+        "target_share": TARGET,
+        "runs": runs,
+    }
 
 
 def uncommitted() -> list[str]:
     """The tracked files of the package and the commands that differ from the commit (other work in the checkout):
     what the figures may owe to something `commit` does not hold."""
-    done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", "transformer_mt", "scripts",
-                           "configuration", "modeling", "tokenization", "models"],
-                          cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            "git",
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+            "--",
+            "transformer_mt",
+            "scripts",
+            "configuration",
+            "modeling",
+            "tokenization",
+            "models",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     return [line[3:] for line in done.stdout.splitlines()]
 
 
@@ -229,18 +309,28 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     study = run_study(args.data, args.split, args.models, args.engines, args.limit, args.po_dir)
     command = ["python -m transformer_mt.experiments.placeholder_study", *(argv if argv is not None else sys.argv[1:])]
-    result = {"commit": git_commit(), "uncommitted": changed, "command": " ".join(command),
-              "matmul_gflops": round(gflops, 1), "matmul_gflops_after": round(matmul_gflops(), 1),
-              "minutes": round((time.perf_counter() - started) / 60, 2), **study}
+    result = {
+        "commit": git_commit(),
+        "uncommitted": changed,
+        "command": " ".join(command),
+        "matmul_gflops": round(gflops, 1),
+        "matmul_gflops_after": round(matmul_gflops(), 1),
+        "minutes": round((time.perf_counter() - started) / 60, 2),
+        **study,
+    }
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    checked = {flag: f"{counts.get('checked', 0)}/{counts['flagged']}"
-               for flag, counts in study["flag_probe"]["flags"].items()}
+    checked = {
+        flag: f"{counts.get('checked', 0)}/{counts['flagged']}"
+        for flag, counts in study["flag_probe"]["flags"].items()
+    }
     print(f"{args.split}: {study['messages']} messages with placeholders; msgfmt checks the flagged ones: {checked}")
     for run in study["runs"]:
-        print(f"  {run['model']:36} {run['engine']:12} kept {run['kept']}/{run['messages']} ({run['share']:.1%}), "
-              f"marked {run['marked_for_review']}, msgfmt on the entries not marked: "
-              f"{run['msgfmt']['not_marked_for_review']['errors']} errors; causes {run['causes']}")
+        print(
+            f"  {run['model']:36} {run['engine']:12} kept {run['kept']}/{run['messages']} ({run['share']:.1%}), "
+            f"marked {run['marked_for_review']}, msgfmt on the entries not marked: "
+            f"{run['msgfmt']['not_marked_for_review']['errors']} errors; causes {run['causes']}"
+        )
 
 
 if __name__ == "__main__":

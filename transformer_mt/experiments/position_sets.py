@@ -44,9 +44,14 @@ def evaluation_sets(sources: list[str], references: list[str], tokenizer, joined
     described = {}
     for name, (set_sources, set_references) in sets.items():
         set_lengths = [len(ids) for ids in tokenizer(set_sources)["input_ids"]]
-        described[name] = {"sources": set_sources, "references": set_references, "size": len(set_sources),
-                           "lengths": set_lengths, "mean_source_tokens": statistics.mean(set_lengths),
-                           "max_source_tokens": max(set_lengths)}
+        described[name] = {
+            "sources": set_sources,
+            "references": set_references,
+            "size": len(set_sources),
+            "lengths": set_lengths,
+            "mean_source_tokens": statistics.mean(set_lengths),
+            "max_source_tokens": max(set_lengths),
+        }
     return described
 
 
@@ -57,10 +62,22 @@ def untrained_rows(model, trained_positions: int) -> dict | None:
     if table is None:
         return None
     norms = table.detach().norm(dim=-1)
-    return {"trained_positions": trained_positions,
-            "mean_norm_trained_rows": float(norms[:trained_positions].mean()),
-            "mean_norm_untrained_rows": float(norms[trained_positions:].mean())}
+    return {
+        "trained_positions": trained_positions,
+        "mean_norm_trained_rows": float(norms[:trained_positions].mean()),
+        "mean_norm_untrained_rows": float(norms[trained_positions:].mean()),
+    }
 
 
-__all__ = ["ALL_PAIRS", "BUCKETS", "EXACT_TABLE", "JOINED", "JOINED_SHARE", "QUICK_NEW_TOKENS", "TABLE_SIZE",
-           "evaluation_sets", "table_limited", "untrained_rows"]
+__all__ = [
+    "ALL_PAIRS",
+    "BUCKETS",
+    "EXACT_TABLE",
+    "JOINED",
+    "JOINED_SHARE",
+    "QUICK_NEW_TOKENS",
+    "TABLE_SIZE",
+    "evaluation_sets",
+    "table_limited",
+    "untrained_rows",
+]

@@ -42,9 +42,19 @@ from .studies import QUICK, QUICK_PAIRS, RECIPE, StudyRun, add_study_arguments, 
 SENTENCE_END = re.compile(r"[.!?:](?:\s|$)")  # a sentence- or clause-final mark, as help texts end them
 
 
-def count_sentences(output_dir: str, data_dir: str, seeds=(0,), position_types=POSITION_EMBEDDING_TYPES,
-                    joined=(2, 4, 8), pairs: int = 40, batch_size: int = 20, source_lang: str = "en",
-                    target_lang: str = "de", run_suffix: str = "", max_new_tokens: int | None = None) -> dict:
+def count_sentences(
+    output_dir: str,
+    data_dir: str,
+    seeds=(0,),
+    position_types=POSITION_EMBEDDING_TYPES,
+    joined=(2, 4, 8),
+    pairs: int = 40,
+    batch_size: int = 20,
+    source_lang: str = "en",
+    target_lang: str = "de",
+    run_suffix: str = "",
+    max_new_tokens: int | None = None,
+) -> dict:
     """How many sentences the study's models write for joined inputs: (position type, k) -> mean sentence ends per
     reference and per greedy output, over the first `pairs` inputs of k joined test pairs. Reads the models a study
     left in output_dir/runs (`run_suffix` "-joined": the "+ joined pairs" variant's, and the exact-table runs of
@@ -58,33 +68,52 @@ def count_sentences(output_dir: str, data_dir: str, seeds=(0,), position_types=P
             name = f"{position_type}-seed{seed}{run_suffix}"
             models = {position_type: runs / name}
             if run_suffix:
-                models.update((f"{position_type}, {path.name.rsplit('-table', 1)[1]}-row table", path)
-                              for path in sorted(runs.glob(f"{name}-table*")))
+                models.update(
+                    (f"{position_type}, {path.name.rsplit('-table', 1)[1]}-row table", path)
+                    for path in sorted(runs.glob(f"{name}-table*"))
+                )
             for label, model_dir in models.items():
-                translate = translator(str(model_dir), num_beams=1, batch_size=batch_size,
-                                       max_new_tokens=max_new_tokens)
+                translate = translator(
+                    str(model_dir), num_beams=1, batch_size=batch_size, max_new_tokens=max_new_tokens
+                )
                 for k in joined:
                     sources, references = join_consecutive(list(test[source_lang]), list(test[target_lang]), k)
                     outputs = translate(sources[:pairs])
                     entry = counts.setdefault(f"{label} {k} joined", {"reference": [], "output": []})
                     entry["reference"].append(
-                        statistics.mean(len(SENTENCE_END.findall(r)) for r in references[:pairs]))
+                        statistics.mean(len(SENTENCE_END.findall(r)) for r in references[:pairs])
+                    )
                     entry["output"].append(statistics.mean(len(SENTENCE_END.findall(o)) for o in outputs))
     return {name: {side: statistics.mean(values) for side, values in entry.items()} for name, entry in counts.items()}
 
 
-def write_sentence_counts(output_dir: str, data_dir: str, seeds=(0,), position_types=POSITION_EMBEDDING_TYPES,
-                          quick: bool = False, of_joined_variant: bool = False, source_lang: str = "en",
-                          target_lang: str = "de") -> dict:
+def write_sentence_counts(
+    output_dir: str,
+    data_dir: str,
+    seeds=(0,),
+    position_types=POSITION_EMBEDDING_TYPES,
+    quick: bool = False,
+    of_joined_variant: bool = False,
+    source_lang: str = "en",
+    target_lang: str = "de",
+) -> dict:
     """`count_sentences` of the models a study left in `output_dir` at 2, 4 and 8 joined test pairs (the "+ joined
     pairs" variant's with `of_joined_variant`: 2, 4, 8 and 16; `quick`: 2, on 8 inputs, outputs of at most
     QUICK_NEW_TOKENS tokens), written to output_dir/sentence_counts.json (sentence_counts_joined.json); returns the
     counts."""
     joined = (2,) if quick else (2, 4, 8, 16) if of_joined_variant else (2, 4, 8)
-    counts = count_sentences(output_dir, data_dir, seeds, position_types, joined=joined, pairs=8 if quick else 40,
-                             source_lang=source_lang, target_lang=target_lang,
-                             run_suffix="-joined" if of_joined_variant else "",
-                             max_new_tokens=QUICK_NEW_TOKENS if quick else None)
+    counts = count_sentences(
+        output_dir,
+        data_dir,
+        seeds,
+        position_types,
+        joined=joined,
+        pairs=8 if quick else 40,
+        source_lang=source_lang,
+        target_lang=target_lang,
+        run_suffix="-joined" if of_joined_variant else "",
+        max_new_tokens=QUICK_NEW_TOKENS if quick else None,
+    )
     name = "sentence_counts_joined.json" if of_joined_variant else "sentence_counts.json"
     Path(output_dir, name).write_text(json.dumps(counts, indent=1), encoding="utf-8")
     return counts
@@ -109,8 +138,9 @@ def study_data(data_dir: str, output: Path, quick: bool, source_lang: str, targe
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     max_length = RECIPE["max_source_length"]
     train_lengths = sorted(min(len(ids), max_length) for ids in tokenizer(list(train[source_lang]))["input_ids"])
-    sets = evaluation_sets(list(test[source_lang]), list(test[target_lang]), tokenizer,
-                           joined=JOINED[:2] if quick else JOINED)
+    sets = evaluation_sets(
+        list(test[source_lang]), list(test[target_lang]), tokenizer, joined=JOINED[:2] if quick else JOINED
+    )
     return tokenizer_dir, train_lengths, sets
 
 
@@ -121,14 +151,22 @@ def study_runs(overrides: dict, seeds, position_types, joined_variant: bool) -> 
     variants = {"plain": ({}, "", position_types)}
     if joined_variant:
         variants["+ joined pairs"] = ({"joined_pairs_share": JOINED_SHARE}, "-joined", position_types)
-        variants[EXACT_TABLE] = ({"joined_pairs_share": JOINED_SHARE, "max_position_embeddings": table},
-                                 f"-joined-table{table}", [t for t in position_types if table_limited(t, table)])
-    return [StudyRun(name=f"{position_type}-seed{seed}{suffix}", seed=seed,
-                     overrides={**overrides, **variant_overrides, "position_embedding_type": position_type},
-                     fields={"variant": variant, "position_embedding_type": position_type})
-            for variant, (variant_overrides, suffix, variant_types) in variants.items()
-            for seed in seeds
-            for position_type in variant_types]
+        variants[EXACT_TABLE] = (
+            {"joined_pairs_share": JOINED_SHARE, "max_position_embeddings": table},
+            f"-joined-table{table}",
+            [t for t in position_types if table_limited(t, table)],
+        )
+    return [
+        StudyRun(
+            name=f"{position_type}-seed{seed}{suffix}",
+            seed=seed,
+            overrides={**overrides, **variant_overrides, "position_embedding_type": position_type},
+            fields={"variant": variant, "position_embedding_type": position_type},
+        )
+        for variant, (variant_overrides, suffix, variant_types) in variants.items()
+        for seed in seeds
+        for position_type in variant_types
+    ]
 
 
 def scorer(sets: dict, trained_positions: int, batch_size: int, quick: bool):
@@ -138,16 +176,22 @@ def scorer(sets: dict, trained_positions: int, batch_size: int, quick: bool):
 
     def score(study_run: StudyRun, model_dir: Path) -> dict:
         model = AutoModelForSeq2SeqLM.from_pretrained(model_dir)
-        result = {"scores": score_sets(str(model_dir), scored_sets, batch_size=batch_size,
-                                       max_new_tokens=QUICK_NEW_TOKENS if quick else None),
-                  "untrained_rows": untrained_rows(model, trained_positions)}
+        result = {
+            "scores": score_sets(
+                str(model_dir), scored_sets, batch_size=batch_size, max_new_tokens=QUICK_NEW_TOKENS if quick else None
+            ),
+            "untrained_rows": untrained_rows(model, trained_positions),
+        }
         if study_run.overrides.get("max_position_embeddings", TABLE_SIZE) < TABLE_SIZE:  # what it does past its table
             rows = model.config.max_position_embeddings
             result["past_the_table"] = {
                 "table_positions": rows,
                 "what_happens": f"inputs are cut to their first {rows} tokens, with a warning",
-                "inputs_cut": {name: sum(n > rows for n in described["lengths"]) / described["size"]
-                               for name, described in sets.items()}}
+                "inputs_cut": {
+                    name: sum(n > rows for n in described["lengths"]) / described["size"]
+                    for name, described in sets.items()
+                },
+            }
         return result
 
     return score
@@ -158,9 +202,19 @@ def keep_probe(rows: list[dict]) -> dict:
     return {"source_gain": [(row["step"], round(row["source_gain"], 3)) for row in rows]}
 
 
-def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000, joined_variant: bool = True,
-              quick: bool = False, batch_size: int = 32, position_types=POSITION_EMBEDDING_TYPES,
-              results_dir: str | None = None, source_lang: str = "en", target_lang: str = "de") -> dict:
+def run_study(
+    data_dir: str,
+    output_dir: str,
+    seeds=(0, 1, 2),
+    steps: int = 2000,
+    joined_variant: bool = True,
+    quick: bool = False,
+    batch_size: int = 32,
+    position_types=POSITION_EMBEDDING_TYPES,
+    results_dir: str | None = None,
+    source_lang: str = "en",
+    target_lang: str = "de",
+) -> dict:
     """Train and evaluate every (variant, seed, position type) not already in `results_dir` (one JSON per run,
     written as soon as it is scored); write position_study.json and .png of every run there; return them. `quick`:
     QUICK's tiny model on its 400 training pairs, scored on QUICK_PAIRS test pairs with translations of at most
@@ -173,18 +227,34 @@ def run_study(data_dir: str, output_dir: str, seeds=(0, 1, 2), steps: int = 2000
     tokenizer_dir, train_lengths, sets = study_data(data_dir, output, quick, source_lang, target_lang)
     scored_runs(results_path, steps)  # refuse a mix before training anything
     # the models stay (count_sentences reads them); their checkpoints go
-    run_all(study_runs(overrides, seeds, position_types, joined_variant), data_dir, output, results_path,
-            tokenizer_dir, steps, scorer(sets, train_lengths[-1], batch_size, quick), keep_probe, quick=quick,
-            keep_models=True, source_lang=source_lang, target_lang=target_lang)
+    run_all(
+        study_runs(overrides, seeds, position_types, joined_variant),
+        data_dir,
+        output,
+        results_path,
+        tokenizer_dir,
+        steps,
+        scorer(sets, train_lengths[-1], batch_size, quick),
+        keep_probe,
+        quick=quick,
+        keep_models=True,
+        source_lang=source_lang,
+        target_lang=target_lang,
+    )
     runs = scored_runs(results_path, steps)
     results = {
         "recipe": {**RECIPE, **overrides, "max_steps": steps},
         "seeds": sorted({run_result["seed"] for run_result in runs}),
-        "training_source_tokens": {"mean": statistics.mean(train_lengths),
-                                   "p99": train_lengths[int(0.99 * (len(train_lengths) - 1))],
-                                   "max": train_lengths[-1], "max_source_length": RECIPE["max_source_length"]},
-        "sets": {name: {key: value for key, value in described.items()
-                        if key not in ("sources", "references", "lengths")} for name, described in sets.items()},
+        "training_source_tokens": {
+            "mean": statistics.mean(train_lengths),
+            "p99": train_lengths[int(0.99 * (len(train_lengths) - 1))],
+            "max": train_lengths[-1],
+            "max_source_length": RECIPE["max_source_length"],
+        },
+        "sets": {
+            name: {key: value for key, value in described.items() if key not in ("sources", "references", "lengths")}
+            for name, described in sets.items()
+        },
         "runs": runs,
         "summary": seed_spread(runs),
         **({"max_new_tokens": QUICK_NEW_TOKENS} if quick else {}),  # the full study decodes within the engines' bound
@@ -198,12 +268,20 @@ def scored_runs(results_path: Path, steps: int) -> list[dict]:
     """Every run scored in `results_path`; all must have trained for `steps` steps."""
     runs = read_results(results_path)
     order = {name: index for index, name in enumerate(POSITION_EMBEDDING_TYPES)}  # sinusoidal (the paper's) first
-    runs.sort(key=lambda run: (run["variant"] != "plain", order.get(run["position_embedding_type"], len(order)),
-                               run["position_embedding_type"], run["seed"]))
+    runs.sort(
+        key=lambda run: (
+            run["variant"] != "plain",
+            order.get(run["position_embedding_type"], len(order)),
+            run["position_embedding_type"],
+            run["seed"],
+        )
+    )
     mixed = sorted({run_result["steps"] for run_result in runs} - {steps})
     if mixed:
-        raise ValueError(f"{results_path} holds runs of {mixed} steps besides {steps}: a study compares equal "
-                         "steps; give another --results_dir (or --steps) instead of mixing them.")
+        raise ValueError(
+            f"{results_path} holds runs of {mixed} steps besides {steps}: a study compares equal "
+            "steps; give another --results_dir (or --steps) instead of mixing them."
+        )
     return runs
 
 
@@ -214,22 +292,46 @@ def add_arguments(parser) -> None:
     parser.add_argument("--results_dir", help="One JSON per scored run. Default: OUTPUT_DIR/results.")
     parser.add_argument("--seeds", type=int, nargs="+", help="Default 0 1 2 (--quick: 0).")
     parser.add_argument("--steps", type=int, help="Optimizer steps of every model. Default 2000 (--quick: 20).")
-    parser.add_argument("--position_types", nargs="+", choices=POSITION_EMBEDDING_TYPES,
-                        default=list(POSITION_EMBEDDING_TYPES))
-    parser.add_argument("--no_joined_variant", action="store_true",
-                        help="Leave out the variant trained with a share of joined pairs (--quick leaves it out).")
-    parser.add_argument("--count_sentences", action="store_true",
-                        help="Instead: how many sentences the models in --output_dir write for 2, 4 and 8 joined "
-                             "test pairs (the first 40 of each, greedy), against the references; to "
-                             "OUTPUT_DIR/sentence_counts.json.")
-    parser.add_argument("--of_joined_variant", action="store_true",
-                        help="With --count_sentences: count the \"+ joined pairs\" variant's models, at 2, 4, 8 "
-                             "and 16 joined pairs.")
-    parser.add_argument("--quick", action="store_true",
-                        help="A tiny model on 400 pairs, 20 steps, one seed, scored on 48 test pairs with "
-                             "translations of at most 31 tokens: checks the pipeline in under a minute.")
+    parser.add_argument(
+        "--position_types", nargs="+", choices=POSITION_EMBEDDING_TYPES, default=list(POSITION_EMBEDDING_TYPES)
+    )
+    parser.add_argument(
+        "--no_joined_variant",
+        action="store_true",
+        help="Leave out the variant trained with a share of joined pairs (--quick leaves it out).",
+    )
+    parser.add_argument(
+        "--count_sentences",
+        action="store_true",
+        help="Instead: how many sentences the models in --output_dir write for 2, 4 and 8 joined "
+        "test pairs (the first 40 of each, greedy), against the references; to "
+        "OUTPUT_DIR/sentence_counts.json.",
+    )
+    parser.add_argument(
+        "--of_joined_variant",
+        action="store_true",
+        help='With --count_sentences: count the "+ joined pairs" variant\'s models, at 2, 4, 8 and 16 joined pairs.',
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="A tiny model on 400 pairs, 20 steps, one seed, scored on 48 test pairs with "
+        "translations of at most 31 tokens: checks the pipeline in under a minute.",
+    )
 
 
-__all__ = ["EXACT_TABLE", "add_arguments", "count_sentences", "evaluation_sets", "join_consecutive", "markdown_kept",
-           "markdown_seeds", "markdown_sentence_counts", "markdown_summary", "plot_study", "run_study", "study_report",
-           "write_sentence_counts"]
+__all__ = [
+    "EXACT_TABLE",
+    "add_arguments",
+    "count_sentences",
+    "evaluation_sets",
+    "join_consecutive",
+    "markdown_kept",
+    "markdown_seeds",
+    "markdown_sentence_counts",
+    "markdown_summary",
+    "plot_study",
+    "run_study",
+    "study_report",
+    "write_sentence_counts",
+]

@@ -33,8 +33,13 @@ CANDIDATES = {
     # Issue 40's augmentations on the main job's recipe (joined-0.25), OpusTrainer's shares: 5% of the pairs upper-
     # cased and 5% title-cased on both sides, 10% with the spans both sides hold as reserved tokens {k}. Scored on
     # upper- and title-cased validation pairs as well (CASED_SETS), translated as a user's text is (case folding on).
-    "augmented": {"init_std": 0.05, "joined_pairs_share": 0.25, "uppercase_share": 0.05, "titlecase_share": 0.05,
-                  "span_token_share": 0.1},
+    "augmented": {
+        "init_std": 0.05,
+        "joined_pairs_share": 0.25,
+        "uppercase_share": 0.05,
+        "titlecase_share": 0.05,
+        "span_token_share": 0.1,
+    },
     # The span tokens alone: case folding at translation time already keeps 90% of capitals' BLEU (docs/results.md),
     # and the three together cost the plain subset 0.61 BLEU, more than the main job may pay.
     "spans": {"init_std": 0.05, "joined_pairs_share": 0.25, "span_token_share": 0.1},
@@ -47,8 +52,9 @@ VALIDATION_PAIRS = 400  # the fixed validation subset every run is scored on
 PROBE_FIELDS = ("step", "loss", "source_gain", "cross_attention_entropy", "grad_norm", "embedding_rms")
 
 
-def validation_subset(data_dir: str, size: int = VALIDATION_PAIRS, source_lang: str = "en",
-                      target_lang: str = "de") -> tuple[list[str], list[str]]:
+def validation_subset(
+    data_dir: str, size: int = VALIDATION_PAIRS, source_lang: str = "en", target_lang: str = "de"
+) -> tuple[list[str], list[str]]:
     """The first `size` pairs of the validation split: sources and references."""
     validation = load_parallel_data(data_dir, source_lang, target_lang)["validation"]
     validation = validation.select(range(min(size, len(validation))))
@@ -59,40 +65,78 @@ def run_name(candidate: str, position_type: str, seed: int) -> str:
     return f"{candidate}-{position_type}-seed{seed}"
 
 
-def run_search(data_dir: str, output_dir: str, results_dir: str, candidates: dict, seeds=(0, 1, 2),
-               position_types=("sinusoidal",), steps: int = 2000, quick: bool = False,
-               keep_models: bool = False, source_lang: str = "en", target_lang: str = "de") -> list[dict]:
+def run_search(
+    data_dir: str,
+    output_dir: str,
+    results_dir: str,
+    candidates: dict,
+    seeds=(0, 1, 2),
+    position_types=("sinusoidal",),
+    steps: int = 2000,
+    quick: bool = False,
+    keep_models: bool = False,
+    source_lang: str = "en",
+    target_lang: str = "de",
+) -> list[dict]:
     """Train and score every (candidate, position type, seed) not already in `results_dir`; return all results."""
     output, results_path = Path(output_dir), Path(results_dir)
     output.mkdir(parents=True, exist_ok=True)
     base = dict(QUICK) if quick else {}
     tokenizer_dir = study_tokenizer(data_dir, output, quick, source_lang, target_lang)
-    sources, references = validation_subset(data_dir, QUICK_PAIRS if quick else VALIDATION_PAIRS, source_lang,
-                                            target_lang)
+    sources, references = validation_subset(
+        data_dir, QUICK_PAIRS if quick else VALIDATION_PAIRS, source_lang, target_lang
+    )
     # greedy BLEU, chrF and length ratio on the validation subset, and on it joined k pairs at a time
-    sets = {"validation": (sources, references),
-            **{str(k): join_consecutive(sources, references, k) for k in JOINED_SETS},
-            **{name: ([change(text) for text in sources], [change(text) for text in references])
-               for name, change in CASED_SETS.items()}}
-    runs = [StudyRun(name=run_name(name, position_type, seed), seed=seed,
-                     overrides={**base, **overrides, "position_embedding_type": position_type},
-                     fields={"candidate": name, "overrides": overrides, "position_embedding_type": position_type})
-            for seed in seeds  # seed-major: a search cut short holds every candidate for the seeds it reached
-            for name, overrides in candidates.items()
-            for position_type in position_types]
+    sets = {
+        "validation": (sources, references),
+        **{str(k): join_consecutive(sources, references, k) for k in JOINED_SETS},
+        **{
+            name: ([change(text) for text in sources], [change(text) for text in references])
+            for name, change in CASED_SETS.items()
+        },
+    }
+    runs = [
+        StudyRun(
+            name=run_name(name, position_type, seed),
+            seed=seed,
+            overrides={**base, **overrides, "position_embedding_type": position_type},
+            fields={"candidate": name, "overrides": overrides, "position_embedding_type": position_type},
+        )
+        for seed in seeds  # seed-major: a search cut short holds every candidate for the seeds it reached
+        for name, overrides in candidates.items()
+        for position_type in position_types
+    ]
 
     def score(study_run: StudyRun, model_dir: Path) -> dict:
-        scores = {name: {key: round(value, 3) for key, value in set_scores.items()}
-                  for name, set_scores in score_sets(str(model_dir), sets, batch_size=64).items()}
+        scores = {
+            name: {key: round(value, 3) for key, value in set_scores.items()}
+            for name, set_scores in score_sets(str(model_dir), sets, batch_size=64).items()
+        }
         cased = {name: scores.pop(name) for name in CASED_SETS}
-        return {"validation_pairs": len(sources), "validation": scores.pop("validation"), "validation_joined": scores,
-                "validation_cased": cased}
+        return {
+            "validation_pairs": len(sources),
+            "validation": scores.pop("validation"),
+            "validation_joined": scores,
+            "validation_cased": cased,
+        }
 
     def keep_probe(rows: list[dict]) -> dict:
         return {"probe": [{key: row[key] for key in PROBE_FIELDS} for row in rows]}
 
-    run_all(runs, data_dir, output, results_path, tokenizer_dir, steps, score, keep_probe, quick=quick,
-            keep_models=keep_models, source_lang=source_lang, target_lang=target_lang)
+    run_all(
+        runs,
+        data_dir,
+        output,
+        results_path,
+        tokenizer_dir,
+        steps,
+        score,
+        keep_probe,
+        quick=quick,
+        keep_models=keep_models,
+        source_lang=source_lang,
+        target_lang=target_lang,
+    )
     return read_results(results_path)
 
 
@@ -101,15 +145,18 @@ def candidate_table(results: list[dict]) -> dict:
     first passed 0.5 nats (None: never), per seed."""
     table = {}
     for result in results:
-        row = table.setdefault((result["candidate"], result["position_embedding_type"]),
-                               {"seeds": {}, "aligned_at": {}})
+        row = table.setdefault(
+            (result["candidate"], result["position_embedding_type"]), {"seeds": {}, "aligned_at": {}}
+        )
         row["seeds"][result["seed"]] = result["validation"]["bleu"]
         row["aligned_at"][result["seed"]] = next(
-            (probe["step"] for probe in result["probe"] if probe["source_gain"] > 0.5), None)
+            (probe["step"] for probe in result["probe"] if probe["source_gain"] > 0.5), None
+        )
     for row in table.values():
         values = list(row["seeds"].values())
-        row.update(mean=statistics.mean(values), min=min(values),
-                   sd=statistics.stdev(values) if len(values) > 1 else 0.0)
+        row.update(
+            mean=statistics.mean(values), min=min(values), sd=statistics.stdev(values) if len(values) > 1 else 0.0
+        )
     return table
 
 
@@ -117,12 +164,17 @@ def markdown_table(results: list[dict]) -> str:
     """docs/results.md's candidate x seed table: validation BLEU (greedy) per seed, mean ± sd, worst seed."""
     table = candidate_table(results)
     seeds = sorted({seed for row in table.values() for seed in row["seeds"]})
-    lines = ["| candidate | positions | " + " | ".join(f"seed {s}" for s in seeds) + " | mean ± sd | worst |",
-             "|" + " --- |" * (4 + len(seeds))]
+    lines = [
+        "| candidate | positions | " + " | ".join(f"seed {s}" for s in seeds) + " | mean ± sd | worst |",
+        "|" + " --- |" * (4 + len(seeds)),
+    ]
     for (candidate, position_type), row in table.items():
         cells = [f"{row['seeds'][s]:.1f}" if s in row["seeds"] else "" for s in seeds]
-        lines.append(f"| {candidate} | {position_type} | " + " | ".join(cells)
-                     + f" | {row['mean']:.1f} ± {row['sd']:.1f} | {row['min']:.1f} |")
+        lines.append(
+            f"| {candidate} | {position_type} | "
+            + " | ".join(cells)
+            + f" | {row['mean']:.1f} ± {row['sd']:.1f} | {row['min']:.1f} |"
+        )
     return "\n".join(lines)
 
 
@@ -142,12 +194,18 @@ def joined_table(results: list[dict]) -> str:
     def spread(values):
         return f"{statistics.mean(values):.1f} ± {statistics.stdev(values) if len(values) > 1 else 0.0:.1f}"
 
-    lines = ["| candidate | positions | seeds | " + " | ".join(
-        "single pairs" if name == "1" else f"{name} joined" for name in sets) + " | 2 joined / single |",
-             "|" + " --- |" * (4 + len(sets))]
+    lines = [
+        "| candidate | positions | seeds | "
+        + " | ".join("single pairs" if name == "1" else f"{name} joined" for name in sets)
+        + " | 2 joined / single |",
+        "|" + " --- |" * (4 + len(sets)),
+    ]
     for (candidate, position_type), runs in rows.items():
-        cells = [spread([run[name]["bleu"] for run in runs])
-                 + f" ({statistics.mean(run[name]['length_ratio'] for run in runs):.2f})" for name in sets]
+        cells = [
+            spread([run[name]["bleu"] for run in runs])
+            + f" ({statistics.mean(run[name]['length_ratio'] for run in runs):.2f})"
+            for name in sets
+        ]
         kept = [run["2"]["bleu"] / run["1"]["bleu"] for run in runs if "2" in run and run["1"]["bleu"] > 0]
         share = f"{statistics.mean(kept):.0%}" if kept else "n/a"
         lines.append(f"| {candidate} | {position_type} | {len(runs)} | " + " | ".join(cells) + f" | {share} |")
@@ -182,5 +240,12 @@ def plot_search(results: list[dict], path: str) -> None:
     fig.savefig(path, dpi=120)
 
 
-__all__ = ["CANDIDATES", "candidate_table", "joined_table", "markdown_table", "plot_search", "run_search",
-           "validation_subset"]
+__all__ = [
+    "CANDIDATES",
+    "candidate_table",
+    "joined_table",
+    "markdown_table",
+    "plot_search",
+    "run_search",
+    "validation_subset",
+]

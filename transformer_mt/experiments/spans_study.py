@@ -51,10 +51,15 @@ def translate_both(engine, sources: list[str], options: TranslationOptions) -> t
     `SpanReport`s."""
     segments = segment(sources, options, engine.config)
     plain = translate_masked(engine, segments.sentences, options, segments.names, segments.prefixes)
-    repaired, reports = repair_counted(segments.sentences, plain, segments.names,
-                                       lambda sources, targets: engine.align_pairs(sources, targets, options))
-    best = [[found[0][0] if found else "" for found in assemble(segments, hypotheses)]
-            for hypotheses in (plain, repaired)]
+    repaired, reports = repair_counted(
+        segments.sentences,
+        plain,
+        segments.names,
+        lambda sources, targets: engine.align_pairs(sources, targets, options),
+    )
+    best = [
+        [found[0][0] if found else "" for found in assemble(segments, hypotheses)] for hypotheses in (plain, repaired)
+    ]
     return best[0], best[1], reports
 
 
@@ -67,28 +72,43 @@ def count(sources: list[str], plain: list[str], repaired: list[str]) -> tuple[di
         lost_after = collections.Counter(lost_spans(source, with_repair))
         failed = +lost_after
         for span in protected_spans(source):
-            outcome = ("broken" if lost_after[span] else "carried") if not lost_before[span] else \
-                "lost" if lost_after[span] else "repaired"
+            outcome = (
+                ("broken" if lost_after[span] else "carried")
+                if not lost_before[span]
+                else "lost"
+                if lost_after[span]
+                else "repaired"
+            )
             lost_before[span], lost_after[span] = max(lost_before[span] - 1, 0), max(lost_after[span] - 1, 0)
             for kind in (span.kind, "all"):
                 counts[kind]["spans"] += 1
                 counts[kind][outcome] += 1
         if failed:
-            failures.append({"source": source, "without": without, "with": with_repair,
-                             "lost": [list(span) for span in failed.elements()]})
+            failures.append(
+                {
+                    "source": source,
+                    "without": without,
+                    "with": with_repair,
+                    "lost": [list(span) for span in failed.elements()],
+                }
+            )
     table = {}
     for kind in [*KINDS, "all"]:
         if counts[kind]["spans"]:
             found = counts[kind]
-            table[kind] = {**{key: found[key] for key in ("spans", *OUTCOMES)},
-                           **{f"{key}_share": round(found[key] / found["spans"], 4) for key in OUTCOMES},
-                           "kept_share": round((found["carried"] + found["repaired"]) / found["spans"], 4)}
+            table[kind] = {
+                **{key: found[key] for key in ("spans", *OUTCOMES)},
+                **{f"{key}_share": round(found[key] / found["spans"], 4) for key in OUTCOMES},
+                "kept_share": round((found["carried"] + found["repaired"]) / found["spans"], 4),
+            }
     return table, failures
 
 
 def scores(hypotheses: list[str], references: list[str]) -> dict:
-    return {"bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
-            "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2)}
+    return {
+        "bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
+        "chrf": round(sacrebleu.corpus_chrf(hypotheses, [references]).score, 2),
+    }
 
 
 def paired(plain: list[str], repaired: list[str], references: list[str]) -> dict:
@@ -97,8 +117,7 @@ def paired(plain: list[str], repaired: list[str], references: list[str]) -> dict
     from sacrebleu.significance import PairedTest
 
     metrics = {"bleu": BLEU(), "chrf": CHRF()}
-    test = PairedTest([("without", plain), ("with", repaired)], metrics, [references], test_type="bs",
-                      n_samples=1000)
+    test = PairedTest([("without", plain), ("with", repaired)], metrics, [references], test_type="bs", n_samples=1000)
     _, results = test()
     columns = [column for column in results if column != "System"]  # "BLEU", "chrF2": one per metric, in order
     return {name: {"p_value": results[column][1].p_value} for name, column in zip(metrics, columns)}
@@ -110,13 +129,23 @@ def run_study(data: str, split: str, engine, model: str) -> dict:
     start = time.perf_counter()
     plain, repaired, reports = translate_both(engine, sources, TranslationOptions())
     table, failures = count(sources, plain, repaired)
-    return {"data": data, "split": split, "messages": len(sources), "model": model, "engine": engine.name,
-            "spans": table, "sentence_reports": {key: sum(len(getattr(report, key)) for report in reports)
-                                                 for key in ("carried", "repaired", "lost")},
-            "without_repair": scores(plain, references), "with_repair": scores(repaired, references),
-            "paired_bootstrap": paired(plain, repaired, references), "failures": failures,
-            "changed": [{"source": s, "without": a, "with": b} for s, a, b in zip(sources, plain, repaired) if a != b],
-            "minutes": round((time.perf_counter() - start) / 60, 2)}
+    return {
+        "data": data,
+        "split": split,
+        "messages": len(sources),
+        "model": model,
+        "engine": engine.name,
+        "spans": table,
+        "sentence_reports": {
+            key: sum(len(getattr(report, key)) for report in reports) for key in ("carried", "repaired", "lost")
+        },
+        "without_repair": scores(plain, references),
+        "with_repair": scores(repaired, references),
+        "paired_bootstrap": paired(plain, repaired, references),
+        "failures": failures,
+        "changed": [{"source": s, "without": a, "with": b} for s, a, b in zip(sources, plain, repaired) if a != b],
+        "minutes": round((time.perf_counter() - start) / 60, 2),
+    }
 
 
 def main(argv=None) -> None:
@@ -133,17 +162,27 @@ def main(argv=None) -> None:
     gflops = matmul_gflops()
     engine = load_engine(args.model, args.engine)
     studies = [run_study(data, args.split, engine, args.model) for data in args.data]
-    result = {"commit": git_commit(), "command": " ".join(["python -m transformer_mt.experiments.spans_study",
-                                                       *(argv if argv is not None else sys.argv[1:])]),
-              "matmul_gflops": round(gflops, 1), "target_kept_share": TARGET, "studies": studies}
+    result = {
+        "commit": git_commit(),
+        "command": " ".join(
+            ["python -m transformer_mt.experiments.spans_study", *(argv if argv is not None else sys.argv[1:])]
+        ),
+        "matmul_gflops": round(gflops, 1),
+        "target_kept_share": TARGET,
+        "studies": studies,
+    }
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for study in studies:
-        print(f"{study['data']} {study['split']}: {study['messages']} messages; without repair "
-              f"{study['without_repair']}, with {study['with_repair']}, p {study['paired_bootstrap']}")
+        print(
+            f"{study['data']} {study['split']}: {study['messages']} messages; without repair "
+            f"{study['without_repair']}, with {study['with_repair']}, p {study['paired_bootstrap']}"
+        )
         for kind, found in study["spans"].items():
-            print(f"  {kind:12} {found['spans']:5} spans: carried {found['carried_share']:.1%}, repaired "
-                  f"{found['repaired_share']:.1%}, lost {found['lost_share']:.1%} (kept {found['kept_share']:.1%})")
+            print(
+                f"  {kind:12} {found['spans']:5} spans: carried {found['carried_share']:.1%}, repaired "
+                f"{found['repaired_share']:.1%}, lost {found['lost_share']:.1%} (kept {found['kept_share']:.1%})"
+            )
 
 
 if __name__ == "__main__":

@@ -27,12 +27,32 @@ from transformer_mt.training import run
 
 # The main job's recipe, trained for a fixed number of steps instead of a time budget, evaluated separately, on
 # single pairs without span tokens (a study's variant or candidate adds joined pairs and span tokens by name).
-RECIPE = {key: value for key, value in MAIN_JOB.items()
-          if key not in ("max_train_minutes", "eval_strategy", "eval_steps", "save_strategy", "save_steps",
-                         "save_total_limit", "do_eval", "do_predict", "predict_with_generate", "report_to",
-                         "tokenizer_vocab_size", "max_eval_samples", "generation_num_beams", "num_beams",
-                         "early_stopping_patience", "average_last", "max_tokens_per_batch", "joined_pairs_share",
-                         "span_token_share")}
+RECIPE = {
+    key: value
+    for key, value in MAIN_JOB.items()
+    if key
+    not in (
+        "max_train_minutes",
+        "eval_strategy",
+        "eval_steps",
+        "save_strategy",
+        "save_steps",
+        "save_total_limit",
+        "do_eval",
+        "do_predict",
+        "predict_with_generate",
+        "report_to",
+        "tokenizer_vocab_size",
+        "max_eval_samples",
+        "generation_num_beams",
+        "num_beams",
+        "early_stopping_patience",
+        "average_last",
+        "max_tokens_per_batch",
+        "joined_pairs_share",
+        "span_token_share",
+    )
+}
 RECIPE.update(do_train=True, save_strategy="no", report_to="none", data_seed=0, disable_tqdm=True)
 PROBE_STEPS = 100  # the alignment probe every this many steps
 # --quick: presets.TINY's model on 400 training pairs (with a 400-token tokenizer of its own), scored on 48 pairs, to
@@ -52,51 +72,94 @@ class StudyRun:
     fields: dict
 
 
-def shared_tokenizer(data_dir: str, output_dir: Path, vocab_size: int, max_train_samples: int | None = None,
-                     source_lang: str = "en", target_lang: str = "de") -> Path:
+def shared_tokenizer(
+    data_dir: str,
+    output_dir: Path,
+    vocab_size: int,
+    max_train_samples: int | None = None,
+    source_lang: str = "en",
+    target_lang: str = "de",
+) -> Path:
     """One joint tokenizer trained once on the training split and reused by every run of a study."""
     path = output_dir / "tokenizer"
     if not (path / "tokenizer.json").is_file():
         train = load_parallel_data(data_dir, source_lang, target_lang)["train"]
         if max_train_samples:
             train = train.select(range(min(max_train_samples, len(train))))
-        train_tokenizer(list(train[source_lang]) + list(train[target_lang]),
-                        vocab_size=vocab_size).save_pretrained(path)
+        train_tokenizer(list(train[source_lang]) + list(train[target_lang]), vocab_size=vocab_size).save_pretrained(
+            path
+        )
     return path
 
 
-def study_tokenizer(data_dir: str, output_dir: Path, quick: bool = False, source_lang: str = "en",
-                    target_lang: str = "de") -> Path:
+def study_tokenizer(
+    data_dir: str, output_dir: Path, quick: bool = False, source_lang: str = "en", target_lang: str = "de"
+) -> Path:
     """The study's shared tokenizer: of the main job's vocabulary size, or with `quick` of presets.TINY's on QUICK's
     training pairs."""
     if quick:
-        return shared_tokenizer(data_dir, output_dir, TINY["tokenizer_vocab_size"], QUICK["max_train_samples"],
-                                source_lang, target_lang)
+        return shared_tokenizer(
+            data_dir, output_dir, TINY["tokenizer_vocab_size"], QUICK["max_train_samples"], source_lang, target_lang
+        )
     return shared_tokenizer(data_dir, output_dir, MAIN_JOB["tokenizer_vocab_size"], None, source_lang, target_lang)
 
 
-def train_run(data_dir: str, tokenizer_dir: Path, output_dir: Path, overrides: dict, seed: int, steps: int,
-              save_steps: int = 500, probe_steps: int | None = PROBE_STEPS, source_lang: str = "en",
-              target_lang: str = "de") -> dict:
+def train_run(
+    data_dir: str,
+    tokenizer_dir: Path,
+    output_dir: Path,
+    overrides: dict,
+    seed: int,
+    steps: int,
+    save_steps: int = 500,
+    probe_steps: int | None = PROBE_STEPS,
+    source_lang: str = "en",
+    target_lang: str = "de",
+) -> dict:
     """Train one run of a study (RECIPE with `overrides`) for `steps` optimizer steps, resuming its newest complete
     checkpoint if a run was cut short; return {minutes, steps} of this invocation's training. `training.run` gets its
     four argument groups built from the fields (`recipes.recipe_arguments`), no command line."""
     resume = has_complete_checkpoint(output_dir)
-    arguments = recipe_arguments({
-        **RECIPE, **overrides, "data": data_dir, "source_lang": source_lang, "target_lang": target_lang,
-        "output_dir": str(output_dir), "max_steps": steps, "seed": seed,
-        "tokenizer_name_or_path": None if resume else str(tokenizer_dir),
-        "overwrite_output_dir": not resume, "resume_from_checkpoint": "last" if resume else None,
-        "save_strategy": "steps", "save_steps": save_steps, "save_total_limit": 1, "probe_steps": probe_steps,
-        "do_eval": False})
+    arguments = recipe_arguments(
+        {
+            **RECIPE,
+            **overrides,
+            "data": data_dir,
+            "source_lang": source_lang,
+            "target_lang": target_lang,
+            "output_dir": str(output_dir),
+            "max_steps": steps,
+            "seed": seed,
+            "tokenizer_name_or_path": None if resume else str(tokenizer_dir),
+            "overwrite_output_dir": not resume,
+            "resume_from_checkpoint": "last" if resume else None,
+            "save_strategy": "steps",
+            "save_steps": save_steps,
+            "save_total_limit": 1,
+            "probe_steps": probe_steps,
+            "do_eval": False,
+        }
+    )
     start = time.monotonic()
     trainer = run(*arguments)
     return {"minutes": (time.monotonic() - start) / 60, "steps": trainer.state.global_step}
 
 
-def run_all(runs: Iterable[StudyRun], data_dir: str, output_dir: Path, results_dir: Path, tokenizer_dir: Path,
-            steps: int, score: Callable[[StudyRun, Path], dict], keep_probe: Callable[[list[dict]], dict], *,
-            quick: bool = False, keep_models: bool = False, source_lang: str = "en", target_lang: str = "de") -> None:
+def run_all(
+    runs: Iterable[StudyRun],
+    data_dir: str,
+    output_dir: Path,
+    results_dir: Path,
+    tokenizer_dir: Path,
+    steps: int,
+    score: Callable[[StudyRun, Path], dict],
+    keep_probe: Callable[[list[dict]], dict],
+    *,
+    quick: bool = False,
+    keep_models: bool = False,
+    source_lang: str = "en",
+    target_lang: str = "de",
+) -> None:
     """Train and score every run whose `results_dir/<name>.json` does not exist yet, in the order given (seed-major
     in both studies: one cut short holds every configuration of the seeds it reached).
 
@@ -113,13 +176,28 @@ def run_all(runs: Iterable[StudyRun], data_dir: str, output_dir: Path, results_d
             continue
         gflops = gflops or round(matmul_gflops(), 1)
         model_dir = output_dir / "runs" / study_run.name
-        timing = train_run(data_dir, tokenizer_dir, model_dir, study_run.overrides, study_run.seed, steps,
-                           probe_steps=max(1, steps // 20) if quick else PROBE_STEPS, source_lang=source_lang,
-                           target_lang=target_lang)
-        result = {**study_run.fields, "seed": study_run.seed, "steps": timing["steps"], **score(study_run, model_dir),
-                  "train_minutes": round(timing["minutes"], 2), "matmul_gflops": gflops, "machine": processor(),
-                  "commit": git_commit(),
-                  **keep_probe(read_probe(str(model_dir)))}
+        timing = train_run(
+            data_dir,
+            tokenizer_dir,
+            model_dir,
+            study_run.overrides,
+            study_run.seed,
+            steps,
+            probe_steps=max(1, steps // 20) if quick else PROBE_STEPS,
+            source_lang=source_lang,
+            target_lang=target_lang,
+        )
+        result = {
+            **study_run.fields,
+            "seed": study_run.seed,
+            "steps": timing["steps"],
+            **score(study_run, model_dir),
+            "train_minutes": round(timing["minutes"], 2),
+            "matmul_gflops": gflops,
+            "machine": processor(),
+            "commit": git_commit(),
+            **keep_probe(read_probe(str(model_dir))),
+        }
         result_file.write_text(json.dumps(result, indent=1), encoding="utf-8")
         if keep_models:
             for checkpoint in run_checkpoints(model_dir):
@@ -141,5 +219,16 @@ def read_results(results_dir: Path) -> list[dict]:
     return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(results_dir.glob("*.json"))]
 
 
-__all__ = ["PROBE_STEPS", "QUICK", "QUICK_PAIRS", "RECIPE", "StudyRun", "add_study_arguments", "read_results",
-           "run_all", "shared_tokenizer", "study_tokenizer", "train_run"]
+__all__ = [
+    "PROBE_STEPS",
+    "QUICK",
+    "QUICK_PAIRS",
+    "RECIPE",
+    "StudyRun",
+    "add_study_arguments",
+    "read_results",
+    "run_all",
+    "shared_tokenizer",
+    "study_tokenizer",
+    "train_run",
+]

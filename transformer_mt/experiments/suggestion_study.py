@@ -41,16 +41,28 @@ WRONG_CHRF = 50.0  # a sentence chrF below this: the model got it wrong (the cal
 CORRECTIONS = 200
 NOISE = ("aaaaaa", "asdf asdf", "xxxxxxxxxxxx", "test", "...", "lol", "qwertzuiop", "123456", "?????", "ok ok ok ok")
 OTHER_LANGUAGES = (
-    "Cliquez sur le bouton Enregistrer pour conserver vos modifications.", "Ouvrez le fichier dans un nouvel onglet.",
-    "Les paramètres du réseau ont été mis à jour.", "Impossible de trouver le document demandé.",
-    "Sélectionnez une imprimante dans la liste.", "Voulez-vous vraiment supprimer ce dossier ?",
-    "Le mot de passe doit contenir au moins huit caractères.", "Fermer la fenêtre", "Options avancées",
-    "Ajoutez une signature à vos messages électroniques.", "La mise à jour du système est terminée.",
-    "Haga clic en el botón Guardar para conservar los cambios.", "Abra el archivo en una pestaña nueva.",
-    "La configuración de la red se ha actualizado.", "No se encontró el documento solicitado.",
-    "Seleccione una impresora de la lista.", "¿Está seguro de que desea eliminar esta carpeta?",
-    "La contraseña debe tener al menos ocho caracteres.", "Cerrar la ventana", "Opciones avanzadas",
-    "Añada una firma a sus mensajes de correo electrónico.", "La actualización del sistema ha terminado.",
+    "Cliquez sur le bouton Enregistrer pour conserver vos modifications.",
+    "Ouvrez le fichier dans un nouvel onglet.",
+    "Les paramètres du réseau ont été mis à jour.",
+    "Impossible de trouver le document demandé.",
+    "Sélectionnez une imprimante dans la liste.",
+    "Voulez-vous vraiment supprimer ce dossier ?",
+    "Le mot de passe doit contenir au moins huit caractères.",
+    "Fermer la fenêtre",
+    "Options avancées",
+    "Ajoutez une signature à vos messages électroniques.",
+    "La mise à jour du système est terminée.",
+    "Haga clic en el botón Guardar para conservar los cambios.",
+    "Abra el archivo en una pestaña nueva.",
+    "La configuración de la red se ha actualizado.",
+    "No se encontró el documento solicitado.",
+    "Seleccione una impresora de la lista.",
+    "¿Está seguro de que desea eliminar esta carpeta?",
+    "La contraseña debe tener al menos ocho caracteres.",
+    "Cerrar la ventana",
+    "Opciones avanzadas",
+    "Añada una firma a sus mensajes de correo electrónico.",
+    "La actualización del sistema ha terminado.",
 )
 KINDS = ("noise", "other language", "source copied", "unrelated German", "truncated", "doubled")
 RESULTS = Path("docs/results/suggestions")
@@ -67,10 +79,14 @@ def collect(engine, split: str, seed: int = 0) -> list[dict]:
     items = []
     for n, (i, j) in enumerate(zip(wrong, shuffled)):
         words = own[i].split()
-        garbage = {"noise": NOISE[n % len(NOISE)], "other language": rng.choice(OTHER_LANGUAGES),
-                   "source copied": sources[i], "unrelated German": references[j if j != i else wrong[n - 1]],
-                   "truncated": " ".join(words[: len(words) // 2]) if len(words) >= 4 else None,
-                   "doubled": f"{own[i]} {own[i]}"}
+        garbage = {
+            "noise": NOISE[n % len(NOISE)],
+            "other language": rng.choice(OTHER_LANGUAGES),
+            "source copied": sources[i],
+            "unrelated German": references[j if j != i else wrong[n - 1]],
+            "truncated": " ".join(words[: len(words) // 2]) if len(words) >= 4 else None,
+            "doubled": f"{own[i]} {own[i]}",
+        }
         items.append({"kind": "correction", "q": sources[i], "s": references[i], "own": own[i]})
         items += [{"kind": kind, "q": sources[i], "s": s, "own": own[i]} for kind, s in garbage.items() if s]
     found = model_numbers(engine, [(item["q"], item["s"]) for item in items], "de", [item["own"] for item in items])
@@ -93,19 +109,31 @@ def measure(items: list[dict], thresholds: Thresholds) -> dict:
     garbage_accepted = sum(accepted[kind] for kind in KINDS)
     recall = accepted["correction"] / counts["correction"]
     precision = accepted["correction"] / max(1, accepted["correction"] + garbage_accepted)
-    return {"corrections": counts["correction"], "garbage": sum(counts[kind] for kind in KINDS),
-            "recall": round(recall, 4), "precision": round(precision, 4),
-            "f1": round(2 * precision * recall / max(1e-9, precision + recall), 4),
-            "refused": {kind: f"{counts[kind] - accepted[kind]}/{counts[kind]}" for kind in KINDS}}
+    return {
+        "corrections": counts["correction"],
+        "garbage": sum(counts[kind] for kind in KINDS),
+        "recall": round(recall, 4),
+        "precision": round(precision, 4),
+        "f1": round(2 * precision * recall / max(1e-9, precision + recall), 4),
+        "refused": {kind: f"{counts[kind] - accepted[kind]}/{counts[kind]}" for kind in KINDS},
+    }
 
 
 def tune(items: list[dict]) -> list[tuple[float, Thresholds]]:
     """Every grid point's F1 on `items`, best first."""
-    grid = itertools.product((0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75), (1.4, 1.5, 1.6, 1.7, 1.8, 2.0, 2.5),
-                             (5, 10, 15, 20), (2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0))
-    found = [(measure(items, thresholds)["f1"], thresholds) for thresholds in
-             (Thresholds(length_ratio=(low, high), language_min_chars=chars, margin=margin)
-              for low, high, chars, margin in grid)]
+    grid = itertools.product(
+        (0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75),
+        (1.4, 1.5, 1.6, 1.7, 1.8, 2.0, 2.5),
+        (5, 10, 15, 20),
+        (2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0),
+    )
+    found = [
+        (measure(items, thresholds)["f1"], thresholds)
+        for thresholds in (
+            Thresholds(length_ratio=(low, high), language_min_chars=chars, margin=margin)
+            for low, high, chars, margin in grid
+        )
+    ]
     return sorted(found, key=lambda pair: -pair[0])
 
 
@@ -114,8 +142,14 @@ def main(argv=None) -> None:
     parser.add_argument("--tune", action="store_true", help="Search the thresholds on the validation split.")
     parser.add_argument("--results_dir", default=str(RESULTS))
     args = parser.parse_args(argv)
-    results = {"commit": git_commit(), "gflops_before": round(matmul_gflops(), 1), "model": MODEL, "data": DATA,
-               "wrong_chrf": WRONG_CHRF, "thresholds": vars(Thresholds())}
+    results = {
+        "commit": git_commit(),
+        "gflops_before": round(matmul_gflops(), 1),
+        "model": MODEL,
+        "data": DATA,
+        "wrong_chrf": WRONG_CHRF,
+        "thresholds": vars(Thresholds()),
+    }
     start = time.monotonic()
     engine = load_engine(MODEL, "auto")
     results["engine"] = engine.name

@@ -44,38 +44,77 @@ def required_terms(source: str, reference: str, output: str, index: dict) -> tup
     candidates = {(term, target) for word in words for term, target in index.get(word, ())}
     # the longest of overlapping terms, as the glossary takes them (`annotate` gives each as found in the source)
     taken = {(found.casefold(), target) for found, target in annotate(source, tuple(sorted(candidates)), True)[1]}
-    return tuple(sorted((term, target) for term, target in candidates if (term.casefold(), target) in taken
-                        and term_used(reference, target) and not term_used(output, target)))
+    return tuple(
+        sorted(
+            (term, target)
+            for term, target in candidates
+            if (term.casefold(), target) in taken and term_used(reference, target) and not term_used(output, target)
+        )
+    )
 
 
 def study(model: str, data: str) -> dict:
     engine = load_engine(model, "auto")
     index = term_index(read_glossary(str(Path(model) / "terms.tsv")))
     sources, references = pairs_of(data, "test")
-    plain = [text[0][0] if text else "" for text in
-             translate_texts(engine, sources, TranslationOptions(split_sentences=False))]
+    plain = [
+        text[0][0] if text else ""
+        for text in translate_texts(engine, sources, TranslationOptions(split_sentences=False))
+    ]
     tests = [(i, required_terms(sources[i], references[i], plain[i], index)) for i in range(len(sources))]
     tests = [(i, terms) for i, terms in tests if terms]
-    decoded = [translate_texts(engine, [sources[i]], TranslationOptions(
-        split_sentences=False, glossary=terms, glossary_ignore_case=True))[0] for i, terms in tests]
+    decoded = [
+        translate_texts(
+            engine, [sources[i]], TranslationOptions(split_sentences=False, glossary=terms, glossary_ignore_case=True)
+        )[0]
+        for i, terms in tests
+    ]
     with_glossary = [text[0][0] for text in decoded]
     required = sum(len(terms) for _, terms in tests)
     used = sum(term_used(output, target) for (_, terms), output in zip(tests, with_glossary) for _, target in terms)
     steps = collections.Counter(
-        "forced" if target in text.flags.terms_forced else "placed" if target in text.flags.terms_placed
-        else "another beam" if text.flags.terms_redecoded else "annotation"
-        for (_, terms), text in zip(tests, decoded) for _, target in terms if term_used(text[0][0], target))
-    compared = compare_systems({"without glossary": [plain[i] for i, _ in tests], "with glossary": with_glossary},
-                               [references[i] for i, _ in tests], ("bleu", "chrf"), "bs", 1000) if tests else {}
-    return {"engine": engine.name, "pairs": len(sources), "term_pairs": len(tests), "terms_required": required,
-            "used_without": 0, "used_with": used, "use_rate_with": round(used / required, 4) if required else None,
-            "used_by_step": {step: steps[step] for step in ("annotation", "another beam", "placed", "forced")},
-            "paired": compared,
-            "examples": [{"source": sources[i], "terms": terms, "without": plain[i], "with": output}
-                         for (i, terms), output in list(zip(tests, with_glossary))[:10]],
-            "missed": [{"source": sources[i], "reference": references[i], "terms": terms, "with": output}
-                       for (i, terms), output in zip(tests, with_glossary)
-                       if not all(term_used(output, target) for _, target in terms)]}
+        "forced"
+        if target in text.flags.terms_forced
+        else "placed"
+        if target in text.flags.terms_placed
+        else "another beam"
+        if text.flags.terms_redecoded
+        else "annotation"
+        for (_, terms), text in zip(tests, decoded)
+        for _, target in terms
+        if term_used(text[0][0], target)
+    )
+    compared = (
+        compare_systems(
+            {"without glossary": [plain[i] for i, _ in tests], "with glossary": with_glossary},
+            [references[i] for i, _ in tests],
+            ("bleu", "chrf"),
+            "bs",
+            1000,
+        )
+        if tests
+        else {}
+    )
+    return {
+        "engine": engine.name,
+        "pairs": len(sources),
+        "term_pairs": len(tests),
+        "terms_required": required,
+        "used_without": 0,
+        "used_with": used,
+        "use_rate_with": round(used / required, 4) if required else None,
+        "used_by_step": {step: steps[step] for step in ("annotation", "another beam", "placed", "forced")},
+        "paired": compared,
+        "examples": [
+            {"source": sources[i], "terms": terms, "without": plain[i], "with": output}
+            for (i, terms), output in list(zip(tests, with_glossary))[:10]
+        ],
+        "missed": [
+            {"source": sources[i], "reference": references[i], "terms": terms, "with": output}
+            for (i, terms), output in zip(tests, with_glossary)
+            if not all(term_used(output, target) for _, target in terms)
+        ],
+    }
 
 
 def main(argv=None) -> None:

@@ -33,11 +33,19 @@ MARKUP = "../shared/data/en-de-markup/dev.tsv"
 def cases(model_dir: Path) -> list[tuple[str, str, TranslationOptions]]:
     """(name, data file, options) of every case a model is hashed on."""
     glossary = tuple(read_glossary(str(model_dir / "terms.tsv")))
-    variants = {"default": TranslationOptions(), "glossary": TranslationOptions(glossary=glossary),
-                "min_confidence": TranslationOptions(min_confidence=0.5)}
-    return [*((f"{split}/{variant}", path, options) for split, path in SPLITS.items()
-              for variant, options in variants.items()),
-            ("markup/html", MARKUP, TranslationOptions(format="html"))]
+    variants = {
+        "default": TranslationOptions(),
+        "glossary": TranslationOptions(glossary=glossary),
+        "min_confidence": TranslationOptions(min_confidence=0.5),
+    }
+    return [
+        *(
+            (f"{split}/{variant}", path, options)
+            for split, path in SPLITS.items()
+            for variant, options in variants.items()
+        ),
+        ("markup/html", MARKUP, TranslationOptions(format="html")),
+    ]
 
 
 def digest(lines: list[str]) -> str:
@@ -62,8 +70,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     hashes = {model: {engine: hash_model(REPO / model, engine, args.limit) for engine in ENGINES} for model in MODELS}
-    report = {"commit": git_commit(), "gflops": round(matmul_gflops(), 1), "limit": args.limit,
-              "seconds": round(time.perf_counter() - started), "hashes": hashes}
+    report = {
+        "commit": git_commit(),
+        "gflops": round(matmul_gflops(), 1),
+        "limit": args.limit,
+        "seconds": round(time.perf_counter() - started),
+        "hashes": hashes,
+    }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))

@@ -30,8 +30,10 @@ from transformer_mt.quality import is_copy, is_loop
 from transformer_mt.translation import translate_texts
 
 
-MODELS = {"help-text": ("models/transformer-mt-en-de", "data/en-de"),
-          "broader": ("models/transformer-mt-en-de-broad", "../shared/data/en-de-ui")}
+MODELS = {
+    "help-text": ("models/transformer-mt-en-de", "data/en-de"),
+    "broader": ("models/transformer-mt-en-de-broad", "../shared/data/en-de-ui"),
+}
 SPLITS = {"en-de": "data/en-de", "en-de-ui": "../shared/data/en-de-ui"}
 IDENTICAL = "../shared/data/en-de-ui/identical.tsv"
 RESULTS = Path("docs/results/trust")
@@ -39,10 +41,15 @@ RESULTS = Path("docs/results/trust")
 
 def rates(sources: list[str], outputs: list[str], confidences: list[float | None]) -> dict:
     loops = sum(is_loop(source, output) for source, output in zip(sources, outputs))
-    copies = sum(is_copy(source, output, confidence) for source, output, confidence
-                 in zip(sources, outputs, confidences))
-    return {"loops": loops, "copies": copies, "loop_rate": round(loops / len(sources), 4),
-            "copy_rate": round(copies / len(sources), 4)}
+    copies = sum(
+        is_copy(source, output, confidence) for source, output, confidence in zip(sources, outputs, confidences)
+    )
+    return {
+        "loops": loops,
+        "copies": copies,
+        "loop_rate": round(loops / len(sources), 4),
+        "copy_rate": round(copies / len(sources), 4),
+    }
 
 
 def study(model: str, data: str) -> dict:
@@ -54,16 +61,22 @@ def study(model: str, data: str) -> dict:
     chrf = sentence_chrf(outputs, references)
     guarded = translate_texts(engine, sources, TranslationOptions(split_sentences=False))
     after = [text[0][0] if text else "" for text in guarded]
-    compared = compare_systems({"without guards": outputs, "with guards": after}, references, ("bleu", "chrf"),
-                               "bs", 1000)
-    return {"engine": engine.name, "pairs": len(sources),
-            "confidence": measure(confidences, chrf, calibration.chrf_threshold, [v["score"] for v in found]),
-            "guards": {"before": rates(sources, outputs, confidences),
-                       "after": rates(sources, after, [text.flags.confidence for text in guarded]),
-                       "references": rates(sources, references, [None] * len(sources)),
-                       "redecoded": sum(text.flags.redecoded for text in guarded),
-                       "flagged": sum(bool(text.flags.guards) for text in guarded),
-                       "paired": compared}}
+    compared = compare_systems(
+        {"without guards": outputs, "with guards": after}, references, ("bleu", "chrf"), "bs", 1000
+    )
+    return {
+        "engine": engine.name,
+        "pairs": len(sources),
+        "confidence": measure(confidences, chrf, calibration.chrf_threshold, [v["score"] for v in found]),
+        "guards": {
+            "before": rates(sources, outputs, confidences),
+            "after": rates(sources, after, [text.flags.confidence for text in guarded]),
+            "references": rates(sources, references, [None] * len(sources)),
+            "redecoded": sum(text.flags.redecoded for text in guarded),
+            "flagged": sum(bool(text.flags.guards) for text in guarded),
+            "paired": compared,
+        },
+    }
 
 
 def false_alarms(model: str) -> dict:
@@ -71,11 +84,16 @@ def false_alarms(model: str) -> dict:
     sources, _ = pairs_of(IDENTICAL, "test")
     outputs, found = rated_translations(engine, sources)
     confidences = [engine.calibration.confidence(values) for values in found]
-    alarms = sum(is_copy(source, output, confidence) for source, output, confidence
-                 in zip(sources, outputs, confidences))
+    alarms = sum(
+        is_copy(source, output, confidence) for source, output, confidence in zip(sources, outputs, confidences)
+    )
     copied = sum(source.strip() == output.strip() for source, output in zip(sources, outputs))
-    return {"messages": len(sources), "copied_by_the_model": copied, "copy_guard_fired": alarms,
-            "false_alarm_rate": round(alarms / len(sources), 4)}
+    return {
+        "messages": len(sources),
+        "copied_by_the_model": copied,
+        "copy_guard_fired": alarms,
+        "false_alarm_rate": round(alarms / len(sources), 4),
+    }
 
 
 def main(argv=None) -> None:
@@ -87,10 +105,17 @@ def main(argv=None) -> None:
     for name, (model, _) in MODELS.items():
         results["models"][name] = {split: study(model, data) for split, data in SPLITS.items()}
         results["models"][name]["identical"] = false_alarms(model)
-        print(name, json.dumps({split: {"spearman": found["confidence"]["spearman"],
-                                        "precision": found["confidence"]["precision"]}
-                                for split, found in results["models"][name].items() if split in SPLITS}),
-              file=sys.stderr)
+        print(
+            name,
+            json.dumps(
+                {
+                    split: {"spearman": found["confidence"]["spearman"], "precision": found["confidence"]["precision"]}
+                    for split, found in results["models"][name].items()
+                    if split in SPLITS
+                }
+            ),
+            file=sys.stderr,
+        )
     results["seconds"] = round(time.monotonic() - start)
     results["gflops_after"] = round(matmul_gflops(), 1)
     out = Path(args.results_dir)

@@ -38,8 +38,9 @@ class ServedModel:
     server's `min_confidence` for requests that give none (the serve command's --min_confidence); `weights`: what
     its answers depend on beyond the request (`shared.model_identity`; None: its answers are not cached)."""
 
-    def __init__(self, engine, source: str, target: str, min_confidence: float | None = None,
-                 weights: str | None = None):
+    def __init__(
+        self, engine, source: str, target: str, min_confidence: float | None = None, weights: str | None = None
+    ):
         self.engine, self.source, self.target, self.min_confidence = engine, source, target, min_confidence
         self.weights = weights
 
@@ -51,34 +52,55 @@ class ServedModel:
             register_tag(self.engine.config, asked.options)
         except OptionError as error:
             raise RequestError(f"Invalid request: {error}") from None
-        return asked.options.replace(num_return_sequences=count, source_lang=self.source, target_lang=self.target,
-                                     num_beams=max(self.engine.generation_config.num_beams or 1, count),
-                                     confidence=getattr(self.engine, "calibration", None) is not None,
-                                     min_confidence=asked.options.min_confidence if asked.options.min_confidence
-                                     is not None else self.min_confidence)
+        return asked.options.replace(
+            num_return_sequences=count,
+            source_lang=self.source,
+            target_lang=self.target,
+            num_beams=max(self.engine.generation_config.num_beams or 1, count),
+            confidence=getattr(self.engine, "calibration", None) is not None,
+            min_confidence=asked.options.min_confidence
+            if asked.options.min_confidence is not None
+            else self.min_confidence,
+        )
 
     def translate(self, sentences: list[str], options: TranslationOptions, alone: bool = False) -> list:
         """One batch's hypotheses; `alone`: the batch holds inline elements' own texts (`translation.segment`),
         decoded without guards or alignment."""
-        return decode(self.engine, sentences, options.replace(batch_size=len(sentences) or 1),
-                      default_names(len(sentences)), alone=[alone] * len(sentences) if alone else None)
+        return decode(
+            self.engine,
+            sentences,
+            options.replace(batch_size=len(sentences) or 1),
+            default_names(len(sentences)),
+            alone=[alone] * len(sentences) if alone else None,
+        )
 
 
 class Service:
     """What the routes do, for `models` (one per language direction) under `limits`."""
 
-    def __init__(self, models: list[ServedModel], limits: Limits, files: FileStore | None = None,
-                 redis: str | None = None, suggestions: Suggestions | None = None):
+    def __init__(
+        self,
+        models: list[ServedModel],
+        limits: Limits,
+        files: FileStore | None = None,
+        redis: str | None = None,
+        suggestions: Suggestions | None = None,
+    ):
         self.models, self.limits, self.files = models, limits, files
         self.suggestions = suggestions  # None: /suggest is off
         self.pairs = {(model.source, model.target): model for model in models}
         if len(self.pairs) < len(models):
-            raise ValueError("two models serve the same language pair: "
-                             f"{', '.join(f'{m.source}->{m.target}' for m in models)}")
+            raise ValueError(
+                f"two models serve the same language pair: {', '.join(f'{m.source}->{m.target}' for m in models)}"
+            )
         concurrency = max(model.engine.workers for model in models)
-        self.batcher = Batcher(lambda key, sentences: self.pairs[key[0]].translate(sentences, *key[1:]),
-                               max_batch=limits.batch_size(concurrency), max_wait=limits.max_wait_ms / 1000,
-                               max_queued=limits.queue_limit, concurrency=concurrency)
+        self.batcher = Batcher(
+            lambda key, sentences: self.pairs[key[0]].translate(sentences, *key[1:]),
+            max_batch=limits.batch_size(concurrency),
+            max_wait=limits.max_wait_ms / 1000,
+            max_queued=limits.queue_limit,
+            concurrency=concurrency,
+        )
         self.counters = Counters(self.batcher, models)
         self.shared = SharedState(limits.req_limit, redis, self.counters.cache)  # limits, cache: --redis shares them
 
@@ -130,11 +152,11 @@ class Service:
             if language not in known:
                 raise RequestError(f"{language} is not supported")
         supported = ", ".join(f"{s}->{t}" for s, t in self.pairs)
-        raise RequestError(f"{source}->{target} is not a supported language pair; this server translates "
-                           f"{supported}")
+        raise RequestError(f"{source}->{target} is not a supported language pair; this server translates {supported}")
 
-    async def decoded(self, model: ServedModel, options: TranslationOptions, sentences: list[str],
-                      alone: list[bool] | None = None) -> list:
+    async def decoded(
+        self, model: ServedModel, options: TranslationOptions, sentences: list[str], alone: list[bool] | None = None
+    ) -> list:
         """The hypotheses of `sentences` through the batcher, with other requests' of the same model and options;
         inline elements' own texts (`alone`) batched apart, as they decode without guards or alignment."""
         pair = (model.source, model.target)
@@ -143,8 +165,9 @@ class Service:
         found = [None] * len(sentences)
         for own in (False, True):
             group = [i for i, flag in enumerate(alone) if flag == own]
-            for i, hypotheses in zip(group, await self.batcher.translate((pair, options, own),
-                                                                          [sentences[i] for i in group])):
+            for i, hypotheses in zip(
+                group, await self.batcher.translate((pair, options, own), [sentences[i] for i in group])
+            ):
                 found[i] = hypotheses
         return found
 
@@ -164,12 +187,17 @@ class Service:
         if (cached := self.shared.cache.get(model, options, asked)) is not None:  # the same text, model and options
             return cached
         segments = segment(asked.texts, options, model.engine.config)
-        hypotheses = await until_disconnected(request, self.decoded(model, options, segments.sentences,
-                                                                    segments.alone))
-        texts = [text_hypotheses or [("", None)] * options.num_return_sequences
-                 for text_hypotheses in assemble(segments, hypotheses)]
-        ranks = [[text_hypotheses[min(k, len(text_hypotheses) - 1)][0] for text_hypotheses in texts]
-                 for k in range(options.num_return_sequences)]
+        hypotheses = await until_disconnected(
+            request, self.decoded(model, options, segments.sentences, segments.alone)
+        )
+        texts = [
+            text_hypotheses or [("", None)] * options.num_return_sequences
+            for text_hypotheses in assemble(segments, hypotheses)
+        ]
+        ranks = [
+            [text_hypotheses[min(k, len(text_hypotheses) - 1)][0] for text_hypotheses in texts]
+            for k in range(options.num_return_sequences)
+        ]
         answer = {"translatedText": ranks[0] if asked.is_list else ranks[0][0]}
         if asked.alternatives:
             alternatives = [[rank[i] for rank in ranks[1:]] for i in range(len(asked.texts))]
@@ -198,11 +226,13 @@ class Service:
     def detect(self, fields: dict) -> list[dict]:
         text = fields.get("q")
         if not isinstance(text, str) or not text.strip():
-            raise RequestError("Invalid request: missing q parameter" if text is None
-                               else "Invalid request: q must be a non-empty string")
+            raise RequestError(
+                "Invalid request: missing q parameter"
+                if text is None
+                else "Invalid request: q must be a non-empty string"
+            )
         if len(text) > self.limits.char_limit:
-            raise RequestError(f"Invalid request: request ({len(text)}) exceeds text limit "
-                               f"({self.limits.char_limit})")
+            raise RequestError(f"Invalid request: request ({len(text)}) exceeds text limit ({self.limits.char_limit})")
         return detect(text)
 
     def languages(self) -> list[dict]:
@@ -210,16 +240,30 @@ class Service:
         target only), as LibreTranslate lists its installed languages: clients take a pair as supported only when
         both its codes are listed (Weblate)."""
         codes = dict.fromkeys(code for model in self.models for code in (model.source, model.target))
-        return [{"code": code, "name": language_name(code),
-                 "targets": [model.target for model in self.models if model.source == code]} for code in codes]
+        return [
+            {
+                "code": code,
+                "name": language_name(code),
+                "targets": [model.target for model in self.models if model.source == code],
+            }
+            for code in codes
+        ]
 
     def frontend_settings(self) -> dict:
         first, keyed = self.models[0], self.limits.api_keys is not None
-        return {"apiKeys": keyed, "keyRequired": keyed, "charLimit": self.limits.char_limit, "frontendTimeout": 500,
-                "suggestions": self.suggestions is not None, "filesTranslation": self.files is not None,
-                "supportedFilesFormat": supported_formats() if self.files is not None else [],
-                "language": {"source": {"code": first.source, "name": language_name(first.source)},
-                             "target": {"code": first.target, "name": language_name(first.target)}}}
+        return {
+            "apiKeys": keyed,
+            "keyRequired": keyed,
+            "charLimit": self.limits.char_limit,
+            "frontendTimeout": 500,
+            "suggestions": self.suggestions is not None,
+            "filesTranslation": self.files is not None,
+            "supportedFilesFormat": supported_formats() if self.files is not None else [],
+            "language": {
+                "source": {"code": first.source, "name": language_name(first.source)},
+                "target": {"code": first.target, "name": language_name(first.target)},
+            },
+        }
 
     def health(self) -> dict:
         """LibreTranslate's answer, exactly: the details are on `/metrics`."""
@@ -247,12 +291,20 @@ def add_error_handlers(app) -> None:
         # Starlette answers this outside the CORS middleware: its headers are added here. The detail goes to the
         # log, not to the client.
         logger.exception("error answering %s %s", request.method, request.url.path)
-        return JSONResponse({"error": f"Internal server error ({type(error).__name__})"}, status_code=500,
-                            headers={"Access-Control-Allow-Origin": "*"})
+        return JSONResponse(
+            {"error": f"Internal server error ({type(error).__name__})"},
+            status_code=500,
+            headers={"Access-Control-Allow-Origin": "*"},
+        )
 
 
-def create_app(models: list[ServedModel], limits: Limits | None = None, files: FileStore | None = None,
-               redis: str | None = None, suggestions: Suggestions | None = None):
+def create_app(
+    models: list[ServedModel],
+    limits: Limits | None = None,
+    files: FileStore | None = None,
+    redis: str | None = None,
+    suggestions: Suggestions | None = None,
+):
     """The FastAPI application serving `models` (one per language direction) under `limits` (batching included):
     LibreTranslate's routes over a `Service`, its errors as `{"error": ...}`, CORS on every answer; `files` keeps
     translated files for their download (None: /translate_file is off); `redis`: the URL of the Redis that several

@@ -34,9 +34,14 @@ class Batcher:
     """`await batcher.translate(key, sentences)` -> one result per sentence, from `run(key, sentences)` (a blocking
     function) called on batches of sentences from many requests."""
 
-    def __init__(self, run: Callable[[tuple, list[str]], list], max_batch: int = LARGE_BATCH,
-                 max_wait: float = Limits.max_wait_ms / 1000, max_queued: int = Limits.queue_limit,
-                 concurrency: int = 1):
+    def __init__(
+        self,
+        run: Callable[[tuple, list[str]], list],
+        max_batch: int = LARGE_BATCH,
+        max_wait: float = Limits.max_wait_ms / 1000,
+        max_queued: int = Limits.queue_limit,
+        concurrency: int = 1,
+    ):
         self.run, self.max_batch, self.max_wait, self.max_queued = run, max_batch, max_wait, max_queued
         self.concurrency = concurrency
         self.waiting: list[_Request] = []
@@ -61,8 +66,10 @@ class Batcher:
         if not sentences:
             return []
         if len(sentences) > self.max_queued:  # could never be admitted: no use retrying
-            raise ValueError(f"the request holds {len(sentences)} sentences (or HTML text nodes); the queue takes "
-                             f"at most {self.max_queued} at a time: send fewer at once")
+            raise ValueError(
+                f"the request holds {len(sentences)} sentences (or HTML text nodes); the queue takes "
+                f"at most {self.max_queued} at a time: send fewer at once"
+            )
         if self.queued + len(sentences) > self.max_queued:
             raise Overloaded(f"the server is busy: {self.queued} sentences are waiting (limit {self.max_queued})")
         request = _Request(key, sentences, asyncio.get_running_loop().create_future())

@@ -18,21 +18,42 @@ class Counters:
 
     def __init__(self, batcher, models: list):
         self.registry = CollectorRegistry()
-        self.requests = Counter("transformer_mt_requests", "Requests answered, by route and status.",
-                                ["route", "status"], registry=self.registry)
-        self.flags = Counter("transformer_mt_sentence_flags", "Translated sentences a quality step flagged, by flag "
-                             "(loop, copy, length, redecoded, abstained, span_repaired, span_removed, span_lost, "
-                             "term_missed, term_redecoded, term_placed, term_forced).",
-                             ["flag"], registry=self.registry)
-        self.cache = Counter("transformer_mt_translation_cache", "Translation requests looked up in the cache "
-                             "(serving.shared), by result: hit (answered without the model), miss, or skipped "
-                             "(Redis down).", ["result"], registry=self.registry)
+        self.requests = Counter(
+            "transformer_mt_requests",
+            "Requests answered, by route and status.",
+            ["route", "status"],
+            registry=self.registry,
+        )
+        self.flags = Counter(
+            "transformer_mt_sentence_flags",
+            "Translated sentences a quality step flagged, by flag "
+            "(loop, copy, length, redecoded, abstained, span_repaired, span_removed, span_lost, "
+            "term_missed, term_redecoded, term_placed, term_forced).",
+            ["flag"],
+            registry=self.registry,
+        )
+        self.cache = Counter(
+            "transformer_mt_translation_cache",
+            "Translation requests looked up in the cache "
+            "(serving.shared), by result: hit (answered without the model), miss, or skipped "
+            "(Redis down).",
+            ["result"],
+            registry=self.registry,
+        )
         self.registry.register(_BatcherCollector(batcher))
-        served = Gauge("transformer_mt_model_info", "The models served: one series per language pair.",
-                       ["source", "target", "engine", "calibrated"], registry=self.registry)
+        served = Gauge(
+            "transformer_mt_model_info",
+            "The models served: one series per language pair.",
+            ["source", "target", "engine", "calibrated"],
+            registry=self.registry,
+        )
         for model in models:
-            served.labels(model.source, model.target, model.engine.name,
-                          str(getattr(model.engine, "calibration", None) is not None).lower()).set(1)
+            served.labels(
+                model.source,
+                model.target,
+                model.engine.name,
+                str(getattr(model.engine, "calibration", None) is not None).lower(),
+            ).set(1)
 
     def count_flags(self, flags) -> None:
         """Count the flags of the sentences of one answer (`quality.Flags` each)."""
@@ -51,8 +72,9 @@ class _BatcherCollector:
         self.batcher = batcher
 
     def collect(self):
-        yield GaugeMetricFamily("transformer_mt_queued_sentences", "Sentences waiting for a batch.",
-                                value=self.batcher.queued)
+        yield GaugeMetricFamily(
+            "transformer_mt_queued_sentences", "Sentences waiting for a batch.", value=self.batcher.queued
+        )
         yield CounterMetricFamily("transformer_mt_batches", "Batches translated.", value=self.batcher.batches)
         yield CounterMetricFamily("transformer_mt_sentences", "Sentences translated.", value=self.batcher.sentences)
 

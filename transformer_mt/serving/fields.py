@@ -76,8 +76,7 @@ def translate_request(fields: dict, limits) -> TranslateRequest:
         kinds = sorted({type(text).__name__ for text in texts if not isinstance(text, str)})
         raise RequestError(f"Invalid request: q must be a string or a list of strings, got {', '.join(kinds)}")
     if is_list and len(texts) > limits.batch_limit:
-        raise RequestError(f"Invalid request: request ({len(texts)} texts) exceeds batch limit "
-                           f"({limits.batch_limit})")
+        raise RequestError(f"Invalid request: request ({len(texts)} texts) exceeds batch limit ({limits.batch_limit})")
     characters = sum(map(len, texts))
     if characters > limits.char_limit:
         raise RequestError(f"Invalid request: request ({characters}) exceeds text limit ({limits.char_limit})")
@@ -85,8 +84,11 @@ def translate_request(fields: dict, limits) -> TranslateRequest:
     for name in ("source", "target"):
         value = fields.get(name)
         if not isinstance(value, str) or not value.strip():
-            raise RequestError(f"Invalid request: missing {name} parameter" if value is None
-                               else f"Invalid request: {name} must be a language code, got {value!r}")
+            raise RequestError(
+                f"Invalid request: missing {name} parameter"
+                if value is None
+                else f"Invalid request: {name} must be a language code, got {value!r}"
+            )
         names[name] = value.strip().lower()
     alternatives = fields.get("alternatives") or 0
     try:
@@ -94,8 +96,9 @@ def translate_request(fields: dict, limits) -> TranslateRequest:
     except (TypeError, ValueError):
         raise RequestError(f"Invalid request: alternatives must be a whole number, got {alternatives!r}") from None
     if not 0 <= alternatives <= limits.alternatives_limit:
-        raise RequestError(f"Invalid request: alternatives must be 0 to {limits.alternatives_limit}, got "
-                           f"{alternatives}")
+        raise RequestError(
+            f"Invalid request: alternatives must be 0 to {limits.alternatives_limit}, got {alternatives}"
+        )
     return TranslateRequest(texts, is_list, names["source"], names["target"], alternatives, request_options(fields))
 
 
@@ -113,16 +116,19 @@ def _scalar(value):
 def request_options(fields: dict) -> TranslationOptions:
     """The options a request's fields set, by the request field each option names in its metadata
     (`options.request_fields`); a value that cannot work is a RequestError naming the field."""
-    given = {option: _scalar(fields[name]) for name, option in option_fields().items()
-             if fields.get(name) not in (None, "")}
+    given = {
+        option: _scalar(fields[name]) for name, option in option_fields().items() if fields.get(name) not in (None, "")
+    }
     if fields.get("glossary") not in (None, "", {}, []):  # an extension: {"source term": "target term", ...}
         glossary = fields["glossary"]
         if isinstance(glossary, str):  # a form's or query string's field: JSON text
             try:
                 glossary = json.loads(glossary)
             except ValueError:
-                raise RequestError("Invalid request: glossary must be a JSON object of source term -> target term "
-                                   "(null: kept as it is)") from None
+                raise RequestError(
+                    "Invalid request: glossary must be a JSON object of source term -> target term "
+                    "(null: kept as it is)"
+                ) from None
         given["glossary"] = glossary
     try:
         return TranslationOptions(**given)

@@ -60,9 +60,11 @@ class PromotionSettings:
     def rule(self) -> str:
         """The rule in words, as the report states it."""
         name = METRIC_NAMES[self.metric]
-        return (f"promoted only with no {name} loss significant at p < {self.alpha} on the held-out original data and "
-                f"a {name} gain significant at p < {self.alpha} on the held-out suggestions (paired bootstrap, "
-                f"{self.paired_samples} resamples)")
+        return (
+            f"promoted only with no {name} loss significant at p < {self.alpha} on the held-out original data and "
+            f"a {name} gain significant at p < {self.alpha} on the held-out suggestions (paired bootstrap, "
+            f"{self.paired_samples} resamples)"
+        )
 
 
 @dataclass
@@ -79,21 +81,29 @@ def held_out_suggestions(path: str, source_lang: str = "en", target_lang: str = 
     """(sources, references) of a held-out suggestions file; a ValueError when it holds too few to decide by."""
     pairs = load_parallel_data({"held_out": path}, source_lang, target_lang)["held_out"]
     if len(pairs) < MIN_HELD_OUT_SUGGESTIONS:
-        raise ValueError(f"{path} holds {len(pairs)} held-out suggestions; promotion needs at least "
-                         f"{MIN_HELD_OUT_SUGGESTIONS} to tell whether the candidate learned them: collect more "
-                         "suggestions (or hold out a larger share with --suggestions_held_out_share).")
+        raise ValueError(
+            f"{path} holds {len(pairs)} held-out suggestions; promotion needs at least "
+            f"{MIN_HELD_OUT_SUGGESTIONS} to tell whether the candidate learned them: collect more "
+            "suggestions (or hold out a larger share with --suggestions_held_out_share)."
+        )
     return list(pairs[source_lang]), list(pairs[target_lang])
 
 
 def compared(current: dict, candidate: dict, references: list[str], samples: int) -> dict:
     """The candidate against the current model on one set: BLEU and chrF, paired bootstrap p-values."""
-    result = compare_systems({"current": current, "candidate": candidate}, references, ("bleu", "chrf"), "bs",
-                             samples)
-    return {"pairs": len(references), **{name: {"current": metric["systems"]["current"]["score"],
-                                                "candidate": metric["systems"]["candidate"]["score"],
-                                                "p_value": metric["systems"]["candidate"]["p_value"],
-                                                "signature": metric["signature"]}
-                                         for name, metric in result["metrics"].items()}}
+    result = compare_systems({"current": current, "candidate": candidate}, references, ("bleu", "chrf"), "bs", samples)
+    return {
+        "pairs": len(references),
+        **{
+            name: {
+                "current": metric["systems"]["current"]["score"],
+                "candidate": metric["systems"]["candidate"]["score"],
+                "p_value": metric["systems"]["candidate"]["p_value"],
+                "signature": metric["signature"],
+            }
+            for name, metric in result["metrics"].items()
+        },
+    }
 
 
 def change(comparison: dict, name: str) -> str:
@@ -102,8 +112,9 @@ def change(comparison: dict, name: str) -> str:
     return f"{METRIC_NAMES[name]} {entry['current']} -> {entry['candidate']} (p = {entry['p_value']:.4f})"
 
 
-def decide(original: dict, suggestions: dict,
-           settings: PromotionSettings = PromotionSettings()) -> tuple[bool, list[str]]:
+def decide(
+    original: dict, suggestions: dict, settings: PromotionSettings = PromotionSettings()
+) -> tuple[bool, list[str]]:
     """The rule (see the module) on the two comparisons `compared` made: (promoted, one reason per half)."""
     name, alpha = settings.metric, settings.alpha
     kept, gained = original[name], suggestions[name]
@@ -122,8 +133,10 @@ def report(decision: Decision) -> str:
     """What the promote command prints: both sets' BLEU and chrF with their p-values, the rule, the reasons and the
     verdict."""
     record = decision.record
-    lines = [f"{label} ({record[key]['pairs']} pairs): " + ", ".join(change(record[key], name) for name in METRICS)
-             for key, label in (("original", "held-out original data"), ("suggestions", "held-out suggestions"))]
+    lines = [
+        f"{label} ({record[key]['pairs']} pairs): " + ", ".join(change(record[key], name) for name in METRICS)
+        for key, label in (("original", "held-out original data"), ("suggestions", "held-out suggestions"))
+    ]
     lines += [f"rule (by {METRIC_NAMES[record['rule']['metric']]}): {record['rule']['text']}", *decision.reasons]
     verdict = f"promoted: {record['into']} -> {record['candidate']}" if decision.promoted else "not promoted"
     return "\n".join([*lines, f"{verdict} (the decision: {os.path.join(record['candidate'], PROMOTION_FILE)})"])
@@ -133,15 +146,23 @@ def switch_served(into: str, candidate: str) -> None:
     """Point the symlink `into` at `candidate` in one step (a new symlink renamed over it); `into` may not exist
     yet, but must not be a real directory or file, which could not be replaced atomically."""
     if os.path.lexists(into) and not os.path.islink(into):
-        raise ValueError(f"--into {into} is not a symlink: promotion replaces a symlink in one step. Move it aside "
-                         f"and link it: mv {into} {into}.0 && ln -s {into}.0 {into}")
+        raise ValueError(
+            f"--into {into} is not a symlink: promotion replaces a symlink in one step. Move it aside "
+            f"and link it: mv {into} {into}.0 && ln -s {into}.0 {into}"
+        )
     staged = f"{into}.{os.getpid()}.promoting"
     os.symlink(os.path.abspath(candidate), staged, target_is_directory=True)
     os.replace(staged, into)
 
 
-def promote(candidate: str, into: str, held_out_data: str, suggestions_held_out: str | None = None,
-            current: str | None = None, settings: PromotionSettings = PromotionSettings()) -> Decision:
+def promote(
+    candidate: str,
+    into: str,
+    held_out_data: str,
+    suggestions_held_out: str | None = None,
+    current: str | None = None,
+    settings: PromotionSettings = PromotionSettings(),
+) -> Decision:
     """Test `candidate` against `current` (default: what `into` points at) and, when it passes, point `into` at it
     (see the module). `suggestions_held_out` defaults to the file training saved beside the candidate. The
     decision is written to candidate/PROMOTION_FILE and returned."""
@@ -160,14 +181,26 @@ def promote(candidate: str, into: str, held_out_data: str, suggestions_held_out:
     original = compared(hypotheses["current"][0], hypotheses["candidate"][0], references, samples)
     suggestions = compared(hypotheses["current"][1], hypotheses["candidate"][1], suggestion_references, samples)
     promoted, reasons = decide(original, suggestions, settings)
-    record = {"promoted": promoted, "reasons": reasons, "candidate": os.path.abspath(candidate),
-              "current": os.path.abspath(current), "into": os.path.abspath(into),
-              "rule": {"metric": settings.metric, "alpha": settings.alpha, "paired_samples": samples,
-                       "min_held_out_suggestions": MIN_HELD_OUT_SUGGESTIONS, "text": settings.rule()},
-              "original": {"data": held_out_data, "split": settings.split, **original},
-              "suggestions": {"file": suggestions_held_out, **suggestions},
-              "num_beams": settings.num_beams, "commit": git_commit(os.path.dirname(os.path.abspath(__file__))),
-              "version": __version__, "decided": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    record = {
+        "promoted": promoted,
+        "reasons": reasons,
+        "candidate": os.path.abspath(candidate),
+        "current": os.path.abspath(current),
+        "into": os.path.abspath(into),
+        "rule": {
+            "metric": settings.metric,
+            "alpha": settings.alpha,
+            "paired_samples": samples,
+            "min_held_out_suggestions": MIN_HELD_OUT_SUGGESTIONS,
+            "text": settings.rule(),
+        },
+        "original": {"data": held_out_data, "split": settings.split, **original},
+        "suggestions": {"file": suggestions_held_out, **suggestions},
+        "num_beams": settings.num_beams,
+        "commit": git_commit(os.path.dirname(os.path.abspath(__file__))),
+        "version": __version__,
+        "decided": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     if promoted:
         switch_served(into, candidate)
     partial = os.path.join(candidate, f"{PROMOTION_FILE}.partial")
@@ -177,6 +210,20 @@ def promote(candidate: str, into: str, held_out_data: str, suggestions_held_out:
     return Decision(promoted, reasons, record)
 
 
-__all__ = ["ALPHA", "Decision", "METRIC", "METRICS", "MIN_HELD_OUT_SUGGESTIONS", "PAIRED_SAMPLES", "PROMOTION_FILE",
-           "PromotionSettings", "change", "compared", "decide", "held_out_suggestions", "promote", "report",
-           "switch_served"]
+__all__ = [
+    "ALPHA",
+    "Decision",
+    "METRIC",
+    "METRICS",
+    "MIN_HELD_OUT_SUGGESTIONS",
+    "PAIRED_SAMPLES",
+    "PROMOTION_FILE",
+    "PromotionSettings",
+    "change",
+    "compared",
+    "decide",
+    "held_out_suggestions",
+    "promote",
+    "report",
+    "switch_served",
+]

@@ -53,8 +53,14 @@ class ModelWatcher:
     """Polls `directories` (the serve command's MODEL arguments; `groups[i]`: the ServedModels that directory
     serves) and swaps in what `load(directory)` returns, (engine, weights identity), when one changes."""
 
-    def __init__(self, directories: list[str], groups: list[list], load: Callable[[str], tuple],
-                 every: float = POLL_SECONDS, service=None):
+    def __init__(
+        self,
+        directories: list[str],
+        groups: list[list],
+        load: Callable[[str], tuple],
+        every: float = POLL_SECONDS,
+        service=None,
+    ):
         if len(directories) != len(groups):
             raise ValueError(f"{len(directories)} directories for {len(groups)} groups of served models")
         self.directories, self.groups, self.load, self.every, self.service = directories, groups, load, every, service
@@ -74,8 +80,9 @@ class ModelWatcher:
             try:
                 engine, weights = self.load(now[0])  # the resolved directory: a later switch cannot split the load
             except Exception:  # a damaged or half-copied model: keep serving the old one
-                logger.exception("%s changed (now %s) but does not load: still serving the model loaded before",
-                                 directory, now[0])
+                logger.exception(
+                    "%s changed (now %s) but does not load: still serving the model loaded before", directory, now[0]
+                )
                 continue
             if weights is not None and weights == self.groups[index][0].weights:
                 continue  # the same weights (touched, or re-linked): nothing to swap

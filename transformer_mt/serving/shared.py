@@ -48,8 +48,13 @@ class SharedStore:
     def __init__(self, url: str | None):
         self.url = url
         self.shown = None if url is None else url.rsplit("@", 1)[-1]  # no password in the log
-        self.client = None if url is None else redis.Redis.from_url(
-            url, socket_connect_timeout=TIMEOUT_S, socket_timeout=TIMEOUT_S, retry=Retry(NoBackoff(), 0))
+        self.client = (
+            None
+            if url is None
+            else redis.Redis.from_url(
+                url, socket_connect_timeout=TIMEOUT_S, socket_timeout=TIMEOUT_S, retry=Retry(NoBackoff(), 0)
+            )
+        )
         self.down_since: float | None = None
         self.retry_at = 0.0
 
@@ -63,13 +68,20 @@ class SharedStore:
         except redis.RedisError as error:
             if self.down_since is None:
                 self.down_since = now
-                logger.warning("Redis at %s does not answer (%s): the request limits are counted per process and "
-                               "the translation cache is skipped until it does", self.shown, error)
+                logger.warning(
+                    "Redis at %s does not answer (%s): the request limits are counted per process and "
+                    "the translation cache is skipped until it does",
+                    self.shown,
+                    error,
+                )
             self.retry_at = now + RETRY_S
             raise StoreDown(self.shown) from error
         if self.down_since is not None:
-            logger.warning("Redis at %s answers again after %.0f s: limits and cache are shared again", self.shown,
-                           now - self.down_since)
+            logger.warning(
+                "Redis at %s answers again after %.0f s: limits and cache are shared again",
+                self.shown,
+                now - self.down_since,
+            )
             self.down_since = None
         return result
 
@@ -97,9 +109,18 @@ class ClientLimit:
         self.per_minute, self.store = per_minute, store
         self.item = RateLimitItemPerMinute(per_minute)
         self.local = strategies.MovingWindowRateLimiter(storage.MemoryStorage())
-        self.shared = None if store.client is None else strategies.MovingWindowRateLimiter(storage.RedisStorage(
-            store.url, connection_pool=store.client.connection_pool, key_prefix=f"{PREFIX}:limits",
-            retry=Retry(NoBackoff(), 0)))
+        self.shared = (
+            None
+            if store.client is None
+            else strategies.MovingWindowRateLimiter(
+                storage.RedisStorage(
+                    store.url,
+                    connection_pool=store.client.connection_pool,
+                    key_prefix=f"{PREFIX}:limits",
+                    retry=Retry(NoBackoff(), 0),
+                )
+            )
+        )
 
     def check(self, client: str) -> None:
         """Count a request of `client`; a 429 (RequestError) when it is over the limit."""
@@ -188,12 +209,14 @@ class TranslationCache:
 def entries_of(answer: dict, is_list: bool, count: int) -> list[str]:
     """Each text's fields of `answer` (a list per field for a list request, a value for a string), as JSON."""
     columns = {name: answer[name] if is_list else [answer[name]] for name in ANSWER_FIELDS if name in answer}
-    return [json.dumps({name: values[i] for name, values in columns.items()}, ensure_ascii=False)
-            for i in range(count)]
+    return [
+        json.dumps({name: values[i] for name, values in columns.items()}, ensure_ascii=False) for i in range(count)
+    ]
 
 
 def answer_of(entries: list[dict], is_list: bool) -> dict:
     """The answer the texts' `entries` make, shaped as the model's: `flags` only when a text has one."""
+
     def shaped(values):
         return values if is_list else values[0]
 
@@ -220,5 +243,14 @@ def model_identity(model_dir: str, engine, quantization: str | None) -> str:
     return f"{weights_sha256(model_dir)}/{engine.name}/{weight_type}/{getattr(engine, 'device', 'cpu')}"
 
 
-__all__ = ["CACHE_SIZE", "CACHE_TTL_S", "ClientLimit", "RETRY_S", "SharedState", "SharedStore", "StoreDown",
-           "TranslationCache", "model_identity"]
+__all__ = [
+    "CACHE_SIZE",
+    "CACHE_TTL_S",
+    "ClientLimit",
+    "RETRY_S",
+    "SharedState",
+    "SharedStore",
+    "StoreDown",
+    "TranslationCache",
+    "model_identity",
+]

@@ -64,7 +64,7 @@ def repeated(text: str, words: int) -> str | None:
     n = min(words, len(tokens) // 2)
     if n < 1:
         return None
-    counts = collections.Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+    counts = collections.Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
     return next((" ".join(run) for run, count in counts.items() if count >= 2), None)
 
 
@@ -76,20 +76,27 @@ def text_numbers(q: str, s: str, repeat_words: int = REPEAT_WORDS) -> dict:
     """What the checks that need no model read: both lengths, s's letters, its likeliest language, what it repeats
     (where q repeats nothing) and whether it ends a sentence that q ends."""
     ranked = detect(s, 2)
-    return {"q_chars": len(q.strip()), "s_chars": len(s.strip()), "letters": sum(c.isalpha() for c in s),
-            "languages": [found["language"] for found in ranked], "language_confidence": ranked[0]["confidence"],
-            "repeats": None if repeated(q, repeat_words) else repeated(s, repeat_words),
-            "unfinished": q.strip()[-1:] in SENTENCE_ENDS and not ends_sentence(s)}
+    return {
+        "q_chars": len(q.strip()),
+        "s_chars": len(s.strip()),
+        "letters": sum(c.isalpha() for c in s),
+        "languages": [found["language"] for found in ranked],
+        "language_confidence": ranked[0]["confidence"],
+        "repeats": None if repeated(q, repeat_words) else repeated(s, repeat_words),
+        "unfinished": q.strip()[-1:] in SENTENCE_ENDS and not ends_sentence(s),
+    }
 
 
 def text_reason(numbers: dict, target: str, thresholds: Thresholds = Thresholds()) -> str | None:
     """Why the checks that need no model refuse a suggestion, or None."""
     ratio, (low, high) = length_ratio(numbers, thresholds.length_slack), thresholds.length_ratio
     if not low <= ratio <= high:
-        return (f"s is {ratio:.2f} times as long as q; a translation is {low}-{high} times as long (counting "
-                f"{thresholds.length_slack} more characters on each side)")
+        return (
+            f"s is {ratio:.2f} times as long as q; a translation is {low}-{high} times as long (counting "
+            f"{thresholds.length_slack} more characters on each side)"
+        )
     if numbers["letters"] >= thresholds.language_min_chars:
-        likeliest = numbers["languages"][:1 if numbers["letters"] >= thresholds.language_short_chars else 2]
+        likeliest = numbers["languages"][: 1 if numbers["letters"] >= thresholds.language_short_chars else 2]
         if target not in likeliest:
             return f"s is not {language_name(target)} (detected: {numbers['languages'][0]})"
     if numbers["repeats"]:
@@ -105,29 +112,39 @@ def own_translations(engine, sources: list[str], target: str, batch_size: int = 
     return [text[0][0] if text else "" for text in translate_texts(engine, sources, options)]
 
 
-def model_numbers(engine, pairs: list[tuple[str, str]], target: str, own: list[str] | None = None,
-                  batch_size: int = 32) -> list[dict]:
+def model_numbers(
+    engine, pairs: list[tuple[str, str]], target: str, own: list[str] | None = None, batch_size: int = 32
+) -> list[dict]:
     """Per (q, s): s's per-token log-probability given q (`score`), the model's own translation's (`own_score`;
     `own` gives those translations where they are known), and their difference (`margin`)."""
     sources = [q for q, _ in pairs]
     own = own_translations(engine, sources, target, batch_size) if own is None else own
     own = [text if text.strip() else "." for text in own]  # score_pairs needs text on both sides
     scores = engine.score_pairs(sources * 2, own + [s for _, s in pairs], batch_size=batch_size)
-    own_scores, given = scores[: len(pairs)], scores[len(pairs):]
-    return [{"score": round(mine.per_token, 4), "own_score": round(theirs.per_token, 4),
-             "margin": round(mine.per_token - theirs.per_token, 4)} for mine, theirs in zip(given, own_scores)]
+    own_scores, given = scores[: len(pairs)], scores[len(pairs) :]
+    return [
+        {
+            "score": round(mine.per_token, 4),
+            "own_score": round(theirs.per_token, 4),
+            "margin": round(mine.per_token - theirs.per_token, 4),
+        }
+        for mine, theirs in zip(given, own_scores)
+    ]
 
 
 def model_reason(numbers: dict, thresholds: Thresholds = Thresholds()) -> str | None:
     """Why the model's scores refuse a suggestion, or None."""
     if numbers["margin"] < -thresholds.margin:
-        return (f"s is unlikely as a translation of q: {numbers['score']:.2f} per token against "
-                f"{numbers['own_score']:.2f} for the model's own translation (at most {thresholds.margin} below)")
+        return (
+            f"s is unlikely as a translation of q: {numbers['score']:.2f} per token against "
+            f"{numbers['own_score']:.2f} for the model's own translation (at most {thresholds.margin} below)"
+        )
     return None
 
 
-def judge_suggestion(engine, q: str, s: str, target: str,
-                     thresholds: Thresholds = Thresholds()) -> tuple[str | None, dict]:
+def judge_suggestion(
+    engine, q: str, s: str, target: str, thresholds: Thresholds = Thresholds()
+) -> tuple[str | None, dict]:
     """(the reason a suggestion is refused, or None when it passes; every number the filters read). The model is
     asked only when the text checks pass."""
     numbers = text_numbers(q, s, thresholds.repeat_words)
@@ -138,6 +155,22 @@ def judge_suggestion(engine, q: str, s: str, target: str,
     return reason, numbers
 
 
-__all__ = ["LANGUAGE_MIN_CHARS", "LANGUAGE_SHORT_CHARS", "LENGTH_RATIO", "LENGTH_SLACK", "MARGIN", "REPEAT_WORDS",
-           "SENTENCE_ENDS", "Thresholds", "ends_sentence", "judge_suggestion", "length_ratio", "model_numbers",
-           "model_reason", "own_translations", "repeated", "text_numbers", "text_reason"]
+__all__ = [
+    "LANGUAGE_MIN_CHARS",
+    "LANGUAGE_SHORT_CHARS",
+    "LENGTH_RATIO",
+    "LENGTH_SLACK",
+    "MARGIN",
+    "REPEAT_WORDS",
+    "SENTENCE_ENDS",
+    "Thresholds",
+    "ends_sentence",
+    "judge_suggestion",
+    "length_ratio",
+    "model_numbers",
+    "model_reason",
+    "own_translations",
+    "repeated",
+    "text_numbers",
+    "text_reason",
+]

@@ -43,8 +43,21 @@ CREATE TABLE IF NOT EXISTS suggestions (
 CREATE INDEX IF NOT EXISTS memory ON suggestions (source, target, q_norm) WHERE status = 'accepted';
 CREATE INDEX IF NOT EXISTS recent ON suggestions (client, created);
 """
-COLUMNS = ("id", "source", "target", "q", "s", "status", "verdict", "numbers", "client", "weights", "created",
-           "decided", "decided_by")
+COLUMNS = (
+    "id",
+    "source",
+    "target",
+    "q",
+    "s",
+    "status",
+    "verdict",
+    "numbers",
+    "client",
+    "weights",
+    "created",
+    "decided",
+    "decided_by",
+)
 
 
 def normalise(text: str) -> str:
@@ -80,9 +93,22 @@ class SuggestionStore:
             cursor = connection.execute(
                 "INSERT INTO suggestions (source, target, q, q_norm, s, status, verdict, numbers, client, weights, "
                 "created, decided, decided_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (row["source"], row["target"], row["q"], normalise(row["q"]), row["s"], row["status"],
-                 row["verdict"], json.dumps(row["numbers"]), row["client"], row["weights"], now,
-                 now if row["status"] != "pending" else None, row.get("decided_by")))
+                (
+                    row["source"],
+                    row["target"],
+                    row["q"],
+                    normalise(row["q"]),
+                    row["s"],
+                    row["status"],
+                    row["verdict"],
+                    json.dumps(row["numbers"]),
+                    row["client"],
+                    row["weights"],
+                    now,
+                    now if row["status"] != "pending" else None,
+                    row.get("decided_by"),
+                ),
+            )
             connection.execute("COMMIT")
         except BaseException:
             connection.execute("ROLLBACK")
@@ -97,9 +123,15 @@ class SuggestionStore:
         keys = sorted({normalise(text) for text in texts})
         if not keys:
             return {}
-        rows = self.connection().execute(
-            "SELECT q_norm, s FROM suggestions WHERE status = 'accepted' AND source = ? AND target = ? "
-            f"AND q_norm IN ({', '.join('?' * len(keys))}) ORDER BY decided, id", (source, target, *keys)).fetchall()
+        rows = (
+            self.connection()
+            .execute(
+                "SELECT q_norm, s FROM suggestions WHERE status = 'accepted' AND source = ? AND target = ? "
+                f"AND q_norm IN ({', '.join('?' * len(keys))}) ORDER BY decided, id",
+                (source, target, *keys),
+            )
+            .fetchall()
+        )
         return {row["q_norm"]: row["s"] for row in rows}  # the newest decision last, so it wins
 
     def rows(self, status: str | None = None) -> list[dict]:
@@ -114,13 +146,19 @@ class SuggestionStore:
         connection = self.connection()
         connection.execute("BEGIN IMMEDIATE")
         try:
-            known = {row[0] for row in connection.execute(
-                f"SELECT id FROM suggestions WHERE id IN ({', '.join('?' * len(ids))})", ids)}
+            known = {
+                row[0]
+                for row in connection.execute(
+                    f"SELECT id FROM suggestions WHERE id IN ({', '.join('?' * len(ids))})", ids
+                )
+            }
             missing = [number for number in ids if number not in known]
             if missing:
                 raise ValueError(f"{self.path} holds no suggestion {', '.join(map(str, missing))}")
-            connection.executemany("UPDATE suggestions SET status = ?, decided = ?, decided_by = ? WHERE id = ?",
-                                   [(status, time.time(), by, number) for number in ids])
+            connection.executemany(
+                "UPDATE suggestions SET status = ?, decided = ?, decided_by = ? WHERE id = ?",
+                [(status, time.time(), by, number) for number in ids],
+            )
             connection.execute("COMMIT")
         except BaseException:
             connection.execute("ROLLBACK")
@@ -128,28 +166,43 @@ class SuggestionStore:
 
     def accepted_pairs(self, source: str, target: str) -> list[tuple[str, str]]:
         """The accepted (q, s) of a direction, normalised (no tab or newline left), the newest decision per q."""
-        rows = self.connection().execute("SELECT q_norm, s FROM suggestions WHERE status = 'accepted' AND source = ? "
-                                         "AND target = ? ORDER BY decided, id", (source, target)).fetchall()
+        rows = (
+            self.connection()
+            .execute(
+                "SELECT q_norm, s FROM suggestions WHERE status = 'accepted' AND source = ? "
+                "AND target = ? ORDER BY decided, id",
+                (source, target),
+            )
+            .fetchall()
+        )
         return list({row["q_norm"]: normalise(row["s"]) for row in rows}.items())
 
     def directions(self) -> list[tuple[str, str]]:
-        return [tuple(row) for row in self.connection().execute(
-            "SELECT DISTINCT source, target FROM suggestions ORDER BY source, target")]
+        return [
+            tuple(row)
+            for row in self.connection().execute(
+                "SELECT DISTINCT source, target FROM suggestions ORDER BY source, target"
+            )
+        ]
 
 
 def check_rate(connection: sqlite3.Connection, client: str, now: float, per_hour: int, per_day: int) -> None:
     for limit, seconds, name in ((per_hour, 3600, "hour"), (per_day, 86400, "day")):
-        count = connection.execute("SELECT COUNT(*) FROM suggestions WHERE client = ? AND created > ?",
-                                   (client, now - seconds)).fetchone()[0]
+        count = connection.execute(
+            "SELECT COUNT(*) FROM suggestions WHERE client = ? AND created > ?", (client, now - seconds)
+        ).fetchone()[0]
         if count >= limit:
             raise RequestError(f"Slowdown: {limit} suggestions per {name}", 429)
 
 
 def listing(rows: list[dict]) -> list[str]:
     """One line a suggestion: id, status, direction, when, the filter's verdict, q and s (whitespace collapsed)."""
-    return [f"{row['id']}\t{row['status']}\t{row['source']}->{row['target']}\t"
-            f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(row['created']))}\t{row['verdict']}\t"
-            f"{normalise(row['q'])}\t{normalise(row['s'])}" for row in rows]
+    return [
+        f"{row['id']}\t{row['status']}\t{row['source']}->{row['target']}\t"
+        f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(row['created']))}\t{row['verdict']}\t"
+        f"{normalise(row['q'])}\t{normalise(row['s'])}"
+        for row in rows
+    ]
 
 
 def export_tsv(store: SuggestionStore, path: str, source: str | None = None, target: str | None = None) -> int:
@@ -159,8 +212,10 @@ def export_tsv(store: SuggestionStore, path: str, source: str | None = None, tar
         directions = store.directions()
         if len(directions) != 1:
             named = ", ".join(f"{s}->{t}" for s, t in directions) or "none"
-            raise ValueError(f"{store.path} holds suggestions for {len(directions)} directions ({named}): give "
-                             "--source and --target")
+            raise ValueError(
+                f"{store.path} holds suggestions for {len(directions)} directions ({named}): give "
+                "--source and --target"
+            )
         source, target = directions[0]
     pairs = store.accepted_pairs(source, target)
     with open(path, "w", encoding="utf-8") as f:
@@ -169,8 +224,15 @@ def export_tsv(store: SuggestionStore, path: str, source: str | None = None, tar
     return len(pairs)
 
 
-def administer(db: str, action: str, ids: list[int] = (), status: str | None = None, output: str | None = None,
-               source: str | None = None, target: str | None = None) -> list[str]:
+def administer(
+    db: str,
+    action: str,
+    ids: list[int] = (),
+    status: str | None = None,
+    output: str | None = None,
+    source: str | None = None,
+    target: str | None = None,
+) -> list[str]:
     """What `transformer-mt-suggestions ACTION` does to the store at `db` (which must exist), as lines to print."""
     if not os.path.isfile(db):
         raise FileNotFoundError(f"no suggestions database at {db} (the server's --suggestions_db)")
@@ -185,5 +247,17 @@ def administer(db: str, action: str, ids: list[int] = (), status: str | None = N
     return [f"{output}: {count} accepted pairs"]
 
 
-__all__ = ["BUSY_TIMEOUT_S", "COLUMNS", "DEFAULT_DB", "PER_DAY", "PER_HOUR", "STATUSES", "SuggestionStore",
-           "administer", "check_rate", "export_tsv", "listing", "normalise"]
+__all__ = [
+    "BUSY_TIMEOUT_S",
+    "COLUMNS",
+    "DEFAULT_DB",
+    "PER_DAY",
+    "PER_HOUR",
+    "STATUSES",
+    "SuggestionStore",
+    "administer",
+    "check_rate",
+    "export_tsv",
+    "listing",
+    "normalise",
+]

@@ -64,8 +64,12 @@ class Recall:
         asked = self.asked
         rest = [text for i, text in enumerate(asked.texts) if i not in self.found]
         answer = await translated(dataclasses.replace(asked, texts=rest, is_list=True)) if rest else {}
-        fields = ["translatedText", *(["alternatives"] if asked.alternatives else []),
-                  *(["confidence"] if "confidence" in answer else []), "flags"]
+        fields = [
+            "translatedText",
+            *(["alternatives"] if asked.alternatives else []),
+            *(["confidence"] if "confidence" in answer else []),
+            "flags",
+        ]
         remembered = {"translatedText": None, "alternatives": [], "confidence": None, "flags": {"memory": True}}
         merged, k = {field: [] for field in fields}, 0
         for i in range(len(asked.texts)):
@@ -120,10 +124,22 @@ class Suggestions:
         if id(model) not in self.weights:
             self.weights[id(model)] = weights_of(model)
         status = "rejected" if reason else "accepted" if self.mode == "accept" else "pending"
-        self.store.add({"source": model.source, "target": model.target, "q": q, "s": s, "status": status,
-                        "verdict": reason or "passed", "numbers": numbers, "client": client,
-                        "weights": self.weights[id(model)], "decided_by": "filter" if reason else
-                        "accept mode" if status == "accepted" else None}, self.per_hour, self.per_day)
+        self.store.add(
+            {
+                "source": model.source,
+                "target": model.target,
+                "q": q,
+                "s": s,
+                "status": status,
+                "verdict": reason or "passed",
+                "numbers": numbers,
+                "client": client,
+                "weights": self.weights[id(model)],
+                "decided_by": "filter" if reason else "accept mode" if status == "accepted" else None,
+            },
+            self.per_hour,
+            self.per_day,
+        )
         if reason:
             raise RequestError(reason)
         return {"success": True}
@@ -139,8 +155,13 @@ def suggest_fields(fields: dict, char_limit: int) -> dict:
             raise RequestError(f"Invalid request: {name} must be a non-empty string")
         if len(value) > char_limit:
             raise RequestError(f"Invalid request: {name} ({len(value)}) exceeds text limit ({char_limit})")
-    return {"q": fields["q"], "s": fields["s"], "source": fields["source"].strip().lower(),
-            "target": fields["target"].strip().lower(), "api_key": fields.get("api_key")}
+    return {
+        "q": fields["q"],
+        "s": fields["s"],
+        "source": fields["source"].strip().lower(),
+        "target": fields["target"].strip().lower(),
+        "api_key": fields.get("api_key"),
+    }
 
 
 def suggestions_of(args) -> Suggestions | None:
@@ -148,5 +169,13 @@ def suggestions_of(args) -> Suggestions | None:
     return Suggestions(SuggestionStore(args.suggestions_db), args.suggestions) if args.suggestions else None
 
 
-__all__ = ["MODES", "Recall", "Suggestions", "client_of", "passed_over", "suggest_fields", "suggestions_of",
-           "weights_of"]
+__all__ = [
+    "MODES",
+    "Recall",
+    "Suggestions",
+    "client_of",
+    "passed_over",
+    "suggest_fields",
+    "suggestions_of",
+    "weights_of",
+]

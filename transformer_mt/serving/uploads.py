@@ -126,8 +126,9 @@ async def translate_upload(service, request, fields: dict, upload) -> dict:
     filename = upload.filename or ""
     kind = FORMATS.get(os.path.splitext(filename)[1].lower())
     if kind is None:
-        raise RequestError(f"Invalid request: file format not supported: {filename!r} (supported: "
-                           f"{', '.join(supported_formats())})")
+        raise RequestError(
+            f"Invalid request: file format not supported: {filename!r} (supported: {', '.join(supported_formats())})"
+        )
     limit = service.limits.file_size_limit
     data = await upload.read(limit + 1)
     if len(data) > limit:
@@ -139,8 +140,10 @@ async def translate_upload(service, request, fields: dict, upload) -> dict:
     def translate_texts(texts: list[str], format: str = "text") -> list[str]:
         sent[0] += sum(map(len, texts))
         if sent[0] > service.limits.file_char_limit:
-            raise RequestError(f"Invalid request: the file's text exceeds the file text limit "
-                               f"({service.limits.file_char_limit} characters)")
+            raise RequestError(
+                f"Invalid request: the file's text exceeds the file text limit "
+                f"({service.limits.file_char_limit} characters)"
+            )
         work = _texts_translated(service, model, texts, options.replace(format=format))
         return asyncio.run_coroutine_threadsafe(work, loop).result()
 
@@ -162,8 +165,9 @@ def _pair(service, fields: dict) -> tuple[str, str]:
     if names["source"] == "auto":
         sources = [model.source for model in service.models if model.target == names["target"]]
         if len(sources) != 1:
-            raise RequestError(f"Invalid request: source auto needs one model translating into {names['target']}; "
-                               "give source")
+            raise RequestError(
+                f"Invalid request: source auto needs one model translating into {names['target']}; give source"
+            )
         names["source"] = sources[0]
     return names["source"], names["target"]
 
@@ -175,11 +179,26 @@ async def _texts_translated(service, model, texts: list[str], options) -> list[T
     piece = max(1, service.limits.queue_limit // 2)
     hypotheses = []
     for start in range(0, len(segments.sentences), piece):
-        hypotheses += await service.decoded(model, options, segments.sentences[start:start + piece],
-                                            segments.alone[start:start + piece] if segments.alone else None)
-    return [Translation(text[0][0] if text else "", flags)
-            for text, flags in zip(assemble(segments, hypotheses), text_flags(segments, hypotheses), strict=True)]
+        hypotheses += await service.decoded(
+            model,
+            options,
+            segments.sentences[start : start + piece],
+            segments.alone[start : start + piece] if segments.alone else None,
+        )
+    return [
+        Translation(text[0][0] if text else "", flags)
+        for text, flags in zip(assemble(segments, hypotheses), text_flags(segments, hypotheses), strict=True)
+    ]
 
 
-__all__ = ["DEFAULT_DIRECTORY", "DEFAULT_EXPIRY_MINUTES", "FileStore", "add_file_routes", "download_headers",
-           "media_type", "safe_filename", "supported_formats", "translate_upload"]
+__all__ = [
+    "DEFAULT_DIRECTORY",
+    "DEFAULT_EXPIRY_MINUTES",
+    "FileStore",
+    "add_file_routes",
+    "download_headers",
+    "media_type",
+    "safe_filename",
+    "supported_formats",
+    "translate_upload",
+]

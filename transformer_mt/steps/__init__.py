@@ -28,5 +28,19 @@ from .decoder import BEFORE_FIELDS, Decoder, decode, pipeline, translate_masked
 from .transforms import CaseStep, MarkupStep, Sentence, SpanRepairStep, SpanTokenStep, TermStep, records
 
 
-__all__ = ["BEFORE_FIELDS", "Aligner", "CaseStep", "Decoded", "Decoder", "MarkupStep", "Sentence", "SpanRepairStep",
-           "SpanTokenStep", "TermStep", "decode", "pipeline", "records", "translate_masked"]
+__all__ = [
+    "BEFORE_FIELDS",
+    "Aligner",
+    "CaseStep",
+    "Decoded",
+    "Decoder",
+    "MarkupStep",
+    "Sentence",
+    "SpanRepairStep",
+    "SpanTokenStep",
+    "TermStep",
+    "decode",
+    "pipeline",
+    "records",
+    "translate_masked",
+]

@@ -32,13 +32,17 @@ def pipeline(engine: Engine, options: TranslationOptions, sources: list[str], ma
         steps.append(SpanTokenStep())
     elif engine not in _WARNED_SPANS and any(map(protected_spans, sources)):
         _WARNED_SPANS.add(engine)
-        logger.warning("this model was not trained with span tokens: placeholders, URLs, paths and numbers are "
-                       "left to it, then checked and put back where it lost them (each one named)")
+        logger.warning(
+            "this model was not trained with span tokens: placeholders, URLs, paths and numbers are "
+            "left to it, then checked and put back where it lost them (each one named)"
+        )
     annotate = bool(options.glossary) and getattr(engine.config, "term_annotations", False)
     if options.glossary and not annotate and engine not in _WARNED_TERMS:
         _WARNED_TERMS.add(engine)
-        logger.warning("this model was not trained to follow term annotations (--term_annotation_share): the "
-                       "glossary is checked, not shown to it")
+        logger.warning(
+            "this model was not trained to follow term annotations (--term_annotation_share): the "
+            "glossary is checked, not shown to it"
+        )
     steps.append(TermStep(options, annotate))
     return steps
 
@@ -70,15 +74,23 @@ class Decoder:
         """The sentences at `indices` decoded again with `options`, their `before` halves reused when the options
         keep what those depend on (BEFORE_FIELDS)."""
         if any(getattr(options, name) != getattr(self.options, name) for name in BEFORE_FIELDS):
-            return self.decode_other([self.sentences[i].source for i in indices], options,
-                                     [self.sentences[i].name for i in indices],
-                                     [self.sentences[i].prefix for i in indices] if self.prefixed else None)
+            return self.decode_other(
+                [self.sentences[i].source for i in indices],
+                options,
+                [self.sentences[i].name for i in indices],
+                [self.sentences[i].prefix for i in indices] if self.prefixed else None,
+            )
         again = [self.sentences[i].again() for i in indices]
         steps = pipeline(self.engine, self.scored(options), [sentence.source for sentence in again], self.markup)
         return self._finish(again, steps, options)
 
-    def decode_other(self, sources: list[str], options: TranslationOptions, names: list[str],
-                     prefixes: list[str | None] | None = None) -> list[Decoded]:
+    def decode_other(
+        self,
+        sources: list[str],
+        options: TranslationOptions,
+        names: list[str],
+        prefixes: list[str | None] | None = None,
+    ) -> list[Decoded]:
         """Other sentences, with their own records and pipeline."""
         return decode(self.engine, sources, options, names, prefixes)
 
@@ -93,9 +105,11 @@ class Decoder:
         """The engine, the `after` halves in reverse order, then the trust step over `sentences`."""
         scored = self.scored(options)
         found = self.engine.translate_sentences(
-            tagged([sentence.shown for sentence in sentences], options.source_prefix), scored,
+            tagged([sentence.shown for sentence in sentences], options.source_prefix),
+            scored,
             [sentence.name for sentence in sentences],
-            [sentence.shown_prefix for sentence in sentences] if self.prefixed else None)
+            [sentence.shown_prefix for sentence in sentences] if self.prefixed else None,
+        )
         for sentence, hypotheses in zip(sentences, found, strict=True):
             sentence.hypotheses = hypotheses
         for step in reversed(steps):
@@ -104,10 +118,15 @@ class Decoder:
         # what the trust step reads and decodes again from
         over = Decoder(self.engine, scored, self.prefixed, self.markup)
         over.sentences = sentences
-        judged = judge(over, [sentence.source for sentence in sentences],
-                       [sentence.hypotheses for sentence in sentences], flags, scored,
-                       [sentence.name for sentence in sentences],
-                       [sentence.prefix for sentence in sentences] if self.prefixed else None)
+        judged = judge(
+            over,
+            [sentence.source for sentence in sentences],
+            [sentence.hypotheses for sentence in sentences],
+            flags,
+            scored,
+            [sentence.name for sentence in sentences],
+            [sentence.prefix for sentence in sentences] if self.prefixed else None,
+        )
         decoded = []
         for sentence, hypotheses, flag in zip(sentences, judged, flags):
             aligned = sentence.alignments
@@ -131,8 +150,14 @@ def _unchanged(sentence: str) -> list[tuple[int, int]]:
     return [(i, i) for i in range(len(sentence.split()))]
 
 
-def decode(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
-           prefixes: list[str | None] | None = None, alone: list[bool] | None = None) -> list[Decoded]:
+def decode(
+    engine: Engine,
+    sentences: list[str],
+    options: TranslationOptions,
+    names: list[str],
+    prefixes: list[str | None] | None = None,
+    alone: list[bool] | None = None,
+) -> list[Decoded]:
     """The engine's hypotheses for `sentences` (untagged; `options.source_prefix` begins each) through the steps
     around it and the trust step (`Decoder`), each sentence's as `Decoded` with its `quality.Flags` (and, with
     `format="html"`, aligned to it). What every entry decodes with. `alone`: whether each sentence is an inline
@@ -142,9 +167,16 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
     if options.format == "html" and any(map(_only_tokens, sentences)):  # a hashtag after the last full stop
         keep = [i for i, sentence in enumerate(sentences) if not _only_tokens(sentence)]
         decoded = iter(_decode_some(engine, keep, sentences, options, names, prefixes, alone))
-        return [Decoded([(sentence, None)] * options.num_return_sequences, [_unchanged(sentence)]
-                        * options.num_return_sequences, Flags(SpanReport(carried=protected_spans(sentence))))
-                if _only_tokens(sentence) else next(decoded) for sentence in sentences]
+        return [
+            Decoded(
+                [(sentence, None)] * options.num_return_sequences,
+                [_unchanged(sentence)] * options.num_return_sequences,
+                Flags(SpanReport(carried=protected_spans(sentence))),
+            )
+            if _only_tokens(sentence)
+            else next(decoded)
+            for sentence in sentences
+        ]
     if any(alone) and not all(alone):
         found = {}
         for group in ([i for i, own in enumerate(alone) if not own], [i for i, own in enumerate(alone) if own]):
@@ -152,28 +184,50 @@ def decode(engine: Engine, sentences: list[str], options: TranslationOptions, na
         return [found[i] for i in range(len(sentences))]
     if any(alone):
         return Decoder(engine, options.replace(guards=False, min_confidence=None), markup=False).decode(
-            sentences, names, prefixes)
+            sentences, names, prefixes
+        )
     return Decoder(engine, options).decode(sentences, names, prefixes)
 
 
-def _decode_some(engine: Engine, indices: list[int], sentences: list[str], options: TranslationOptions,
-                 names: list[str], prefixes: list[str | None] | None, alone: list[bool]) -> list[Decoded]:
+def _decode_some(
+    engine: Engine,
+    indices: list[int],
+    sentences: list[str],
+    options: TranslationOptions,
+    names: list[str],
+    prefixes: list[str | None] | None,
+    alone: list[bool],
+) -> list[Decoded]:
     """`decode` of the sentences at `indices`."""
-    return decode(engine, [sentences[i] for i in indices], options, [names[i] for i in indices],
-                  [prefixes[i] for i in indices] if prefixes else None, [alone[i] for i in indices])
+    return decode(
+        engine,
+        [sentences[i] for i in indices],
+        options,
+        [names[i] for i in indices],
+        [prefixes[i] for i in indices] if prefixes else None,
+        [alone[i] for i in indices],
+    )
 
 
-def translate_masked(engine: Engine, sentences: list[str], options: TranslationOptions, names: list[str],
-                     prefixes: list[str | None] | None) -> list[Hypotheses]:
+def translate_masked(
+    engine: Engine,
+    sentences: list[str],
+    options: TranslationOptions,
+    names: list[str],
+    prefixes: list[str | None] | None,
+) -> list[Hypotheses]:
     """The engine's hypotheses through the span-token and term steps alone (no case folding, repair or trust): what
     the model writes given what it was trained to read (the spans study compares the repair with it)."""
     held = records(sentences, names, prefixes)
     steps = [step for step in pipeline(engine, options, sentences) if isinstance(step, (SpanTokenStep, TermStep))]
     for step in steps:
         step.before(held)
-    found = engine.translate_sentences(tagged([record.shown for record in held], options.source_prefix), options,
-                                       names, [record.shown_prefix for record in held] if prefixes is not None
-                                       else None)
+    found = engine.translate_sentences(
+        tagged([record.shown for record in held], options.source_prefix),
+        options,
+        names,
+        [record.shown_prefix for record in held] if prefixes is not None else None,
+    )
     for record, hypotheses in zip(held, found, strict=True):
         record.hypotheses = hypotheses
     for step in reversed(steps):

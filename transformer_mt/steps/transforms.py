@@ -40,8 +40,10 @@ class Sentence:
 
 def records(sources: list[str], names: list[str], prefixes: list[str | None] | None = None) -> list[Sentence]:
     """A new record per sentence, shown to the engine as given until a step changes it."""
-    return [Sentence(source, name, prefix, folded=source, shown=source, shown_prefix=prefix)
-            for source, name, prefix in zip(sources, names, prefixes or [None] * len(sources))]
+    return [
+        Sentence(source, name, prefix, folded=source, shown=source, shown_prefix=prefix)
+        for source, name, prefix in zip(sources, names, prefixes or [None] * len(sources))
+    ]
 
 
 class CaseStep:
@@ -75,8 +77,9 @@ class MarkupStep:
 
     def after(self, sentences: list[Sentence]) -> None:
         pairs = [(sentence, text) for sentence in sentences for text, _ in sentence.hypotheses if text]
-        found = iter(self.aligner([sentence.folded for sentence, _ in pairs], [text for _, text in pairs])
-                     if pairs else [])
+        found = iter(
+            self.aligner([sentence.folded for sentence, _ in pairs], [text for _, text in pairs]) if pairs else []
+        )
         for sentence in sentences:
             sentence.alignments = [next(found) if text else [] for text, _ in sentence.hypotheses]
 
@@ -96,12 +99,18 @@ class SpanRepairStep:
     def after(self, sentences: list[Sentence]) -> None:
         if not self.repair:
             for sentence in sentences:
-                sentence.report = SpanReport(lost=span_problems(sentence.folded, sentence.hypotheses[0][0])) \
-                    if sentence.hypotheses else SpanReport()
+                sentence.report = (
+                    SpanReport(lost=span_problems(sentence.folded, sentence.hypotheses[0][0]))
+                    if sentence.hypotheses
+                    else SpanReport()
+                )
             return
-        repaired, reports = repair_counted([sentence.folded for sentence in sentences],
-                                           [sentence.hypotheses for sentence in sentences],
-                                           [sentence.name for sentence in sentences], self.aligner)
+        repaired, reports = repair_counted(
+            [sentence.folded for sentence in sentences],
+            [sentence.hypotheses for sentence in sentences],
+            [sentence.name for sentence in sentences],
+            self.aligner,
+        )
         for sentence, hypotheses, report in zip(sentences, repaired, reports):
             sentence.hypotheses, sentence.report = hypotheses, report
 

@@ -52,17 +52,23 @@ def _unprotected(text: str) -> str:
 
 
 def case_of(text: str) -> str:
-    """"upper", "title" or "normal", by the rules of the module docstring."""
+    """ "upper", "title" or "normal", by the rules of the module docstring."""
     plain = _unprotected(text)
     runs = [run for run in LETTER_RUN.findall(plain) if len(run) >= 2]
     if not any(char.islower() for char in plain) and (
-            len(runs) >= 2 or any(len(run) > ACRONYM_LETTERS for run in runs)):
+        len(runs) >= 2 or any(len(run) > ACRONYM_LETTERS for run in runs)
+    ):
         return "upper"
     sentence = plain.rstrip().endswith((".", "!", "?"))  # a sentence's first word is capitalised anyway
     starts = {match.start(2) for match in SENTENCE_START.finditer(plain.lstrip())} if sentence else set()
     shift = len(plain) - len(plain.lstrip())
-    words = [match[0] for match in LETTER_RUN.finditer(plain) if len(match[0]) >= TITLE_LETTERS
-             and match[0].lower() not in SMALL_WORDS and match.start() - shift not in starts]
+    words = [
+        match[0]
+        for match in LETTER_RUN.finditer(plain)
+        if len(match[0]) >= TITLE_LETTERS
+        and match[0].lower() not in SMALL_WORDS
+        and match.start() - shift not in starts
+    ]
     if len(words) >= 2 and all(word[0].isupper() for word in words):
         return "title"
     return "normal"
@@ -111,7 +117,7 @@ def _outside_protected(text: str, change) -> str:
     """`text` with `change` applied to each piece between its placeholders and URLs, those kept as they are."""
     pieces, end = [], 0
     for match in PROTECTED.finditer(text):
-        pieces += [change(text[end:match.start()]), match[0]]
+        pieces += [change(text[end : match.start()]), match[0]]
         end = match.end()
     return "".join(pieces) + change(text[end:])
 
@@ -143,11 +149,21 @@ def fold_sentences(sentences: list[str], titles: bool = True) -> tuple[list[str]
     return [fold(sentence, case) for sentence, case in zip(sentences, cases)], cases
 
 
-def restore_hypotheses(hypotheses: list[list[tuple[str, float | None]]],
-                       cases: list[str]) -> list[list[tuple[str, float | None]]]:
+def restore_hypotheses(
+    hypotheses: list[list[tuple[str, float | None]]], cases: list[str]
+) -> list[list[tuple[str, float | None]]]:
     """Each sentence's hypotheses `(text, score)` restored to that sentence's case (`restore`), scores kept."""
     return [[(restore(text, case), score) for text, score in sentence] for sentence, case in zip(hypotheses, cases)]
 
 
-__all__ = ["CASES", "case_of", "fold", "fold_label", "fold_sentences", "restore", "restore_hypotheses", "title_case",
-           "upper_case"]
+__all__ = [
+    "CASES",
+    "case_of",
+    "fold",
+    "fold_label",
+    "fold_sentences",
+    "restore",
+    "restore_hypotheses",
+    "title_case",
+    "upper_case",
+]

@@ -25,15 +25,26 @@ ADDRESSES_READER = re.compile(r"\byou(?:rs?|rself|rselves)?\b", re.IGNORECASE)
 
 # per language: (formal words, informal words); case-sensitive where the capital carries the register (German)
 REGISTER_WORDS = {
-    "de": (re.compile(r"(?<=[^\s.!?:]\s)(?:Sie|Ihnen|Ihre?[mnrs]?)\b|\b(?:Ihnen|Ihre[mnrs]?)\b"),
-           re.compile(r"\b(?:[Dd]u|[Dd]ich|[Dd]ir|[Dd]ein(?:e[mnrs]?)?|[Ee]uch|[Ee]uer|[Ee]ure[mnrs]?)\b")),
-    "fr": (re.compile(r"\b(?:vous|votre|vos|vôtres?)\b", re.IGNORECASE),
-           re.compile(r"\b(?:tu|te|toi|ton|ta|tes|tiens?|tiennes?)\b|\bt['’](?=\w)", re.IGNORECASE)),
-    "es": (re.compile(r"\b(?:usted|ustedes|desea|quiere|pulse|haga|seleccione|introduzca|compruebe|asegúrese|"
-                      r"escriba|elija|intente|espere)\b", re.IGNORECASE),
-           re.compile(r"\b(?:tú|tu|tus|te|ti|contigo|tuy[oa]s?|deseas|quieres|puedes|tienes|debes|estás|eres|"
-                      r"pulsa|haz|selecciona|introduce|comprueba|asegúrate|escribe|elige|intenta|espera)\b",
-                      re.IGNORECASE)),
+    "de": (
+        re.compile(r"(?<=[^\s.!?:]\s)(?:Sie|Ihnen|Ihre?[mnrs]?)\b|\b(?:Ihnen|Ihre[mnrs]?)\b"),
+        re.compile(r"\b(?:[Dd]u|[Dd]ich|[Dd]ir|[Dd]ein(?:e[mnrs]?)?|[Ee]uch|[Ee]uer|[Ee]ure[mnrs]?)\b"),
+    ),
+    "fr": (
+        re.compile(r"\b(?:vous|votre|vos|vôtres?)\b", re.IGNORECASE),
+        re.compile(r"\b(?:tu|te|toi|ton|ta|tes|tiens?|tiennes?)\b|\bt['’](?=\w)", re.IGNORECASE),
+    ),
+    "es": (
+        re.compile(
+            r"\b(?:usted|ustedes|desea|quiere|pulse|haga|seleccione|introduzca|compruebe|asegúrese|"
+            r"escriba|elija|intente|espere)\b",
+            re.IGNORECASE,
+        ),
+        re.compile(
+            r"\b(?:tú|tu|tus|te|ti|contigo|tuy[oa]s?|deseas|quieres|puedes|tienes|debes|estás|eres|"
+            r"pulsa|haz|selecciona|introduce|comprueba|asegúrate|escribe|elige|intenta|espera)\b",
+            re.IGNORECASE,
+        ),
+    ),
 }
 
 

@@ -36,8 +36,10 @@ def read_glossary(path: str) -> Glossary:
                 continue
             cells = line.split("\t")
             if len(cells) > 2 or not cells[0].strip():
-                raise ValueError(f"{path}, line {number}: a glossary line is a source term, a tab and its target "
-                                 f"term (or none), got {line!r}")
+                raise ValueError(
+                    f"{path}, line {number}: a glossary line is a source term, a tab and its target "
+                    f"term (or none), got {line!r}"
+                )
             entries.append((cells[0].strip(), cells[1].strip() or None if len(cells) == 2 else None))
     return tuple(entries)
 
@@ -48,8 +50,13 @@ def check_glossary(entries) -> Glossary:
     pairs = entries.items() if isinstance(entries, dict) else entries
     checked = []
     for entry in pairs:
-        if not isinstance(entry, (tuple, list)) or len(entry) != 2 or not isinstance(entry[0], str) \
-                or not entry[0].strip() or not (entry[1] is None or isinstance(entry[1], str)):
+        if (
+            not isinstance(entry, (tuple, list))
+            or len(entry) != 2
+            or not isinstance(entry[0], str)
+            or not entry[0].strip()
+            or not (entry[1] is None or isinstance(entry[1], str))
+        ):
             raise ValueError(f"holds {entry!r}: an entry is a source term and its target term (or None)")
         if OPEN in entry[0] + (entry[1] or "") or CLOSE in entry[0] + (entry[1] or ""):
             raise ValueError(f"holds {entry!r}: a term holds no {OPEN} or {CLOSE}")
@@ -92,8 +99,9 @@ def _inflects(word: str, part: str) -> bool:
 def term_used(translation: str, term: str) -> bool:
     """Whether `translation` uses `term` or an inflected form of it (the rule in the module's docstring)."""
     words = [word.casefold() for word in _WORD.findall(translation)]
-    return all(any(_inflects(word, part) for word in words)
-               for part in (piece.casefold() for piece in _WORD.findall(term)))
+    return all(
+        any(_inflects(word, part) for word in words) for part in (piece.casefold() for piece in _WORD.findall(term))
+    )
 
 
 def mine_terms(pairs: Iterable[tuple[str, str]], max_words: int = 3, min_count: int = 2) -> Glossary:
@@ -116,22 +124,32 @@ def mine_terms(pairs: Iterable[tuple[str, str]], max_words: int = 3, min_count: 
     mined = []
     for key, counted in targets.items():
         target, count = counted.most_common(1)[0]
-        if count >= min_count and count * 2 > sum(counted.values()) and target.casefold() != key \
-                and len(key) >= 4 and len(target) >= 4:
+        if (
+            count >= min_count
+            and count * 2 > sum(counted.values())
+            and target.casefold() != key
+            and len(key) >= 4
+            and len(target) >= 4
+        ):
             mined.append((shown[key], target))
     return tuple(sorted(mined))
 
 
-def annotate_pair(source: str, target: str, index: dict[str, list[tuple[str, str]]], limit: int = 2,
-                  substitute: str | None = None) -> tuple[str, str, int]:
+def annotate_pair(
+    source: str, target: str, index: dict[str, list[tuple[str, str]]], limit: int = 2, substitute: str | None = None
+) -> tuple[str, str, int]:
     """A training pair annotated with up to `limit` terms of `index` (`term_index`) whose source occurs in it
     (case-insensitive, on word boundaries) and whose target the pair's target uses: the source annotated, the
     target, and how many. With `substitute` (another term's target), the first one-word term's target word in the
     target is replaced by it and the annotation says it: the model learns to write what the annotation says even
     where it would have written another word (a required term it has never seen as this source's translation)."""
     words = {word.casefold() for word in _WORD.findall(source)}
-    candidates = [(term, translation) for word in words for term, translation in index.get(word, ())
-                  if term_used(target, translation)]
+    candidates = [
+        (term, translation)
+        for word in words
+        for term, translation in index.get(word, ())
+        if term_used(target, translation)
+    ]
     chosen = sorted(set(candidates), key=lambda entry: (-len(entry[0]), entry))[:limit]
     if not chosen:
         return source, target, 0
@@ -140,8 +158,12 @@ def annotate_pair(source: str, target: str, index: dict[str, list[tuple[str, str
         if single:
             term, translation = single[0]
             stem = _stem(translation.casefold())
-            replaced = re.sub(rf"(?<!\w)(?i:{re.escape(stem)})\w{{0,{len(translation) - len(stem) + 3}}}(?!\w)",
-                              lambda _: substitute, target, count=1)
+            replaced = re.sub(
+                rf"(?<!\w)(?i:{re.escape(stem)})\w{{0,{len(translation) - len(stem) + 3}}}(?!\w)",
+                lambda _: substitute,
+                target,
+                count=1,
+            )
             if replaced != target:
                 chosen = [(term, substitute) if entry == (term, translation) else entry for entry in chosen]
                 target = replaced
@@ -159,8 +181,15 @@ def _alike(word: str, part: str) -> bool:
     return word == part if len(part) <= 4 else _inflects(word, part)
 
 
-def place_term(source: str, translation: str, alignment: list[tuple[int, int]], found: str, own: str,
-               target: str, protected: Iterable[tuple[int, int]] = ()) -> str:
+def place_term(
+    source: str,
+    translation: str,
+    alignment: list[tuple[int, int]],
+    found: str,
+    own: str,
+    target: str,
+    protected: Iterable[tuple[int, int]] = (),
+) -> str:
     """`translation` with the model's own word for a term replaced by the term's required `target`: `own` is the
     term (`found`, as it occurs in `source` outside the `protected` character ranges) translated alone, and the
     run of translation words alike it (`_alike`, word by word) is replaced, edge punctuation kept: the run the
@@ -169,20 +198,35 @@ def place_term(source: str, translation: str, alignment: list[tuple[int, int]], 
     (a verb for a noun), so it is never replaced."""
     parts = own.split()
     words = [match.span() for match in re.finditer(r"\S+", translation)]
-    runs = [k for k in range(len(words) - len(parts) + 1)
-            if parts and all(_alike(translation[slice(*words[k + n])], part) for n, part in enumerate(parts))]
+    runs = [
+        k
+        for k in range(len(words) - len(parts) + 1)
+        if parts and all(_alike(translation[slice(*words[k + n])], part) for n, part in enumerate(parts))
+    ]
     protected = list(protected)
-    match = next((match for match in re.finditer(rf"(?<!\w){re.escape(found)}(?!\w)", source)
-                  if not any(start < match.end() and match.start() < end for start, end in protected)), None)
+    match = next(
+        (
+            match
+            for match in re.finditer(rf"(?<!\w){re.escape(found)}(?!\w)", source)
+            if not any(start < match.end() and match.start() < end for start, end in protected)
+        ),
+        None,
+    )
     source_words = [word.span() for word in re.finditer(r"\S+", source)]
-    held = {i for i, (start, end) in enumerate(source_words)
-            if match is not None and start < match.end() and end > match.start()}
+    held = {
+        i
+        for i, (start, end) in enumerate(source_words)
+        if match is not None and start < match.end() and end > match.start()
+    }
     aligned = {j for i, j in alignment if i in held and j < len(words)}
     if runs:
         k = next((k for k in runs if aligned & set(range(k, k + len(parts)))), runs[0])
         start, end = words[k][0], words[k + len(parts) - 1][1]
-    elif aligned and max(aligned) - min(aligned) + 1 == len(target.split()) and (
-            translation[words[min(aligned)][0]:words[min(aligned)][0] + 1].isupper() == target[:1].isupper()):
+    elif (
+        aligned
+        and max(aligned) - min(aligned) + 1 == len(target.split())
+        and (translation[words[min(aligned)][0] : words[min(aligned)][0] + 1].isupper() == target[:1].isupper())
+    ):
         start, end = words[min(aligned)][0], words[max(aligned)][1]
     else:
         return translation
@@ -204,5 +248,17 @@ def term_index(glossary: Glossary) -> dict[str, list[tuple[str, str]]]:
     return dict(index)
 
 
-__all__ = ["CLOSE", "Glossary", "OPEN", "annotate", "annotate_pair", "check_glossary",
-           "mine_terms", "place_term", "read_glossary", "strip_annotations", "term_index", "term_used"]
+__all__ = [
+    "CLOSE",
+    "Glossary",
+    "OPEN",
+    "annotate",
+    "annotate_pair",
+    "check_glossary",
+    "mine_terms",
+    "place_term",
+    "read_glossary",
+    "strip_annotations",
+    "term_index",
+    "term_used",
+]

@@ -7,8 +7,28 @@ import re
 from html.parser import HTMLParser
 
 
-HTML_INLINE = {"a", "abbr", "b", "big", "cite", "code", "em", "i", "kbd", "q", "s", "samp", "small", "span",
-               "strong", "sub", "sup", "tt", "u", "var"}
+HTML_INLINE = {
+    "a",
+    "abbr",
+    "b",
+    "big",
+    "cite",
+    "code",
+    "em",
+    "i",
+    "kbd",
+    "q",
+    "s",
+    "samp",
+    "small",
+    "span",
+    "strong",
+    "sub",
+    "sup",
+    "tt",
+    "u",
+    "var",
+}
 
 
 def holds_markup(text: str) -> bool:

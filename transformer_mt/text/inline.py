@@ -68,8 +68,13 @@ def words(text: str) -> list[tuple[int, int]]:
     return [match.span() for match in re.finditer(r"\S+", text)]
 
 
-def place(source: str, elements: list[Inline], translation: str, alignment: list[tuple[int, int]],
-          hints: list[str | None] | None = None) -> Placement:
+def place(
+    source: str,
+    elements: list[Inline],
+    translation: str,
+    alignment: list[tuple[int, int]],
+    hints: list[str | None] | None = None,
+) -> Placement:
     """Each of `elements` (over `source`, parents before children) placed in `translation` by `alignment`, and
     by `hints` where given: each element's own text translated on its own (see `wrapping.wrap`)."""
     source_words, target_words = words(source), words(translation)
@@ -81,8 +86,11 @@ def place(source: str, elements: list[Inline], translation: str, alignment: list
     spans: list[tuple[int, int] | None] = []
     fallback, settled = [], set()
     taken: dict[int | None, list[tuple[int, int]]] = {}  # per parent: the characters its placed children hold
-    copies = {k: copied(translation, source[e.start : e.end], (0, len(translation)), [], [])
-              for k, e in enumerate(elements) if e.kind == WRAP}  # kept as they were: reserved for their element
+    copies = {
+        k: copied(translation, source[e.start : e.end], (0, len(translation)), [], [])
+        for k, e in enumerate(elements)
+        if e.kind == WRAP
+    }  # kept as they were: reserved for their element
     token_from = 0
     for k, element in enumerate(elements):
         if element.parent is not None and (spans[element.parent] is None or fallback[element.parent]):
@@ -99,13 +107,29 @@ def place(source: str, elements: list[Inline], translation: str, alignment: list
                 token_from = found + len(element.token)
                 span = (found, token_from)
         elif element.kind == WRAP:
-            aligned = sorted({j for i, (start, end) in enumerate(source_words)
-                              if start < element.end and end > element.start for j in targets_of.get(i, ())
-                              if target_words[j][0] < bounds[1] and target_words[j][1] > bounds[0]})
+            aligned = sorted(
+                {
+                    j
+                    for i, (start, end) in enumerate(source_words)
+                    if start < element.end and end > element.start
+                    for j in targets_of.get(i, ())
+                    if target_words[j][0] < bounds[1] and target_words[j][1] > bounds[0]
+                }
+            )
             others = siblings + [copy for other, copy in copies.items() if copy and other != k]
             clipped = [(max(target_words[j][0], bounds[0]), min(target_words[j][1], bounds[1])) for j in aligned]
-            span, kept = wrap(source, (element.start, element.end), translation, source_words, clipped,
-                              target_words, bounds, siblings, others, hints[k])
+            span, kept = wrap(
+                source,
+                (element.start, element.end),
+                translation,
+                source_words,
+                clipped,
+                target_words,
+                bounds,
+                siblings,
+                others,
+                hints[k],
+            )
             if kept:
                 settled.add(k)
         if span is not None:
@@ -122,13 +146,19 @@ def place(source: str, elements: list[Inline], translation: str, alignment: list
     return Placement(spans, fallback, translation)
 
 
-def _swaps(source: str, elements: list[Inline], spans: list, fallback: list[bool], settled: set[int],
-           hints: list[str | None]) -> dict[int, str]:
+def _swaps(
+    source: str, elements: list[Inline], spans: list, fallback: list[bool], settled: set[int], hints: list[str | None]
+) -> dict[int, str]:
     """What takes the place of an element's words or point: its own translation, for a label or a name whose words
     are not settled (`_label_or_name`), and a lost token, written back (and counted as a fallback)."""
-    swaps = {k: hints[k] for k in _outermost_of_same_text(elements, source)
-             if hints[k] and spans[k] is not None and k not in settled
-             and _label_or_name(source[elements[k].start : elements[k].end], hints[k])}
+    swaps = {
+        k: hints[k]
+        for k in _outermost_of_same_text(elements, source)
+        if hints[k]
+        and spans[k] is not None
+        and k not in settled
+        and _label_or_name(source[elements[k].start : elements[k].end], hints[k])
+    }
     swaps.update({k: element.token for k, element in enumerate(elements) if element.kind == VERBATIM and fallback[k]})
     return swaps
 
@@ -140,8 +170,15 @@ def _keep_source_order(elements: list[Inline], spans: list, fallback: list[bool]
     for k, element in enumerate(elements):
         if not fallback[k]:
             continue
-        placed = [j for j, other in enumerate(elements) if other.parent == element.parent and j != k
-                  and spans[j] is not None and not fallback[j] and spans[j][1] > spans[j][0]]
+        placed = [
+            j
+            for j, other in enumerate(elements)
+            if other.parent == element.parent
+            and j != k
+            and spans[j] is not None
+            and not fallback[j]
+            and spans[j][1] > spans[j][0]
+        ]
         before = max((spans[j][1] for j in placed if j < k), default=None)
         after = min((spans[j][0] for j in placed if j > k), default=None)
         point = spans[k][0]
@@ -208,8 +245,11 @@ def _swap_in(translation: str, spans: list, hints: dict[int, str], elements: lis
         text = hints[k]
         if start == end:  # a fallback's point: the text gets a space where it meets a word
             before = pieces[-1][-1:] if start == position and pieces else translation[start - 1 : start]
-            text = (" " if before and not before.isspace() else "") + text + (
-                " " if start < len(translation) and not translation[start].isspace() else "")
+            text = (
+                (" " if before and not before.isspace() else "")
+                + text
+                + (" " if start < len(translation) and not translation[start].isspace() else "")
+            )
         pieces += [translation[position:start], text]
         new_start = sum(map(len, pieces)) - len(text)
         inner = text.strip()
@@ -222,24 +262,28 @@ def _swap_in(translation: str, spans: list, hints: dict[int, str], elements: lis
         for start, end, new_start, new_end in replaced:
             if start < at < end:  # inside replaced words: after their replacement
                 return new_end
-        return at + sum(new_end - new_start - (end - start) for start, end, new_start, new_end in replaced
-                        if end <= at)
+        return at + sum(
+            new_end - new_start - (end - start) for start, end, new_start, new_end in replaced if end <= at
+        )
 
     def swapped(k: int) -> int | None:
         while k is not None and k not in moved:
             k = elements[k].parent
         return k
 
-    return "".join(pieces), [moved[swapped(k)] if swapped(k) is not None else span if span is None
-                             else (move(span[0]), move(span[1])) for k, span in enumerate(spans)]
+    return "".join(pieces), [
+        moved[swapped(k)] if swapped(k) is not None else span if span is None else (move(span[0]), move(span[1]))
+        for k, span in enumerate(spans)
+    ]
 
 
 def _bounds(spans, parent: int | None, length: int) -> tuple[int, int]:
     return (0, length) if parent is None else spans[parent]
 
 
-def _point(source: str, position: int, source_words, targets_of, target_words, bounds: tuple[int, int],
-           translation: str) -> int:
+def _point(
+    source: str, position: int, source_words, targets_of, target_words, bounds: tuple[int, int], translation: str
+) -> int:
     """Where a zero-width element at source character `position` goes: after the last translation word aligned to
     the source word before it (and after the space there, when the source had one before the element), else at
     the start of its parent's placement; always within `bounds`."""

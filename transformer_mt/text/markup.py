@@ -23,10 +23,54 @@ from .inline import POINT, VERBATIM, WRAP, Inline, Placement, place
 from .spans import TOKEN
 
 
-BLOCK_ELEMENTS = {"address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "dialog", "div",
-                  "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5",
-                  "h6", "head", "header", "hgroup", "hr", "html", "legend", "li", "main", "nav", "ol", "option",
-                  "p", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "title", "tr", "ul"}
+BLOCK_ELEMENTS = {
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "body",
+    "caption",
+    "dd",
+    "details",
+    "dialog",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "header",
+    "hgroup",
+    "hr",
+    "html",
+    "legend",
+    "li",
+    "main",
+    "nav",
+    "ol",
+    "option",
+    "p",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "title",
+    "tr",
+    "ul",
+}
 UNTRANSLATED_ELEMENTS = {"script", "style", "code", "pre", "textarea", "template"}
 VOID_ELEMENTS = {"area", "img", "input", "wbr", "embed", "source", "track"}
 BREAKS = {"br"}
@@ -53,8 +97,11 @@ class Run:
         self._parts: list[str] = []
         self.glued: dict[int, list[bool]] = {}  # a verbatim element written against a word: [on its left, right]
         self._glue_after: int | None = None
-        self._taken = {int(number) for node in nodes
-                       for number in TOKEN.findall(node.get_text() if isinstance(node, Tag) else node)}
+        self._taken = {
+            int(number)
+            for node in nodes
+            for number in TOKEN.findall(node.get_text() if isinstance(node, Tag) else node)
+        }
         for node in nodes:
             self._add(node, None)
         raw = "".join(self._parts)
@@ -62,9 +109,11 @@ class Run:
         shift = len(raw) - len(raw.lstrip())
         original = "".join(node.get_text() if isinstance(node, Tag) else str(node) for node in nodes)
         self.leading = original[: len(original) - len(original.lstrip())]  # the source's own whitespace, kept
-        self.trailing = original[len(original.rstrip()):]
-        self.elements = [Inline(max(0, e.start - shift), min(len(self.text), max(0, e.end - shift)), e.parent,
-                                e.kind, e.token) for e in self.elements]
+        self.trailing = original[len(original.rstrip()) :]
+        self.elements = [
+            Inline(max(0, e.start - shift), min(len(self.text), max(0, e.end - shift)), e.parent, e.kind, e.token)
+            for e in self.elements
+        ]
 
     def _length(self) -> int:
         return sum(map(len, self._parts))
@@ -152,9 +201,11 @@ class Run:
                 out.append(element)
             return self._reglued(items, out)
 
-        return [NavigableString(part) if isinstance(part, str) else part for part in
-                (self.leading, *built(nest(placement.translation, self.elements, placement)), self.trailing)
-                if part]
+        return [
+            NavigableString(part) if isinstance(part, str) else part
+            for part in (self.leading, *built(nest(placement.translation, self.elements, placement)), self.trailing)
+            if part
+        ]
 
 
 def runs(container) -> list[Run]:
@@ -180,8 +231,12 @@ def runs(container) -> list[Run]:
 
 
 def _holds_blocks(element: Tag) -> bool:
-    return element.name in BLOCK_ELEMENTS or (not verbatim(element) and any(
-        descendant.name in BLOCK_ELEMENTS or descendant.name in BREAKS for descendant in element.find_all(True)))
+    return element.name in BLOCK_ELEMENTS or (
+        not verbatim(element)
+        and any(
+            descendant.name in BLOCK_ELEMENTS or descendant.name in BREAKS for descendant in element.find_all(True)
+        )
+    )
 
 
 class HtmlDocuments:
@@ -196,8 +251,9 @@ class HtmlDocuments:
         self.own_texts = sorted({text for _, run in self.runs for text in run.own_texts() if text})
         self.fallbacks = 0
 
-    def fill(self, translations: list[str], alignments: list | None = None,
-             own_translations: dict[str, str] | None = None) -> list[str]:
+    def fill(
+        self, translations: list[str], alignments: list | None = None, own_translations: dict[str, str] | None = None
+    ) -> list[str]:
         """The fragments with each run replaced by its translation, its elements placed by its alignment (Pharaoh
         pairs of whitespace words of the run's text and its translation; None: none known) and by their own texts'
         translations (`own_texts` -> their translations on their own), where given."""
@@ -229,6 +285,7 @@ class Node:
 def nest(translation: str, elements: list[Inline], placement: Placement) -> list:
     """The translation as a tree: a list of strings and `Node`s, each placed element holding the text of its span
     (a verbatim element's token and a zero-width element hold no text)."""
+
     def ancestors(k: int):
         while (k := elements[k].parent) is not None:
             yield k
@@ -239,8 +296,10 @@ def nest(translation: str, elements: list[Inline], placement: Placement) -> list
         lies_in = any(placement.spans[a] is not None and placement.spans[a][0] == start for a in ancestors(k))
         return (start, 0, 0, k) if start == end and not lies_in else (start, 1, -end, k)
 
-    order = [(placement.spans[k][0], placement.spans[k][1], k)
-             for k in sorted((k for k, span in enumerate(placement.spans) if span is not None), key=key)]
+    order = [
+        (placement.spans[k][0], placement.spans[k][1], k)
+        for k in sorted((k for k, span in enumerate(placement.spans) if span is not None), key=key)
+    ]
     root: list = []
     stack: list[tuple[int, int, list]] = [(-1, len(translation), root)]  # (element, end, children)
     position = 0
@@ -282,5 +341,14 @@ def _inside(k: int, start: int, end: int, top: tuple[int, int, list], elements: 
     return False
 
 
-__all__ = ["BLOCK_ELEMENTS", "HtmlDocuments", "Node", "Run", "UNTRANSLATED_ELEMENTS", "html_text", "nest", "runs",
-           "verbatim"]
+__all__ = [
+    "BLOCK_ELEMENTS",
+    "HtmlDocuments",
+    "Node",
+    "Run",
+    "UNTRANSLATED_ELEMENTS",
+    "html_text",
+    "nest",
+    "runs",
+    "verbatim",
+]

@@ -31,7 +31,7 @@ def split(text: str, language: str) -> tuple[list[str], list[str]]:
             if sentences:
                 separators.append(gap)
             sentences.append(sentence)
-        gap = piece[len(piece.rstrip()):]
+        gap = piece[len(piece.rstrip()) :]
     return sentences, separators
 
 
@@ -46,7 +46,7 @@ def join(sentences: list[str], separators: list[str]) -> str:
 def rewrap(source: str, translation: str) -> str:
     """`translation` with the leading and trailing whitespace of `source` (an HTML text node's, a .po message's):
     what surrounds a text belongs to its document, not to the model."""
-    return source[: len(source) - len(source.lstrip())] + translation + source[len(source.rstrip()):]
+    return source[: len(source) - len(source.lstrip())] + translation + source[len(source.rstrip()) :]
 
 
 def segmenter_language(config, source_lang: str | None = None) -> str:
@@ -55,9 +55,11 @@ def segmenter_language(config, source_lang: str | None = None) -> str:
     language = source_lang or getattr(config, "source_lang", None)
     if not language:
         name = getattr(config, "_name_or_path", "") or "the model"
-        raise ValueError(f"Splitting the input into sentences needs its language, and {name} has no source_lang in "
-                         "its config: pass --source_lang (or source_lang=), or --no_split_sentences (or "
-                         "split_sentences=False) to translate each text as one sequence.")
+        raise ValueError(
+            f"Splitting the input into sentences needs its language, and {name} has no source_lang in "
+            "its config: pass --source_lang (or source_lang=), or --no_split_sentences (or "
+            "split_sentences=False) to translate each text as one sequence."
+        )
     return language
 
 

@@ -17,26 +17,39 @@ from typing import NamedTuple
 # `%-5.2f`, `%ld`, `%(name)s`; `%*s`, `%.*s`: the width or precision an argument), HexChat's colours (`%C23`,
 # `%C4,1`), Qt's `%1`..`%99`, a letter's code (strftime's `%Y`, HexChat's `%O`), `${var}`, `$1`, and format fields
 # (`{0}`, `{name}`, `{!s}`, `{}`); no space flag and no bare `%`: "50% discount" and "100 %" hold none.
-PLACEHOLDER = re.compile(r"%%|%(?:\d+\$)?(?:\([\w.]+\))?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q)?"
-                         r"[sdifuxXeEgGcrop]|%C\d\d?(?:,\d\d?)?|%[1-9]\d?(?![\d$])|%[A-Za-z]|\$\{\w+\}|\$\d(?!\d)"
-                         r"|\{[\w.:!]*\}")
+PLACEHOLDER = re.compile(
+    r"%%|%(?:\d+\$)?(?:\([\w.]+\))?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q)?"
+    r"[sdifuxXeEgGcrop]|%C\d\d?(?:,\d\d?)?|%[1-9]\d?(?![\d$])|%[A-Za-z]|\$\{\w+\}|\$\d(?!\d)"
+    r"|\{[\w.:!]*\}"
+)
 _URL = r"(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]]"  # trailing punctuation is the sentence's
 _EMAIL = r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 # a path is a Unix path of two names or more (`/usr/share`, not "and/or", "km/h" or a lone `/`), one from home or
 # here (`~/.config`, `./configure`), or a Windows one (`C:\Users\x`); a name ends before a trailing dot
 _NAME = r"\.?[\w+@-]+(?:\.[\w+@-]+)*"
-_PATH = (rf"(?<![\w/.~<\\])(?:(?:~|\.\.?)/{_NAME}|/{_NAME}/{_NAME})(?:/{_NAME})*/?"
-         rf"|(?<!\w)[A-Za-z]:\\(?:{_NAME}\\?)*")
+_PATH = (
+    rf"(?<![\w/.~<\\])(?:(?:~|\.\.?)/{_NAME}|/{_NAME}/{_NAME})(?:/{_NAME})*/?"
+    rf"|(?<!\w)[A-Za-z]:\\(?:{_NAME}\\?)*"
+)
 _CODE = r"`[^`'\s][^`'\n]*`"  # not GNU's `quote' style
 # digits with inner separators (`1,234.5`, `10:30`, `2.0.1`), compared by their digits alone; not inside a word
 # ("amd64", "3D", "1st" are words, and the word is what a translation keeps)
 _NUMBER = r"(?<![^\W\d])\d+(?:[.,:]\d+)*(?![^\W\d])"
 # a pictograph, its presentation selector and skin tone, joined into one by zero-width joiners
-_EMOJI_CHAR = r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u231A\u231B\u23E9-\u23FA]\uFE0F?" \
+_EMOJI_CHAR = (
+    r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u231A\u231B\u23E9-\u23FA]\uFE0F?"
     r"[\U0001F3FB-\U0001F3FF]?"
+)
 _EMOJI = rf"{_EMOJI_CHAR}(?:\u200D{_EMOJI_CHAR})*"
-KINDS = {"code": _CODE, "url": _URL, "email": _EMAIL, "path": _PATH, "placeholder": PLACEHOLDER.pattern,
-         "number": _NUMBER, "emoji": _EMOJI}
+KINDS = {
+    "code": _CODE,
+    "url": _URL,
+    "email": _EMAIL,
+    "path": _PATH,
+    "placeholder": PLACEHOLDER.pattern,
+    "number": _NUMBER,
+    "emoji": _EMOJI,
+}
 _SPAN = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in KINDS.items()))
 
 
@@ -103,8 +116,11 @@ def extra_placeholders(source: str, translation: str) -> list[tuple[Span, int, i
     """The placeholders `translation` holds more often than `source` (written twice, or invented), with where each
     begins and ends: the later occurrences of a placeholder first."""
     allowed = collections.Counter(placeholders(source))
-    found = [(Span("placeholder", match[0]), match.start(), match.end()) for match in PLACEHOLDER.finditer(translation)
-             if match[0] != "%%"]
+    found = [
+        (Span("placeholder", match[0]), match.start(), match.end())
+        for match in PLACEHOLDER.finditer(translation)
+        if match[0] != "%%"
+    ]
     seen, extra = collections.Counter(), []
     for span, start, end in found:
         seen[span.text] += 1
@@ -119,5 +135,15 @@ def span_problems(source: str, translation: str) -> list[Span]:
     return lost_spans(source, translation) + [span for span, _, _ in extra_placeholders(source, translation)]
 
 
-__all__ = ["KINDS", "PLACEHOLDER", "Span", "extra_placeholders", "lost_placeholders", "lost_spans",
-           "placeholders", "protected_ranges", "protected_spans", "span_problems"]
+__all__ = [
+    "KINDS",
+    "PLACEHOLDER",
+    "Span",
+    "extra_placeholders",
+    "lost_placeholders",
+    "lost_spans",
+    "placeholders",
+    "protected_ranges",
+    "protected_spans",
+    "span_problems",
+]

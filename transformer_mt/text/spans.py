@@ -66,7 +66,7 @@ def _masked(texts: list[str], found: list[list[tuple[Span, int]]]) -> list[str]:
     list by one `{k}`, k counting from 0 and skipping the numbers a text holds as `{n}` outside those spans."""
     rests = [_replaced(text, spans, [" "] * len(spans)) for text, spans in zip(texts, found)]
     taken = {int(number) for rest in rests for number in TOKEN.findall(rest)}
-    numbers = [k for k in range(len(found[0]) + len(taken)) if k not in taken][:len(found[0])]
+    numbers = [k for k in range(len(found[0]) + len(taken)) if k not in taken][: len(found[0])]
     return [_replaced(text, spans, [f"{{{k}}}" for k in numbers]) for text, spans in zip(texts, found)]
 
 
@@ -104,8 +104,7 @@ def unmask(translation: str, spans: list[Span]) -> tuple[str, list[Span]]:
     """`translation` with each reserved token `{i}` replaced by the text of `mask`'s i-th span, and the spans whose
     token it does not hold (lost). A token it writes twice gives its span twice; `{n}` past the spans stays."""
     held = {int(number) for number in TOKEN.findall(translation)}
-    text = TOKEN.sub(lambda token: spans[int(token[1])].text if int(token[1]) < len(spans) else token[0],
-                     translation)
+    text = TOKEN.sub(lambda token: spans[int(token[1])].text if int(token[1]) < len(spans) else token[0], translation)
     return text, [span for i, span in enumerate(spans) if i not in held]
 
 
@@ -145,12 +144,15 @@ def in_source_order(source: str, translation: str) -> str:
     those) or the two hold different ones."""
     wanted = [span for span in placeholders(source) if _SEQUENTIAL.fullmatch(span)]
     found = [match for match in PLACEHOLDER.finditer(translation) if _SEQUENTIAL.fullmatch(match[0])]
-    if [match[0] for match in found] == wanted or sorted(match[0] for match in found) != sorted(wanted) \
-            or re.search(r"%\d+\$", source):
+    if (
+        [match[0] for match in found] == wanted
+        or sorted(match[0] for match in found) != sorted(wanted)
+        or re.search(r"%\d+\$", source)
+    ):
         return translation
     pieces, end = [], 0
     for match, span in zip(found, wanted):
-        pieces += [translation[end:match.start()], span]
+        pieces += [translation[end : match.start()], span]
         end = match.end()
     return "".join(pieces) + translation[end:]
 
@@ -160,8 +162,9 @@ def escape_percents(source: str, translation: str) -> str:
     holds one of printf's placeholders or a literal `%%`): "%d %" or "% (" would not format."""
     if not (_SEQUENTIAL.search(source) or "%%" in source or re.search(r"%(?:\d+\$|\([\w.]+\))", source)):
         return translation
-    covered = [(match.start(), match.end()) for match in PLACEHOLDER.finditer(translation)] + \
-        [(start, start + len(span.text)) for span, start in _found(translation)]  # a URL's `%2F` too
+    covered = [(match.start(), match.end()) for match in PLACEHOLDER.finditer(translation)] + [
+        (start, start + len(span.text)) for span, start in _found(translation)
+    ]  # a URL's `%2F` too
     pieces, end = [], 0
     for at in (at for at, character in enumerate(translation) if character == "%"):
         if not any(start <= at < stop for start, stop in covered):
@@ -189,8 +192,9 @@ def _located(source: str, lost: list[Span | str]) -> list[tuple[Span, int]]:
     return located
 
 
-def _fix(span: Span, words: list[str], targets: list[int], extra: collections.Counter,
-         known: set[str]) -> tuple[int, str] | None:
+def _fix(
+    span: Span, words: list[str], targets: list[int], extra: collections.Counter, known: set[str]
+) -> tuple[int, str] | None:
     """Where `span` goes into a damaged word, and that word mended: a placeholder into an aligned word holding one
     the model began (a `%` or `{`, and none of the `known` source placeholders); any kind into a word holding one
     of its kind the source lacks (`extra`; an aligned word first, else the one nearest the aligned place)."""
@@ -228,9 +232,12 @@ def put_back(source: str, translation: str, lost: list[Span | str], alignment: l
     return " ".join([word for slot in slots for word in slot] + tail)
 
 
-def repair_counted(sources: list[str], hypotheses: list[list[tuple[str, float | None]]], names: list[str],
-                   align: Callable[[list[str], list[str]], list] | None
-                   ) -> tuple[list[list[tuple[str, float | None]]], list[SpanReport]]:
+def repair_counted(
+    sources: list[str],
+    hypotheses: list[list[tuple[str, float | None]]],
+    names: list[str],
+    align: Callable[[list[str], list[str]], list] | None,
+) -> tuple[list[list[tuple[str, float | None]]], list[SpanReport]]:
     """Each sentence's hypotheses with the spans its source holds put back where the model lost them and the
     placeholders it holds more often than its source removed (`drop_extra`), printf's unnumbered ones in the
     source's order and a bare `%` escaped (`in_source_order`, `escape_percents`), and one `SpanReport` per sentence
@@ -238,8 +245,9 @@ def repair_counted(sources: list[str], hypotheses: list[list[tuple[str, float | 
     call (None: nothing is put back; the rest is still done). Each repair, removal, reordering and loss is named in a
     warning."""
     found = [_found(source) for source in sources]
-    lost = {(i, k): _lost(found[i], text) for i, sentence in enumerate(hypotheses)
-            for k, (text, _) in enumerate(sentence)}
+    lost = {
+        (i, k): _lost(found[i], text) for i, sentence in enumerate(hypotheses) for k, (text, _) in enumerate(sentence)
+    }
     todo = [(i, k) for (i, k), spans in lost.items() if spans and hypotheses[i][k][0]] if align else []
     repaired = [list(sentence) for sentence in hypotheses]
     still = dict(lost)
@@ -249,15 +257,19 @@ def repair_counted(sources: list[str], hypotheses: list[list[tuple[str, float | 
         repaired[i][k] = (put_back(sources[i], text, [span for span, _ in lost[i, k]], alignment), score)
         still[i, k] = _lost(lost[i, k], repaired[i][k][0])
         if put := [span.text for span, _ in _missing(lost[i, k], still[i, k], lambda item: item)]:
-            logger.warning(f"Text {names[i]}: the model did not write {', '.join(put)}; put back from the word "
-                           f"alignment: {repaired[i][k][0]!r}")
+            logger.warning(
+                f"Text {names[i]}: the model did not write {', '.join(put)}; put back from the word "
+                f"alignment: {repaired[i][k][0]!r}"
+            )
     removed = {}
     for i, sentence in enumerate(repaired):
         for k, (text, score) in enumerate(sentence):
             kept, removed[i, k] = drop_extra(sources[i], text)
             if removed[i, k]:
-                logger.warning(f"Text {names[i]}: the model wrote {', '.join(span.text for span in removed[i, k])} "
-                               f"more often than the source holds; removed: {kept!r}")
+                logger.warning(
+                    f"Text {names[i]}: the model wrote {', '.join(span.text for span in removed[i, k])} "
+                    f"more often than the source holds; removed: {kept!r}"
+                )
             if (ordered := in_source_order(sources[i], kept)) != kept:
                 logger.warning(f"Text {names[i]}: printf's placeholders written in the source's order: {ordered!r}")
             if (escaped := escape_percents(sources[i], ordered)) != ordered:
@@ -265,25 +277,56 @@ def repair_counted(sources: list[str], hypotheses: list[list[tuple[str, float | 
             sentence[k] = (escaped, score)
     for (i, k), spans in still.items():
         if spans:
-            logger.warning(f"Text {names[i]}: the model did not write {', '.join(span.text for span, _ in spans)}, "
-                           f"and it could not be put back: {repaired[i][k][0]!r}")
+            logger.warning(
+                f"Text {names[i]}: the model did not write {', '.join(span.text for span, _ in spans)}, "
+                f"and it could not be put back: {repaired[i][k][0]!r}"
+            )
     reports = []
     for i, spans in enumerate(found):
         before, after = lost.get((i, 0), []), still.get((i, 0), [])
-        reports.append(SpanReport(carried=[span for span, _ in _missing(spans, before, lambda item: item)],
-                                  repaired=[span for span, _ in _missing(before, after, lambda item: item)],
-                                  lost=[span for span, _ in after], removed=removed.get((i, 0), [])))
+        reports.append(
+            SpanReport(
+                carried=[span for span, _ in _missing(spans, before, lambda item: item)],
+                repaired=[span for span, _ in _missing(before, after, lambda item: item)],
+                lost=[span for span, _ in after],
+                removed=removed.get((i, 0), []),
+            )
+        )
     return repaired, reports
 
 
-def repair(sources: list[str], hypotheses: list[list[tuple[str, float | None]]], names: list[str],
-           align: Callable[[list[str], list[str]], list]) -> list[list[tuple[str, float | None]]]:
+def repair(
+    sources: list[str],
+    hypotheses: list[list[tuple[str, float | None]]],
+    names: list[str],
+    align: Callable[[list[str], list[str]], list],
+) -> list[list[tuple[str, float | None]]]:
     """Each sentence's hypotheses with the spans its source holds put back where the model lost them
     (`repair_counted` without its counts)."""
     return repair_counted(sources, hypotheses, names, align)[0]
 
 
-__all__ = ["KINDS", "PLACEHOLDER", "TOKEN", "Span", "SpanReport", "drop_extra", "escape_percents",
-           "extra_placeholders", "in_source_order", "lost_placeholders", "lost_spans", "mask", "mask_as",
-           "mask_shared", "placeholders", "protected_ranges", "protected_spans", "put_back", "repair",
-           "repair_counted", "span_problems", "unmask"]
+__all__ = [
+    "KINDS",
+    "PLACEHOLDER",
+    "TOKEN",
+    "Span",
+    "SpanReport",
+    "drop_extra",
+    "escape_percents",
+    "extra_placeholders",
+    "in_source_order",
+    "lost_placeholders",
+    "lost_spans",
+    "mask",
+    "mask_as",
+    "mask_shared",
+    "placeholders",
+    "protected_ranges",
+    "protected_spans",
+    "put_back",
+    "repair",
+    "repair_counted",
+    "span_problems",
+    "unmask",
+]

@@ -11,8 +11,18 @@ import re
 EDGE_PUNCTUATION = ".,;:!?\"'()[]«»„“”‚‘’…"  # kept outside a placed element unless the element held it there
 
 
-def wrap(source: str, at: tuple[int, int], translation: str, source_words, aligned: list[tuple[int, int]],
-         target_words, bounds, siblings, others, hint: str | None) -> tuple[tuple[int, int] | None, bool]:
+def wrap(
+    source: str,
+    at: tuple[int, int],
+    translation: str,
+    source_words,
+    aligned: list[tuple[int, int]],
+    target_words,
+    bounds,
+    siblings,
+    others,
+    hint: str | None,
+) -> tuple[tuple[int, int] | None, bool]:
     """A wrapping element's span in the translation (`at`: its characters in `source`), and whether its words are
     settled (else its own text's translation, `hint`, may take their place). Tried in order: its text kept as it
     was (a path, a name: settled when the hint keeps it too); words like the hint; the same part of a word
@@ -62,9 +72,13 @@ def copied(translation: str, held: str, bounds, taken, aligned: list[tuple[int, 
     held = held.strip(EDGE_PUNCTUATION + " ")
     if not held:
         return None
-    found = [match.span() for match in re.finditer(rf"(?<!\w){re.escape(held)}(?!\w)", translation)
-             if bounds[0] <= match.start() and match.end() <= bounds[1]
-             and not any(first < match.end() and last > match.start() for first, last in taken)]
+    found = [
+        match.span()
+        for match in re.finditer(rf"(?<!\w){re.escape(held)}(?!\w)", translation)
+        if bounds[0] <= match.start()
+        and match.end() <= bounds[1]
+        and not any(first < match.end() and last > match.start() for first, last in taken)
+    ]
     aligned_first = sorted(found, key=lambda span: not any(a < span[1] and b > span[0] for a, b in aligned))
     return aligned_first[0] if aligned_first else None
 
@@ -73,14 +87,18 @@ HINT_SIMILARITY = 0.9  # difflib's ratio of a candidate run of words to the hint
 PIECE = re.compile(r"[^\W\d_]+|\d+|\W|_")  # letters, digits, one other character: "H2O" is H, 2, O
 
 
-def _like_hint(translation: str, target_words, aligned: list[tuple[int, int]], bounds, taken, hint: str,
-               held: str) -> tuple[int, int] | None:
+def _like_hint(
+    translation: str, target_words, aligned: list[tuple[int, int]], bounds, taken, hint: str, held: str
+) -> tuple[int, int] | None:
     """The run of free words in `bounds` most like `hint` (difflib's ratio, lower-cased, edge punctuation aside),
     the share of its words that the alignment gives the element breaking ties and near-ties; None when no run is
     `HINT_SIMILARITY` alike."""
     hint = hint.strip(EDGE_PUNCTUATION + " ").lower()
-    free = [j for j, (start, end) in enumerate(target_words) if bounds[0] <= start and end <= bounds[1]
-            and not any(first < end and last > start for first, last in taken)]
+    free = [
+        j
+        for j, (start, end) in enumerate(target_words)
+        if bounds[0] <= start and end <= bounds[1] and not any(first < end and last > start for first, last in taken)
+    ]
     longest = len(hint.split()) + 2
     best, best_score = None, HINT_SIMILARITY
     for k, first in enumerate(free):
@@ -95,8 +113,16 @@ def _like_hint(translation: str, target_words, aligned: list[tuple[int, int]], b
     return best
 
 
-def _within_word(source: str, word: tuple[int, int], at: tuple[int, int], translation: str, target_words,
-                 aligned: list[tuple[int, int]], bounds, taken: list[tuple[int, int]]) -> tuple[int, int] | None:
+def _within_word(
+    source: str,
+    word: tuple[int, int],
+    at: tuple[int, int],
+    translation: str,
+    target_words,
+    aligned: list[tuple[int, int]],
+    bounds,
+    taken: list[tuple[int, int]],
+) -> tuple[int, int] | None:
     """For an element that holds part of one source word ("<kbd>Ctrl</kbd>+<kbd>C</kbd>", "x<sub>2</sub>"), the
     same part of a translation word cut alike: the same word kept as it was first, else an aligned word cut by the
     same punctuation ("Strg+C"); for part of one run of letters ("x<sub>i</sub>"), the same characters of the same
@@ -105,13 +131,19 @@ def _within_word(source: str, word: tuple[int, int], at: tuple[int, int], transl
     trimmed = _trim(source, *word, "")
     if element_start <= trimmed[0] and element_end >= trimmed[1]:  # the whole word but its punctuation
         return None
-    same = [span for span in target_words if bounds[0] <= span[0] and span[1] <= bounds[1]
-            and translation[slice(*_trim(translation, *span, ""))] == source[slice(*_trim(source, *word, ""))]]
+    same = [
+        span
+        for span in target_words
+        if bounds[0] <= span[0]
+        and span[1] <= bounds[1]
+        and translation[slice(*_trim(translation, *span, ""))] == source[slice(*_trim(source, *word, ""))]
+    ]
     aligned = same + aligned
     word = _trim(source, *word, "")
     pieces = [match.span() for match in re.finditer(PIECE, source[word[0] : word[1]])]
-    held = [k for k, (start, end) in enumerate(pieces)
-            if word[0] + start < element_end and word[0] + end > element_start]
+    held = [
+        k for k, (start, end) in enumerate(pieces) if word[0] + start < element_end and word[0] + end > element_start
+    ]
     if any(word[0] + pieces[k][0] < element_start or word[0] + pieces[k][1] > element_end for k in held):
         # part of one run of letters ("x<sub>i</sub>"): the same characters of the same word kept as it was
         for target_start, target_end in same:
@@ -123,10 +155,15 @@ def _within_word(source: str, word: tuple[int, int], at: tuple[int, int], transl
     for target_start, target_end in aligned:
         target_start, target_end = _trim(translation, target_start, target_end, "")
         target_pieces = [match.span() for match in re.finditer(PIECE, translation[target_start:target_end])]
-        if len(target_pieces) != len(pieces) or not held or any(
+        if (
+            len(target_pieces) != len(pieces)
+            or not held
+            or any(
                 not source[word[0] + a : word[0] + b].isalnum()
                 and source[word[0] + a : word[0] + b] != translation[target_start + c : target_start + d]
-                for (a, b), (c, d) in zip(pieces, target_pieces)):
+                for (a, b), (c, d) in zip(pieces, target_pieces)
+            )
+        ):
             continue
         span = (target_start + target_pieces[held[0]][0], target_start + target_pieces[held[-1]][1])
         if not any(first < span[1] and last > span[0] for first, last in taken):

@@ -29,8 +29,11 @@ DEFAULT_VOCAB_SIZE = 8000  # of a tokenizer trained for a new run
 @dataclass
 class SetupArguments:
     preset: PresetName | None = field(
-        default=None, metadata={"help": "Start from these defaults (transformer_mt.presets); any flag overrides them. "
-                                        "transformer-base and transformer-big are the paper's setups."}
+        default=None,
+        metadata={
+            "help": "Start from these defaults (transformer_mt.presets); any flag overrides them. "
+            "transformer-base and transformer-big are the paper's setups."
+        },
     )
     model_name_or_path: str | None = field(
         default=None, metadata={"help": "Fine-tune this saved model instead of training one from scratch."}
@@ -40,29 +43,43 @@ class SetupArguments:
     )
     tokenizer_vocab_size: int | None = field(
         default=None,
-        metadata={"help": f"Vocabulary size of a newly trained tokenizer (default {DEFAULT_VOCAB_SIZE}); the source "
-                          "vocabulary's with --decoder_vocab_size."}
+        metadata={
+            "help": f"Vocabulary size of a newly trained tokenizer (default {DEFAULT_VOCAB_SIZE}); the source "
+            "vocabulary's with --decoder_vocab_size."
+        },
     )
     decoder_vocab_size: int | None = field(
-        default=None, metadata={"help": "Train separate source and target vocabularies (a second tokenizer saved "
-                                        "beside the first; the model's token tables are then not shared), the "
-                                        "target one of this size. Default: one joint vocabulary."}
+        default=None,
+        metadata={
+            "help": "Train separate source and target vocabularies (a second tokenizer saved "
+            "beside the first; the model's token tables are then not shared), the "
+            "target one of this size. Default: one joint vocabulary."
+        },
     )
     tokenizer_type: TokenizerType | None = field(
-        default=None, metadata={"help": "Subword model of a newly trained tokenizer: bpe (byte-level BPE, the "
-                                        "default) or unigram (SentencePiece-style Unigram, Metaspace)."}
+        default=None,
+        metadata={
+            "help": "Subword model of a newly trained tokenizer: bpe (byte-level BPE, the "
+            "default) or unigram (SentencePiece-style Unigram, Metaspace)."
+        },
     )
     special_tokens: list[str] | None = field(
-        default=None, metadata={"help": "Tokens the tokenizer keeps whole, never split (tags such as <BT> or "
-                                        ">>fr<<): added to a newly trained or a loaded tokenizer and saved with it; a "
-                                        "loaded model's token tables grow to match (transformer_mt.tags)."}
+        default=None,
+        metadata={
+            "help": "Tokens the tokenizer keeps whole, never split (tags such as <BT> or "
+            ">>fr<<): added to a newly trained or a loaded tokenizer and saved with it; a "
+            "loaded model's token tables grow to match (transformer_mt.tags)."
+        },
     )
     bpe_dropout: float | None = field(
-        default=None, metadata={"help": "BPE-dropout (Provilkov et al. 2020) while training: each training batch is "
-                                        "segmented anew, each merge skipped with this probability (e.g. 0.1). BPE "
-                                        "tokenizers only; validation, test and the saved tokenizer are unaffected. "
-                                        "tokenizers draws it from an unseeded generator: such runs are not "
-                                        "bit-reproducible."}
+        default=None,
+        metadata={
+            "help": "BPE-dropout (Provilkov et al. 2020) while training: each training batch is "
+            "segmented anew, each merge skipped with this probability (e.g. 0.1). BPE "
+            "tokenizers only; validation, test and the saved tokenizer are unaffected. "
+            "tokenizers draws it from an unseeded generator: such runs are not "
+            "bit-reproducible."
+        },
     )
     overwrite_output_dir: bool = field(
         default=False, metadata={"help": "Train from scratch into an output directory that already holds a model."}
@@ -74,40 +91,56 @@ class SetupArguments:
         default=None, metadata={"help": "Stop training after this many minutes (then evaluate and save as usual)."}
     )
     num_beams: int | None = field(
-        default=None, metadata={"help": "Beams of the saved model's generation config and of the test split's "
-                                        "translations (default: --generation_num_beams, else 4). Evaluations during "
-                                        "training use --generation_num_beams (default: the same)."}
+        default=None,
+        metadata={
+            "help": "Beams of the saved model's generation config and of the test split's "
+            "translations (default: --generation_num_beams, else 4). Evaluations during "
+            "training use --generation_num_beams (default: the same)."
+        },
     )
     early_stopping_patience: int | None = field(
-        default=None, metadata={"help": "Stop when the validation metric (--metric_for_best_model; default BLEU with "
-                                        "--predict_with_generate, else the loss) has not improved for N evaluations, "
-                                        "and end with the best checkpoint (turns on --load_best_model_at_end)."}
+        default=None,
+        metadata={
+            "help": "Stop when the validation metric (--metric_for_best_model; default BLEU with "
+            "--predict_with_generate, else the loss) has not improved for N evaluations, "
+            "and end with the best checkpoint (turns on --load_best_model_at_end)."
+        },
     )
     average_last: int | None = field(
-        default=None, metadata={"help": "At the end of training, average the last N complete checkpoints (keep them "
-                                        "with --save_total_limit) and keep the average when it validates at least "
-                                        "as well as the model the run ends with (its best checkpoint with "
-                                        "--early_stopping_patience); training_info.json says which was kept."}
+        default=None,
+        metadata={
+            "help": "At the end of training, average the last N complete checkpoints (keep them "
+            "with --save_total_limit) and keep the average when it validates at least "
+            "as well as the model the run ends with (its best checkpoint with "
+            "--early_stopping_patience); training_info.json says which was kept."
+        },
     )
     ema_decay: float | None = field(
-        default=None, metadata={"help": "Keep an exponential moving average of the weights, updated after every "
-                                        "optimizer step with this decay (e.g. 0.999): validations, the best "
-                                        "checkpoint, --average_last and the saved model use the average; "
-                                        "checkpoints hold the trained weights beside it "
-                                        "(transformer_mt.training.ema)."}
+        default=None,
+        metadata={
+            "help": "Keep an exponential moving average of the weights, updated after every "
+            "optimizer step with this decay (e.g. 0.999): validations, the best "
+            "checkpoint, --average_last and the saved model use the average; "
+            "checkpoints hold the trained weights beside it "
+            "(transformer_mt.training.ema)."
+        },
     )
     probe_steps: int | None = field(
-        default=None, metadata={"help": "Every N steps, measure on 64 validation pairs whether the decoder reads its "
-                                        "source (loss gain over a shuffled source, cross-attention entropy, gradient "
-                                        "norms per block) into output_dir/probe.jsonl (transformer_mt.diagnostics)."}
+        default=None,
+        metadata={
+            "help": "Every N steps, measure on 64 validation pairs whether the decoder reads its "
+            "source (loss gain over a shuffled source, cross-attention entropy, gradient "
+            "norms per block) into output_dir/probe.jsonl (transformer_mt.diagnostics)."
+        },
     )
 
     def __post_init__(self):
         for name in ("tokenizer_vocab_size", "decoder_vocab_size"):
             value = getattr(self, name)
             if value is not None and value < MIN_VOCAB_SIZE:
-                raise ValueError(f"--{name} must be >= {MIN_VOCAB_SIZE} (4 special tokens, 256 bytes and a merge), "
-                                 f"got {value}.")
+                raise ValueError(
+                    f"--{name} must be >= {MIN_VOCAB_SIZE} (4 special tokens, 256 bytes and a merge), got {value}."
+                )
         if self.bpe_dropout is not None and not 0 < self.bpe_dropout < 1:
             raise ValueError(f"--bpe_dropout must be a probability in (0, 1), got {self.bpe_dropout}.")
         if self.bpe_dropout is not None and self.tokenizer_type not in (None, "bpe"):
@@ -126,7 +159,7 @@ class SetupArguments:
 EXCLUDED = {
     "vocab_size": "the tokenizer's size: a trained or loaded tokenizer sets it",
     "decoder_vocab_size": "the target tokenizer's size: --decoder_vocab_size (SetupArguments) trains one, whose "
-                          "real size sets it",
+    "real size sets it",
     "pad_token_id": "the tokenizer's special token sets it",
     "bos_token_id": "the tokenizer's special token sets it",
     "eos_token_id": "the tokenizer's special token sets it",
@@ -155,16 +188,24 @@ def _flag_type(annotation):
     return None
 
 
-_CONFIG_FIELDS = [f for f in dataclasses.fields(TransformerMTConfig)
-                  if f.name in TransformerMTConfig.__annotations__ and f.name not in EXCLUDED]
+_CONFIG_FIELDS = [
+    f
+    for f in dataclasses.fields(TransformerMTConfig)
+    if f.name in TransformerMTConfig.__annotations__ and f.name not in EXCLUDED
+]
 _NOT_READABLE = [f.name for f in _CONFIG_FIELDS if _flag_type(f.type) is None]
 if _NOT_READABLE:  # a new field is a flag or excluded with its reason, never left out silently
     raise TypeError(f"TransformerMTConfig fields {_NOT_READABLE} have no flag type: add them to EXCLUDED, with why.")
 ModelArguments = dataclasses.make_dataclass(
     "ModelArguments",
-    [(f.name, _flag_type(f.type) | None,
-      field(default=None, metadata={"help": f"TransformerMTConfig.{f.name} (default {f.default!r})"}))
-     for f in _CONFIG_FIELDS],
+    [
+        (
+            f.name,
+            _flag_type(f.type) | None,
+            field(default=None, metadata={"help": f"TransformerMTConfig.{f.name} (default {f.default!r})"}),
+        )
+        for f in _CONFIG_FIELDS
+    ],
 )
 
 
@@ -202,4 +243,3 @@ def parse_args(argv=None, defaults: dict | None = None):
     if preset:
         parser.set_defaults(**PRESETS[preset])
     return parser.parse_args_into_dataclasses(args=argv)
-

@@ -39,13 +39,16 @@ TERM_SUBSTITUTION = 0.5
 CASES = {"uppercase": upper_case, "titlecase": title_case}
 
 
-def augmentation_plan(count: int, uppercase: float, titlecase: float, span_tokens: float,
-                      seed: int) -> tuple[list[str | None], list[bool]]:
+def augmentation_plan(
+    count: int, uppercase: float, titlecase: float, span_tokens: float, seed: int
+) -> tuple[list[str | None], list[bool]]:
     """For each of `count` pairs, its case augmentation ("uppercase", "titlecase" or None; the two exclusive, from
     one draw) and whether its shared spans become tokens, drawn from `seed`."""
     draws = np.random.default_rng([seed, STREAM]).random((count, 2))
-    cases = [("uppercase" if draw < uppercase else "titlecase" if draw < uppercase + titlecase else None)
-             for draw in draws[:, 0].tolist()]
+    cases = [
+        ("uppercase" if draw < uppercase else "titlecase" if draw < uppercase + titlecase else None)
+        for draw in draws[:, 0].tolist()
+    ]
     return cases, (draws[:, 1] < span_tokens).tolist()
 
 
@@ -65,18 +68,23 @@ def augment(dataset, source_lang: str, target_lang: str, shares: dict[str, float
     """The training split with `shares` ("uppercase", "titlecase", "span_tokens", "terms": each the share of pairs to
     augment so; "terms" with `terms`, a glossary) applied, and how many pairs each changed (span tokens: the pairs
     drawn that held a shared span; terms: the pairs drawn that held a term)."""
-    cases, span_tokens = augmentation_plan(len(dataset), shares["uppercase"], shares["titlecase"],
-                                           shares["span_tokens"], seed)
+    cases, span_tokens = augmentation_plan(
+        len(dataset), shares["uppercase"], shares["titlecase"], shares["span_tokens"], seed
+    )
     draws = np.random.default_rng([seed, TERMS_STREAM]).random((len(dataset), 3))
     annotated = (draws[:, 0] < shares.get("terms", 0)).tolist()
     index = term_index(terms or ())
     substitutes = sorted({target for _, target in terms or () if target and len(target.split()) == 1})
     pairs, with_terms = [], 0
-    for row, (source, target, case, tokens, annotate) in enumerate(zip(dataset[source_lang], dataset[target_lang],
-                                                                       cases, span_tokens, annotated)):
+    for row, (source, target, case, tokens, annotate) in enumerate(
+        zip(dataset[source_lang], dataset[target_lang], cases, span_tokens, annotated)
+    ):
         if annotate and index:
-            substitute = substitutes[int(draws[row, 2] * len(substitutes))] \
-                if substitutes and draws[row, 1] < TERM_SUBSTITUTION else None
+            substitute = (
+                substitutes[int(draws[row, 2] * len(substitutes))]
+                if substitutes and draws[row, 1] < TERM_SUBSTITUTION
+                else None
+            )
             source, target, count = annotate_pair(source, target, index, substitute=substitute)
             with_terms += count > 0
         pairs.append(augment_pair(source, target, case, tokens))
@@ -90,8 +98,15 @@ def augment(dataset, source_lang: str, target_lang: str, shares: dict[str, float
     return dataset.map(replace, batched=True, with_indices=True, desc="Augmenting training pairs"), counts
 
 
-def side_constraints(dataset, source_lang: str, target_lang: str, formality_share: float, context_column: str | None,
-                     context_share: float, seed: int):
+def side_constraints(
+    dataset,
+    source_lang: str,
+    target_lang: str,
+    formality_share: float,
+    context_column: str | None,
+    context_share: float,
+    seed: int,
+):
     """The training split with `formality_share` of each register's pairs tagged (`<formal> source`) and
     `context_share` of the pairs with a context keeping it in `context_column` (the others' emptied); and how many
     pairs each changed ("formal", "informal": tagged; "context": kept)."""
@@ -106,8 +121,10 @@ def side_constraints(dataset, source_lang: str, target_lang: str, formality_shar
                 counts[label] += 1
     columns = {source_lang: sources}
     if context_column:
-        contexts = [context if context and draw < context_share else ""
-                    for context, draw in zip(dataset[context_column], draws[:, 1].tolist())]
+        contexts = [
+            context if context and draw < context_share else ""
+            for context, draw in zip(dataset[context_column], draws[:, 1].tolist())
+        ]
         columns[context_column] = contexts
         counts["context"] = sum(bool(context) for context in contexts)
 

@@ -69,25 +69,36 @@ def average_weights(checkpoints: list[Path], dtype: torch.dtype | None = None) -
             total = {key: tensor.to(torch.float64) for key, tensor in weights.items()}
             continue
         if weights.keys() != total.keys():
-            raise ValueError(f"cannot average {path} with {checkpoints[0]}: they hold different tensors "
-                             f"({sorted(weights.keys() ^ total.keys())[:5]}).")
+            raise ValueError(
+                f"cannot average {path} with {checkpoints[0]}: they hold different tensors "
+                f"({sorted(weights.keys() ^ total.keys())[:5]})."
+            )
         for key, tensor in weights.items():
             if tensor.shape != total[key].shape:
-                raise ValueError(f"cannot average {path} with {checkpoints[0]}: {key} is {tuple(tensor.shape)} in one "
-                                 f"and {tuple(total[key].shape)} in the other.")
+                raise ValueError(
+                    f"cannot average {path} with {checkpoints[0]}: {key} is {tuple(tensor.shape)} in one "
+                    f"and {tuple(total[key].shape)} in the other."
+                )
             total[key] += tensor.to(torch.float64)
     average = {}
     for key, tensor in total.items():
         average[key] = (tensor / len(checkpoints)).to(
-            dtype if dtype and first[key].is_floating_point() else first[key].dtype)
+            dtype if dtype and first[key].is_floating_point() else first[key].dtype
+        )
         if first[key].is_floating_point() and not torch.isfinite(average[key]).all():
-            raise ValueError(f"{key} does not fit in {average[key].dtype}: some of its averaged values become inf "
-                             "or nan; keep the checkpoints' own dtype.")
+            raise ValueError(
+                f"{key} does not fit in {average[key].dtype}: some of its averaged values become inf "
+                "or nan; keep the checkpoints' own dtype."
+            )
     return average
 
 
-def average_checkpoints(checkpoints: list[str | os.PathLike], output_dir: str | os.PathLike,
-                        overwrite: bool = False, dtype: torch.dtype | None = None) -> Path:
+def average_checkpoints(
+    checkpoints: list[str | os.PathLike],
+    output_dir: str | os.PathLike,
+    overwrite: bool = False,
+    dtype: torch.dtype | None = None,
+) -> Path:
     """Average `checkpoints` into `output_dir`, a model directory with the newest checkpoint's config, generation
     config and tokenizer; record which checkpoints went in (averaged_from.json). Returns `output_dir`.
 
@@ -103,14 +114,25 @@ def average_checkpoints(checkpoints: list[str | os.PathLike], output_dir: str | 
     output.mkdir(parents=True, exist_ok=True)
     newest = checkpoints[-1]
     for path in newest.iterdir():
-        if path.is_file() and path.name not in TRAINER_FILES and path.name != "model.safetensors" \
-                and not path.name.startswith("rng_state"):
+        if (
+            path.is_file()
+            and path.name not in TRAINER_FILES
+            and path.name != "model.safetensors"
+            and not path.name.startswith("rng_state")
+        ):
             shutil.copy2(path, output / path.name)
     save_file(average, output / "model.safetensors", metadata={"format": "pt"})
     (output / "averaged_from.json").write_text(
-        json.dumps({"checkpoints": [str(path) for path in checkpoints]}, indent=2), encoding="utf-8")
+        json.dumps({"checkpoints": [str(path) for path in checkpoints]}, indent=2), encoding="utf-8"
+    )
     return output
 
 
-__all__ = ["average_checkpoints", "average_weights", "check_compatible", "last_complete", "newest_complete",
-           "run_checkpoints"]
+__all__ = [
+    "average_checkpoints",
+    "average_weights",
+    "check_compatible",
+    "last_complete",
+    "newest_complete",
+    "run_checkpoints",
+]

@@ -22,16 +22,20 @@ def padded(length: int, multiple: int) -> int:
     return -(-length // multiple) * multiple
 
 
-def token_batches(source_lengths, target_lengths, max_tokens: int, seed: int, pad_to_multiple_of: int = 1
-                  ) -> list[list[int]]:
+def token_batches(
+    source_lengths, target_lengths, max_tokens: int, seed: int, pad_to_multiple_of: int = 1
+) -> list[list[int]]:
     """Indices grouped into batches whose padded size, rows x (longest source + longest target), is at most
     `max_tokens`; every index lands in exactly one batch."""
     source_lengths, target_lengths = np.asarray(source_lengths), np.asarray(target_lengths)
-    longest = (padded(int(source_lengths.max()), pad_to_multiple_of)
-               + padded(int(target_lengths.max()), pad_to_multiple_of))
+    longest = padded(int(source_lengths.max()), pad_to_multiple_of) + padded(
+        int(target_lengths.max()), pad_to_multiple_of
+    )
     if longest > max_tokens:
-        raise ValueError(f"max_tokens_per_batch ({max_tokens}) is smaller than the longest pair, {longest} padded "
-                         "source + target tokens; raise it or truncate shorter (max_source_length/max_target_length).")
+        raise ValueError(
+            f"max_tokens_per_batch ({max_tokens}) is smaller than the longest pair, {longest} padded "
+            "source + target tokens; raise it or truncate shorter (max_source_length/max_target_length)."
+        )
     shuffled = np.random.default_rng(seed).permutation(len(source_lengths))
     # Sorted by target, then source length (fairseq's order); the stable sort keeps the shuffle among equals.
     order = shuffled[np.lexsort((source_lengths[shuffled], target_lengths[shuffled]))]
@@ -58,8 +62,16 @@ class TokenBatchSampler(Sampler):
     number of steps and every pair is seen at least once an epoch (exactly once on one process).
     """
 
-    def __init__(self, source_lengths, target_lengths, max_tokens: int, seed: int, pad_to_multiple_of: int = 1,
-                 num_processes: int = 1, process_index: int = 0):
+    def __init__(
+        self,
+        source_lengths,
+        target_lengths,
+        max_tokens: int,
+        seed: int,
+        pad_to_multiple_of: int = 1,
+        num_processes: int = 1,
+        process_index: int = 0,
+    ):
         self.batches = token_batches(source_lengths, target_lengths, max_tokens, seed, pad_to_multiple_of)
         self.seed, self.epoch = seed, 0
         self.num_processes, self.process_index = num_processes, process_index

@@ -57,8 +57,11 @@ class WeightEMA:
     def save_training_weights(self, model: torch.nn.Module, checkpoint_dir: str) -> None:
         """`model`'s own (trained) weights, the update count and the decay, into checkpoint_dir/TRAINING_WEIGHTS."""
         os.makedirs(checkpoint_dir, exist_ok=True)
-        save_model(model, os.path.join(checkpoint_dir, TRAINING_WEIGHTS),
-                   metadata={"n_averaged": str(int(self.averaged.n_averaged)), "ema_decay": repr(self.decay)})
+        save_model(
+            model,
+            os.path.join(checkpoint_dir, TRAINING_WEIGHTS),
+            metadata={"n_averaged": str(int(self.averaged.n_averaged)), "ema_decay": repr(self.decay)},
+        )
 
     @torch.no_grad()
     def resume(self, model: torch.nn.Module, checkpoint_dir: str) -> None:
@@ -84,15 +87,21 @@ def check_resume(checkpoint_dir: str, ema_decay: float | None) -> None:
     """A resumed run keeps its checkpoint's moving average, or its absence: a different --ema_decay is refused."""
     saved = saved_ema_settings(checkpoint_dir)
     if saved is not None and "ema_decay" not in saved:
-        raise ValueError(f"{checkpoint_dir}/{TRAINING_WEIGHTS} does not say its decay (no ema_decay in its metadata): "
-                         "it was not written by --ema_decay; resume from another checkpoint")
+        raise ValueError(
+            f"{checkpoint_dir}/{TRAINING_WEIGHTS} does not say its decay (no ema_decay in its metadata): "
+            "it was not written by --ema_decay; resume from another checkpoint"
+        )
     saved_decay = float(saved["ema_decay"]) if saved else None
     if saved_decay == ema_decay:
         return
     if saved_decay is None:
-        raise ValueError(f"--ema_decay {ema_decay}: {checkpoint_dir} was saved without a moving average of the "
-                         "weights; resuming continues that run: drop the flag, or start a new run.")
+        raise ValueError(
+            f"--ema_decay {ema_decay}: {checkpoint_dir} was saved without a moving average of the "
+            "weights; resuming continues that run: drop the flag, or start a new run."
+        )
     given = f"--ema_decay {ema_decay}" if ema_decay is not None else "no --ema_decay"
-    raise ValueError(f"{given}, but {checkpoint_dir} was saved with --ema_decay {saved_decay} (its model.safetensors "
-                     f"holds the average, {TRAINING_WEIGHTS} the trained weights); resuming continues that run: "
-                     f"pass --ema_decay {saved_decay}, or start a new run.")
+    raise ValueError(
+        f"{given}, but {checkpoint_dir} was saved with --ema_decay {saved_decay} (its model.safetensors "
+        f"holds the average, {TRAINING_WEIGHTS} the trained weights); resuming continues that run: "
+        f"pass --ema_decay {saved_decay}, or start a new run."
+    )

@@ -70,8 +70,9 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     tokenizer.model_max_length = model.config.max_position_embeddings
     model.generation_config = generation_config_for(model, setup, training_args, checkpoint)
     set_evaluation_decoding(training_args, model.generation_config, data_args)
-    tokenized, data_report = preprocess(datasets, tokenizer, data_args, training_args,
-                                        keep_training_text=bool(setup.bpe_dropout))
+    tokenized, data_report = preprocess(
+        datasets, tokenizer, data_args, training_args, keep_training_text=bool(setup.bpe_dropout)
+    )
 
     # --push_to_hub happens once, at the end, through our own push (remote code and model card included), so the
     # Trainer must not push checkpoints on its own.
@@ -79,8 +80,9 @@ def run(data_args: DataArguments, setup: SetupArguments, model_args, training_ar
     collator = build_collator(tokenizer, model, setup, data_args, training_args)
     callbacks = build_callbacks(setup, training_args, tokenized, collator, checkpoint)
     destroy_process_group_at_exit()
-    trainer = build_trainer(model, tokenizer, datasets, tokenized, collator, callbacks, data_args, setup,
-                            training_args)
+    trainer = build_trainer(
+        model, tokenizer, datasets, tokenized, collator, callbacks, data_args, setup, training_args
+    )
 
     if training_args.do_train:
         train(trainer, checkpoint, data_args, setup, data_report)
@@ -104,21 +106,27 @@ def build_tokenizer(setup: SetupArguments, datasets, data_args: DataArguments, t
     (saved in output_dir/tokenizer): a joint vocabulary of both sides, or with --decoder_vocab_size one per side."""
     if checkpoint or setup.tokenizer_name_or_path or setup.model_name_or_path:
         tokenizer = AutoTokenizer.from_pretrained(
-            checkpoint or setup.tokenizer_name_or_path or setup.model_name_or_path)
+            checkpoint or setup.tokenizer_name_or_path or setup.model_name_or_path
+        )
         for flag in ("tokenizer_type", "decoder_vocab_size"):
             value = getattr(setup, flag)
             if value is not None and not checkpoint:
-                raise ValueError(f"--{flag} {value} shapes a tokenizer to train, but this run loads one "
-                                 f"({tokenizer_type_of(tokenizer)}): drop the flag.")
+                raise ValueError(
+                    f"--{flag} {value} shapes a tokenizer to train, but this run loads one "
+                    f"({tokenizer_type_of(tokenizer)}): drop the flag."
+                )
     else:
         tokenizer = train_run_tokenizer(setup, datasets, data_args, training_args)
     if setup.bpe_dropout and tokenizer_type_of(tokenizer) != "bpe":
-        raise ValueError(f"--bpe_dropout applies to BPE tokenizers; this run's tokenizer is "
-                         f"{tokenizer_type_of(tokenizer)}.")
+        raise ValueError(
+            f"--bpe_dropout applies to BPE tokenizers; this run's tokenizer is {tokenizer_type_of(tokenizer)}."
+        )
     added = add_special_tokens(tokenizer, run_tags(setup, datasets, data_args))
     if added and checkpoint:
-        raise ValueError(f"{checkpoint}'s tokenizer lacks {', '.join(added)}; resuming keeps the run's tokenizer: "
-                         "drop the flags that add them, or start a new run.")
+        raise ValueError(
+            f"{checkpoint}'s tokenizer lacks {', '.join(added)}; resuming keeps the run's tokenizer: "
+            "drop the flags that add them, or start a new run."
+        )
     return tokenizer
 
 
@@ -126,22 +134,31 @@ def run_tags(setup: SetupArguments, datasets, data_args: DataArguments) -> list[
     """The special tokens a run's tokenizer must hold (`transformer_mt.tags`): --special_tokens, the
     --source_prefix tag, the register tags of --formality_share and the language tokens of every target language in
     the data."""
-    tags = [*(setup.special_tokens or []), *([data_args.source_prefix] if data_args.source_prefix else []),
-            *(FORMALITY_TAGS.values() if data_args.formality_share else [])]
+    tags = [
+        *(setup.special_tokens or []),
+        *([data_args.source_prefix] if data_args.source_prefix else []),
+        *(FORMALITY_TAGS.values() if data_args.formality_share else []),
+    ]
     if setup.bpe_dropout and data_args.context_share:
-        raise ValueError("--bpe_dropout segments training text anew in the collator, which does not see "
-                         "--context_column: use one of the two.")
+        raise ValueError(
+            "--bpe_dropout segments training text anew in the collator, which does not see "
+            "--context_column: use one of the two."
+        )
     column = data_args.target_lang_column
     if column:
         if setup.bpe_dropout:
-            raise ValueError("--bpe_dropout segments training text anew in the collator, which does not see "
-                             "--target_lang_column: use one of the two.")
+            raise ValueError(
+                "--bpe_dropout segments training text anew in the collator, which does not see "
+                "--target_lang_column: use one of the two."
+            )
         languages = set()
         for split, dataset in datasets.items():
             for row, value in enumerate(dataset[column], 1):
                 if not isinstance(value, str) or not value.strip():
-                    raise ValueError(f"--target_lang_column {column!r}: pair {row} of the {split} split has no "
-                                     f"target language ({value!r}); every pair needs a code such as de")
+                    raise ValueError(
+                        f"--target_lang_column {column!r}: pair {row} of the {split} split has no "
+                        f"target language ({value!r}); every pair needs a code such as de"
+                    )
                 languages.add(value)
         tags += [language_token(language) for language in sorted(languages)]
     return tags
@@ -159,8 +176,10 @@ def train_run_tokenizer(setup: SetupArguments, datasets, data_args: DataArgument
             tokenizer = train_tokenizer(
                 sources if separate else itertools.chain(sources, targets),
                 vocab_size=setup.tokenizer_vocab_size or DEFAULT_VOCAB_SIZE,
-                tokenizer_type=setup.tokenizer_type or "bpe", target_texts=targets if separate else None,
-                target_vocab_size=setup.decoder_vocab_size)
+                tokenizer_type=setup.tokenizer_type or "bpe",
+                target_texts=targets if separate else None,
+                target_vocab_size=setup.decoder_vocab_size,
+            )
             tokenizer.save_pretrained(path)
         else:
             tokenizer = AutoTokenizer.from_pretrained(path)
@@ -185,8 +204,9 @@ def build_model(setup: SetupArguments, model_args, tokenizer, checkpoint: str | 
         return TransformerMTForConditionalGeneration(config)
     # translation splits its input into sentences by the source language's rules; a model of several targets has
     # their language tokens instead of one target language
-    overrides.update(source_lang=data_args.source_lang,
-                     target_lang=None if data_args.target_lang_column else data_args.target_lang)
+    overrides.update(
+        source_lang=data_args.source_lang, target_lang=None if data_args.target_lang_column else data_args.target_lang
+    )
     if setup.model_name_or_path:
         model = AutoModelForSeq2SeqLM.from_pretrained(setup.model_name_or_path, **overrides)
         fit_model_to_tokenizer(model, tokenizer)  # tokens the run added to its tokenizer get rows
@@ -235,14 +255,16 @@ def set_evaluation_decoding(training_args, generation_config: GenerationConfig, 
     """Evaluations decode as the saved model does (its beams, unless --generation_num_beams says otherwise), and stop
     where their references were truncated."""
     training_args.generation_num_beams = training_args.generation_num_beams or generation_config.num_beams
-    training_args.generation_max_length = (training_args.generation_max_length
-                                           or length_settings(data_args.max_target_length)["max_length"])
+    training_args.generation_max_length = (
+        training_args.generation_max_length or length_settings(data_args.max_target_length)["max_length"]
+    )
 
 
 def build_collator(tokenizer, model, setup: SetupArguments, data_args: DataArguments, training_args):
     """Batches padded to a multiple of PAD_TO_MULTIPLE_OF; with --bpe_dropout, training batches segmented anew."""
-    collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100,
-                                      pad_to_multiple_of=PAD_TO_MULTIPLE_OF)
+    collator = DataCollatorForSeq2Seq(
+        tokenizer, model=model, label_pad_token_id=-100, pad_to_multiple_of=PAD_TO_MULTIPLE_OF
+    )
     if setup.bpe_dropout:
         collator = BPEDropoutCollator(collator, tokenizer, setup.bpe_dropout, data_args)
         training_args.remove_unused_columns = False  # the collator needs the text; it returns only model inputs
@@ -267,14 +289,19 @@ def configure_best_checkpoint(setup: SetupArguments, training_args) -> list[Trai
     if not setup.early_stopping_patience:
         return []
     if training_args.eval_strategy == "no":
-        raise ValueError("--early_stopping_patience needs evaluations during training: set --eval_strategy steps "
-                         "(with --eval_steps) or epoch.")
+        raise ValueError(
+            "--early_stopping_patience needs evaluations during training: set --eval_strategy steps "
+            "(with --eval_steps) or epoch."
+        )
     if training_args.save_strategy != training_args.eval_strategy or (
-            training_args.eval_strategy == "steps" and training_args.save_steps % training_args.eval_steps):
-        raise ValueError(f"--early_stopping_patience keeps the best checkpoint, so checkpoints must be saved where "
-                         f"evaluations happen: --save_strategy {training_args.save_strategy} --save_steps "
-                         f"{training_args.save_steps} against --eval_strategy {training_args.eval_strategy} "
-                         f"--eval_steps {training_args.eval_steps} (save_steps must be a multiple of eval_steps).")
+        training_args.eval_strategy == "steps" and training_args.save_steps % training_args.eval_steps
+    ):
+        raise ValueError(
+            f"--early_stopping_patience keeps the best checkpoint, so checkpoints must be saved where "
+            f"evaluations happen: --save_strategy {training_args.save_strategy} --save_steps "
+            f"{training_args.save_steps} against --eval_strategy {training_args.eval_strategy} "
+            f"--eval_steps {training_args.eval_steps} (save_steps must be a multiple of eval_steps)."
+        )
     training_args.load_best_model_at_end = True
     if training_args.metric_for_best_model is None:
         training_args.metric_for_best_model = "bleu" if training_args.predict_with_generate else "loss"
@@ -296,8 +323,17 @@ def destroy_process_group() -> None:
         torch.distributed.destroy_process_group()
 
 
-def build_trainer(model, tokenizer, datasets, tokenized, collator, callbacks, data_args: DataArguments,
-                  setup: SetupArguments, training_args) -> TransformerMTTrainer:
+def build_trainer(
+    model,
+    tokenizer,
+    datasets,
+    tokenized,
+    collator,
+    callbacks,
+    data_args: DataArguments,
+    setup: SetupArguments,
+    training_args,
+) -> TransformerMTTrainer:
     """The trainer: scored by BLEU and chrF against the raw references with --predict_with_generate, with the time
     budget's progress bar under --max_train_minutes."""
     trainer = TransformerMTTrainer(
@@ -307,9 +343,12 @@ def build_trainer(model, tokenizer, datasets, tokenized, collator, callbacks, da
         eval_dataset=tokenized.get("validation"),
         data_collator=collator,
         processing_class=tokenizer,
-        compute_metrics=ValidationMetrics(tokenizer, {split: list(dataset[data_args.target_lang]) for split, dataset
-                                                       in datasets.items() if split != "train"})
-        if training_args.predict_with_generate else None,
+        compute_metrics=ValidationMetrics(
+            tokenizer,
+            {split: list(dataset[data_args.target_lang]) for split, dataset in datasets.items() if split != "train"},
+        )
+        if training_args.predict_with_generate
+        else None,
         callbacks=callbacks,
         max_tokens_per_batch=data_args.max_tokens_per_batch,
         ema_decay=setup.ema_decay,
@@ -326,7 +365,8 @@ def train(trainer, checkpoint: str | None, data_args: DataArguments, setup: Setu
     the trainer state and training_info.json."""
     result = trainer.train(resume_from_checkpoint=checkpoint)
     result.metrics["train_target_tokens_per_second"] = round(
-        trainer.target_tokens_trained() / result.metrics["train_runtime"], 1)
+        trainer.target_tokens_trained() / result.metrics["train_runtime"], 1
+    )
     averaging = average_at_end(trainer, setup.average_last) if setup.average_last else None
     trainer.save_model()  # model, tokenizer, generation config into output_dir
     if trainer.is_world_process_zero():
@@ -348,8 +388,9 @@ def predict(trainer, test_split) -> None:
     papers report them) and, with --predict_with_generate, write its translations."""
     if trainer.compute_metrics is not None:
         trainer.compute_metrics.use("test")
-    prediction = trainer.predict(test_split, metric_key_prefix="test",
-                                 num_beams=trainer.model.generation_config.num_beams)
+    prediction = trainer.predict(
+        test_split, metric_key_prefix="test", num_beams=trainer.model.generation_config.num_beams
+    )
     if trainer.compute_metrics is not None:  # how the scores were computed, as papers report them
         signatures = trainer.compute_metrics.signatures
         prediction.metrics.update({f"test_{key}": value for key, value in signatures.items()})

@@ -63,8 +63,10 @@ def read_suggestions(path: str, source_lang: str, target_lang: str) -> hf_datase
 def replay_sample(replay: hf_datasets.Dataset, wanted: int, seed: int) -> hf_datasets.Dataset:
     """`wanted` pairs drawn without replacement from `replay` (all of it when it holds fewer, with a warning)."""
     if wanted > len(replay):
-        logger.warning(f"--replay_ratio asks for {wanted} replay pairs; the replay data holds {len(replay)}: all "
-                       "of them are used.")
+        logger.warning(
+            f"--replay_ratio asks for {wanted} replay pairs; the replay data holds {len(replay)}: all "
+            "of them are used."
+        )
         wanted = len(replay)
     return replay.select(np.random.default_rng(seed + 1).permutation(len(replay))[:wanted].tolist())
 
@@ -80,8 +82,10 @@ def suggestion_splits(data_args, training_args, setup) -> hf_datasets.DatasetDic
     held = held_out_rows(suggestions[source_lang], data_args.suggestions_held_out_share, seed)
     trained = suggestions.select([row for row in range(len(suggestions)) if row not in held])
     if not len(trained):
-        raise ValueError(f"--suggestions {data_args.suggestions}: no suggestion is left to train on after "
-                         f"--suggestions_held_out_share {data_args.suggestions_held_out_share}.")
+        raise ValueError(
+            f"--suggestions {data_args.suggestions}: no suggestion is left to train on after "
+            f"--suggestions_held_out_share {data_args.suggestions_held_out_share}."
+        )
     replay_splits = load_parallel_data(data_args.replay_data, source_lang, target_lang)
     if "train" not in replay_splits:
         raise ValueError(f"--replay_data {data_args.replay_data} has no train split to replay.")
@@ -91,22 +95,48 @@ def suggestion_splits(data_args, training_args, setup) -> hf_datasets.DatasetDic
     if training_args.process_index == 0:
         os.makedirs(training_args.output_dir, exist_ok=True)
         rows = sorted(held)
-        write_pairs(os.path.join(training_args.output_dir, HELD_OUT_FILE),
-                    [suggestions[source_lang][row] for row in rows], [suggestions[target_lang][row] for row in rows],
-                    source_lang, target_lang)
-        record = {"suggestions": data_args.suggestions, "suggestion_pairs": len(suggestions),
-                  "held_out": len(held), "held_out_share": data_args.suggestions_held_out_share,
-                  "held_out_file": HELD_OUT_FILE, "trained": len(trained), "repeats": data_args.suggestion_repeats,
-                  "replay_data": data_args.replay_data, "replay_ratio": data_args.replay_ratio,
-                  "replay_pairs": len(replay), "mix_pairs": len(mix), "seed": seed}
+        write_pairs(
+            os.path.join(training_args.output_dir, HELD_OUT_FILE),
+            [suggestions[source_lang][row] for row in rows],
+            [suggestions[target_lang][row] for row in rows],
+            source_lang,
+            target_lang,
+        )
+        record = {
+            "suggestions": data_args.suggestions,
+            "suggestion_pairs": len(suggestions),
+            "held_out": len(held),
+            "held_out_share": data_args.suggestions_held_out_share,
+            "held_out_file": HELD_OUT_FILE,
+            "trained": len(trained),
+            "repeats": data_args.suggestion_repeats,
+            "replay_data": data_args.replay_data,
+            "replay_ratio": data_args.replay_ratio,
+            "replay_pairs": len(replay),
+            "mix_pairs": len(mix),
+            "seed": seed,
+        }
         with open(os.path.join(training_args.output_dir, MIX_FILE), "w", encoding="utf-8") as f:
             json.dump(record, f, indent=2, ensure_ascii=False)
-    logger.warning(f"Fine-tuning on {len(trained)} suggestions x {data_args.suggestion_repeats} and {len(replay)} "
-                   f"replay pairs; {len(held)} suggestions held out in {HELD_OUT_FILE}.")
-    return hf_datasets.DatasetDict({"train": mix, **{split: replay_splits[split] for split in ("validation", "test")
-                                                     if split in replay_splits}})
+    logger.warning(
+        f"Fine-tuning on {len(trained)} suggestions x {data_args.suggestion_repeats} and {len(replay)} "
+        f"replay pairs; {len(held)} suggestions held out in {HELD_OUT_FILE}."
+    )
+    return hf_datasets.DatasetDict(
+        {"train": mix, **{split: replay_splits[split] for split in ("validation", "test") if split in replay_splits}}
+    )
 
 
-__all__ = ["DEFAULT_HELD_OUT_SHARE", "DEFAULT_REPLAY_RATIO", "DEFAULT_SUGGESTION_REPEATS", "HELD_OUT_FILE",
-           "MIX_FILE", "held_out_rows", "normalised", "read_suggestions", "replay_sample", "suggestion_splits",
-           "write_pairs"]
+__all__ = [
+    "DEFAULT_HELD_OUT_SHARE",
+    "DEFAULT_REPLAY_RATIO",
+    "DEFAULT_SUGGESTION_REPEATS",
+    "HELD_OUT_FILE",
+    "MIX_FILE",
+    "held_out_rows",
+    "normalised",
+    "read_suggestions",
+    "replay_sample",
+    "suggestion_splits",
+    "write_pairs",
+]

@@ -60,8 +60,14 @@ class TransformerMTTrainer(Seq2SeqTrainer):
     checkpoint's average), and the weights the optimizer trained are in each checkpoint beside it.
     """
 
-    def __init__(self, *args, max_tokens_per_batch: int | None = None, ema_decay: float | None = None,
-                 force_first_label: bool = False, **kwargs):
+    def __init__(
+        self,
+        *args,
+        max_tokens_per_batch: int | None = None,
+        ema_decay: float | None = None,
+        force_first_label: bool = False,
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
         self.force_first_label = force_first_label
         self.max_tokens_per_batch = max_tokens_per_batch
@@ -69,8 +75,10 @@ class TransformerMTTrainer(Seq2SeqTrainer):
         if self.args.label_smoothing_factor and self.compute_loss_func is None:
             self.compute_loss_func = self.label_smoothed_loss
         if ema_decay and (self.is_fsdp_enabled or self.is_deepspeed_enabled):
-            raise ValueError(f"--ema_decay {ema_decay} keeps an average of whole parameters: it does not work with "
-                             "FSDP or DeepSpeed, which shard them; drop one of the two.")
+            raise ValueError(
+                f"--ema_decay {ema_decay} keeps an average of whole parameters: it does not work with "
+                "FSDP or DeepSpeed, which shard them; drop one of the two."
+            )
         self.ema = WeightEMA(self.model, ema_decay) if ema_decay else None
         self.training_weights_in_model = False  # True while training with a moving average: evaluations swap it in
         if self.ema is not None:
@@ -135,12 +143,23 @@ class TransformerMTTrainer(Seq2SeqTrainer):
             return super().get_train_dataloader()
         dataset = self._remove_unused_columns(self.train_dataset, description="Training")
         sampler = TokenBatchSampler(
-            [len(ids) for ids in dataset["input_ids"]], [len(ids) for ids in dataset["labels"]],
-            self.max_tokens_per_batch, self.data_seed, pad_to_multiple_of=PAD_TO_MULTIPLE_OF,
-            num_processes=self.args.world_size, process_index=self.args.process_index)
-        loader = self.accelerator.prepare(DataLoader(
-            dataset, batch_sampler=sampler, collate_fn=self.data_collator,
-            num_workers=self.args.dataloader_num_workers, pin_memory=self.args.dataloader_pin_memory))
+            [len(ids) for ids in dataset["input_ids"]],
+            [len(ids) for ids in dataset["labels"]],
+            self.max_tokens_per_batch,
+            self.data_seed,
+            pad_to_multiple_of=PAD_TO_MULTIPLE_OF,
+            num_processes=self.args.world_size,
+            process_index=self.args.process_index,
+        )
+        loader = self.accelerator.prepare(
+            DataLoader(
+                dataset,
+                batch_sampler=sampler,
+                collate_fn=self.data_collator,
+                num_workers=self.args.dataloader_num_workers,
+                pin_memory=self.args.dataloader_pin_memory,
+            )
+        )
         # The sampler already deals batches to processes; accelerate's shard wrapper (several processes) must pass
         # them through rather than deal them again (transformers does the same for its BatchRebalanceSampler).
         shard = getattr(loader, "batch_sampler", None)
@@ -215,8 +234,12 @@ class TimeBudgetProgressCallback(ProgressCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         self.start = time.monotonic()
         if state.is_world_process_zero:
-            self.training_bar = tqdm(total=round(self.seconds), unit="s", dynamic_ncols=True,
-                                     bar_format="{l_bar}{bar}| {n:.0f}/{total} s of the time budget{postfix}")
+            self.training_bar = tqdm(
+                total=round(self.seconds),
+                unit="s",
+                dynamic_ncols=True,
+                bar_format="{l_bar}{bar}| {n:.0f}/{total} s of the time budget{postfix}",
+            )
 
     def on_step_end(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
@@ -233,8 +256,10 @@ class VocabularyRequest(TrainerCallback, ExportableState):
         self.tokenizer_vocab_size, self.decoder_vocab_size = tokenizer_vocab_size, decoder_vocab_size
 
     def state(self) -> dict:
-        return {"args": {"tokenizer_vocab_size": self.tokenizer_vocab_size,
-                         "decoder_vocab_size": self.decoder_vocab_size}, "attributes": {}}
+        return {
+            "args": {"tokenizer_vocab_size": self.tokenizer_vocab_size, "decoder_vocab_size": self.decoder_vocab_size},
+            "attributes": {},
+        }
 
     def on_train_begin(self, args, state, control, **kwargs):
         # A state resumed from a checkpoint saved before this record existed has no entry for it yet.
@@ -263,11 +288,11 @@ class BPEDropoutCollator:
         source, target = self.data_args.source_lang, self.data_args.target_lang
         if source not in features[0]:
             return self.collator(features)
-        encoded = encode_pairs(self.tokenizer, [f[source] for f in features], [f[target] for f in features],
-                               self.data_args)
+        encoded = encode_pairs(
+            self.tokenizer, [f[source] for f in features], [f[target] for f in features], self.data_args
+        )
         encoded.pop("long")  # the pair was kept when the split was made; cut now if dropout lengthened it
         return self.collator([{key: values[i] for key, values in encoded.items()} for i in range(len(features))])
-
 
 
 class ValidationMetrics:
@@ -296,4 +321,3 @@ class ValidationMetrics:
         scores = self.metric.compute(predictions=hypotheses, references=references)
         self.signatures = {"bleu_signature": scores["bleu_signature"], "chrf_signature": scores["chrf_signature"]}
         return {"bleu": scores["bleu"], "chrf": scores["chrf"]}  # numbers only: they go to every logger too
-

@@ -17,6 +17,19 @@ from .judge import FALLBACK_CONFIDENCE_KEPT, FALLBACK_NO_REPEAT, FALLBACK_REPETI
 from .terms import TERM_BEAMS, TERM_PLACES, annotated, found_terms
 
 
-__all__ = ["FALLBACK_CONFIDENCE_KEPT", "FALLBACK_NO_REPEAT", "FALLBACK_REPETITION_PENALTY", "TERM_BEAMS",
-           "TERM_PLACES", "Aligner", "Decoded", "annotated", "calibration_of", "found_terms", "guards_fired",
-           "has_offsets", "judge", "sentence_features"]
+__all__ = [
+    "FALLBACK_CONFIDENCE_KEPT",
+    "FALLBACK_NO_REPEAT",
+    "FALLBACK_REPETITION_PENALTY",
+    "TERM_BEAMS",
+    "TERM_PLACES",
+    "Aligner",
+    "Decoded",
+    "annotated",
+    "calibration_of",
+    "found_terms",
+    "guards_fired",
+    "has_offsets",
+    "judge",
+    "sentence_features",
+]

@@ -58,8 +58,11 @@ def calibration_of(engine, options: TranslationOptions) -> Calibration | None:
     if calibration is None and options.calibrated:
         option = "min_confidence" if options.min_confidence is not None else "confidence"
         why = engine.calibration_problem or "the model holds no calibration.json"
-        raise OptionError(option, f"needs the model's calibrated confidence, and {why}: fit one with "
-                                  "transformer-mt-score --model MODEL --calibrate DATA")
+        raise OptionError(
+            option,
+            f"needs the model's calibrated confidence, and {why}: fit one with "
+            "transformer-mt-score --model MODEL --calibrate DATA",
+        )
     return calibration
 
 
@@ -67,9 +70,12 @@ def sentence_features(engine, sources: list[str], outputs: list[str], scores: li
     """The calibration's inputs for each (source, output, score): what `quality.features` reads."""
     source_lengths = [len(ids) for ids in engine.tokenizer(sources)["input_ids"]] if sources else []
     output_lengths = [len(ids) for ids in target_side(engine.tokenizer)(outputs)["input_ids"]] if outputs else []
-    return [features(source, output, source_length, output_length, score)
-            for source, output, score, source_length, output_length
-            in zip(sources, outputs, scores, source_lengths, output_lengths)]
+    return [
+        features(source, output, source_length, output_length, score)
+        for source, output, score, source_length, output_length in zip(
+            sources, outputs, scores, source_lengths, output_lengths
+        )
+    ]
 
 
 def guards_fired(source: str, sentence: Hypotheses, flags: Flags, calibration: Calibration | None) -> tuple[str, ...]:
@@ -77,10 +83,15 @@ def guards_fired(source: str, sentence: Hypotheses, flags: Flags, calibration: C
     if not sentence:
         return ()
     output = sentence[0][0]
-    fired = [name for name, test in (("loop", lambda: is_loop(source, output)),
-                                     ("copy", lambda: is_copy(source, output, flags.confidence)),
-                                     ("length", lambda: calibration is not None
-                                      and calibration.off_length(source, output))) if test()]
+    fired = [
+        name
+        for name, test in (
+            ("loop", lambda: is_loop(source, output)),
+            ("copy", lambda: is_copy(source, output, flags.confidence)),
+            ("length", lambda: calibration is not None and calibration.off_length(source, output)),
+        )
+        if test()
+    ]
     return tuple(fired)
 
 

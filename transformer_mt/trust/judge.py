@@ -22,8 +22,15 @@ FALLBACK_REPETITION_PENALTY = 1.2  # and makes every token already written less 
 FALLBACK_CONFIDENCE_KEPT = 0.5
 
 
-def judge(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
-          options: TranslationOptions, names: list[str], prefixes: list[str | None] | None = None) -> list[Hypotheses]:
+def judge(
+    decoder,
+    sentences: list[str],
+    hypotheses: list[Hypotheses],
+    flags: list[Flags],
+    options: TranslationOptions,
+    names: list[str],
+    prefixes: list[str | None] | None = None,
+) -> list[Hypotheses]:
     """`hypotheses` (with scores when a calibration is used) after the trust step: `flags` filled in place (the
     confidence, the guards still firing, a re-decode, an abstention, the glossary's terms); `decoder` (a
     `steps.Decoder` over these sentences' records) decodes some of them again with other options
@@ -33,8 +40,12 @@ def judge(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: li
     hypotheses = list(hypotheses)
     if calibration is not None:
         rated = [i for i, sentence in enumerate(hypotheses) if sentence and sentence[0][1] is not None]
-        found = sentence_features(decoder.engine, [sentences[i] for i in rated],
-                                  [hypotheses[i][0][0] for i in rated], [hypotheses[i][0][1] for i in rated])
+        found = sentence_features(
+            decoder.engine,
+            [sentences[i] for i in rated],
+            [hypotheses[i][0][0] for i in rated],
+            [hypotheses[i][0][1] for i in rated],
+        )
         for i, values in zip(rated, found):
             flags[i].confidence = calibration.confidence(values)
     if options.guards:
@@ -49,8 +60,15 @@ def judge(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: li
     return hypotheses
 
 
-def _guard(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
-           options: TranslationOptions, calibration, names: list[str]) -> None:
+def _guard(
+    decoder,
+    sentences: list[str],
+    hypotheses: list[Hypotheses],
+    flags: list[Flags],
+    options: TranslationOptions,
+    calibration,
+    names: list[str],
+) -> None:
     """The sentences whose best translation sets off a guard decoded again with the fallback search (`_fallback`),
     in place: a re-decoded translation replaces the first when no guard fires on it and, with a calibration, its
     confidence keeps FALLBACK_CONFIDENCE_KEPT of the first's (a fallback search can trade a loop for garbage); else
@@ -69,9 +87,12 @@ def _guard(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: l
     redecoded = decoder.redecode(again, _fallback(decoder.engine, options))
     for i, sentence in zip(again, redecoded, strict=True):
         still = guards_fired(sentences[i], sentence, sentence.flags, calibration)
-        worse = calibration is not None and sentence.flags.confidence is not None \
-            and flags[i].confidence is not None \
+        worse = (
+            calibration is not None
+            and sentence.flags.confidence is not None
+            and flags[i].confidence is not None
             and sentence.flags.confidence < FALLBACK_CONFIDENCE_KEPT * flags[i].confidence
+        )
         if still or worse:  # the first translation stays, flagged
             flags[i].guards, flags[i].redecoded = fired[i], True
             flags[i].confidence = 0.0 if calibration is not None else None
@@ -79,10 +100,12 @@ def _guard(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: l
             hypotheses[i], flags[i] = sentence, sentence.flags
             flags[i].redecoded = True
     labels = retry_copied_labels(decoder, sentences, hypotheses, flags, again, options, calibration)
-    logger.warning(f"{len(fired)} translation(s) looped, copied the source or had an unlikely length and were "
-                   f"decoded again{f' ({labels} copied label(s) in another form)' if labels else ''}; "
-                   f"{sum(bool(flags[i].guards) for i in fired)} still did (flagged): "
-                   + ", ".join(f"{names[i]} ({'/'.join(fired[i])})" for i in again))
+    logger.warning(
+        f"{len(fired)} translation(s) looped, copied the source or had an unlikely length and were "
+        f"decoded again{f' ({labels} copied label(s) in another form)' if labels else ''}; "
+        f"{sum(bool(flags[i].guards) for i in fired)} still did (flagged): "
+        + ", ".join(f"{names[i]} ({'/'.join(fired[i])})" for i in again)
+    )
 
 
 def _fallback(engine, options: TranslationOptions) -> TranslationOptions:
@@ -90,8 +113,12 @@ def _fallback(engine, options: TranslationOptions) -> TranslationOptions:
     beams (at least 4) unless sampling or the model's generation config stops beams otherwise than with
     `early_stopping=True` (the models this package writes do; CTranslate2 decodes no other beam search); no guards, no
     minimum (the caller judges the result)."""
-    changes = {"no_repeat_ngram_size": options.no_repeat_ngram_size or FALLBACK_NO_REPEAT, "guards": False,
-               "min_confidence": None, "repetition_penalty": options.repetition_penalty or FALLBACK_REPETITION_PENALTY}
+    changes = {
+        "no_repeat_ngram_size": options.no_repeat_ngram_size or FALLBACK_NO_REPEAT,
+        "guards": False,
+        "min_confidence": None,
+        "repetition_penalty": options.repetition_penalty or FALLBACK_REPETITION_PENALTY,
+    }
     if not options.do_sample and getattr(engine.generation_config, "early_stopping", None) is True:
         changes["num_beams"] = max(4, 2 * options.beams(engine.generation_config))  # else greedily (CTranslate2)
     return options.replace(**changes)

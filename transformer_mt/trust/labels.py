@@ -17,20 +17,30 @@ from ..text.labels import as_label, label_forms
 from .decoded import Aligner, Decoded, guards_fired, sentence_features
 
 
-def retry_copied_labels(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
-                        indices: list[int], options: TranslationOptions, calibration: Calibration | None) -> int:
+def retry_copied_labels(
+    decoder,
+    sentences: list[str],
+    hypotheses: list[Hypotheses],
+    flags: list[Flags],
+    indices: list[int],
+    options: TranslationOptions,
+    calibration: Calibration | None,
+) -> int:
     """Each sentence at `indices` still flagged only as a copy and of at most COPY_MIN_WORDS words tried in its
     label forms, one decode for all; `hypotheses` and `flags` changed in place where a form wins (the guards
     cleared, the confidence that of the form's translation). How many won."""
-    todo = [i for i in indices if flags[i].guards == ("copy",) and hypotheses[i]
-            and len(sentences[i].split()) <= COPY_MIN_WORDS]
+    todo = [
+        i
+        for i in indices
+        if flags[i].guards == ("copy",) and hypotheses[i] and len(sentences[i].split()) <= COPY_MIN_WORDS
+    ]
     tried = [(i, form) for i in todo for form in label_forms(sentences[i])]
     if not tried:
         return 0
-    plain = options.replace(guards=False, min_confidence=None, num_return_sequences=1, alignments=False,
-                            format="text")
-    outputs = decoder.decode_other([form.text for _, form in tried], plain,
-                                   [f"sentence {i + 1} as {form.text!r}" for i, form in tried])
+    plain = options.replace(guards=False, min_confidence=None, num_return_sequences=1, alignments=False, format="text")
+    outputs = decoder.decode_other(
+        [form.text for _, form in tried], plain, [f"sentence {i + 1} as {form.text!r}" for i, form in tried]
+    )
     won = {}
     for (i, form), output in zip(tried, outputs, strict=True):
         if i in won or not output or not output[0][0].strip():

@@ -18,9 +18,15 @@ TERM_BEAMS = 8  # the beams (and hypotheses) a sentence that missed a glossary t
 TERM_PLACES = 12  # the places a term still missed is forced at, each one decode
 
 
-def follow_terms(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
-                 options: TranslationOptions, calibration: Calibration | None,
-                 prefixes: list[str | None] | None) -> None:
+def follow_terms(
+    decoder,
+    sentences: list[str],
+    hypotheses: list[Hypotheses],
+    flags: list[Flags],
+    options: TranslationOptions,
+    calibration: Calibration | None,
+    prefixes: list[str | None] | None,
+) -> None:
     """Each sentence's glossary terms checked (`flags[i].terms_missed`) and, unless the guards are off or the
     translation is a sample, followed where missed: decoded again with more beams, placed, forced (in that order,
     each on what the one before left missed); `hypotheses` and `flags` changed in place."""
@@ -39,9 +45,16 @@ def missed(translation: str, wanted: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(target for target in wanted if not term_used(translation, target))
 
 
-def _redecode_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
-                    wanted: list[tuple[str, ...]], options: TranslationOptions, calibration: Calibration | None,
-                    redecode) -> None:
+def _redecode_terms(
+    engine,
+    sentences: list[str],
+    hypotheses: list[Hypotheses],
+    flags: list[Flags],
+    wanted: list[tuple[str, ...]],
+    options: TranslationOptions,
+    calibration: Calibration | None,
+    redecode,
+) -> None:
     """The sentences whose best translation misses a glossary term decoded again with TERM_BEAMS beams, and the
     first of those hypotheses that uses more of the terms (all, if one does) and sets off no guard taken in its
     place, in `hypotheses` and `flags` (its confidence computed again); `flags[i].terms_redecoded` says which. The
@@ -51,13 +64,25 @@ def _redecode_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], 
     if not todo or getattr(engine.generation_config, "early_stopping", None) is not True:
         return  # n-best needs beam search, which CTranslate2 decodes only as generate(early_stopping=True) does
     beams = max(TERM_BEAMS, options.beams(engine.generation_config))
-    nbest = redecode(todo, options.replace(num_beams=beams, num_return_sequences=beams, guards=False,
-                                           min_confidence=None, alignments=False, scores=True))
+    nbest = redecode(
+        todo,
+        options.replace(
+            num_beams=beams,
+            num_return_sequences=beams,
+            guards=False,
+            min_confidence=None,
+            alignments=False,
+            scores=True,
+        ),
+    )
     for i, sentence in zip(todo, nbest, strict=True):
         counts = [len(missed(text, wanted[i])) for text, _ in sentence]
-        ranks = [k for k in sorted(range(len(sentence)), key=lambda k: (counts[k], k))
-                 if counts[k] < len(flags[i].terms_missed)
-                 and not guards_fired(sentences[i], [sentence[k]], Flags(confidence=1.0), calibration)]
+        ranks = [
+            k
+            for k in sorted(range(len(sentence)), key=lambda k: (counts[k], k))
+            if counts[k] < len(flags[i].terms_missed)
+            and not guards_fired(sentences[i], [sentence[k]], Flags(confidence=1.0), calibration)
+        ]
         if not ranks:
             continue
         k = ranks[0]
@@ -69,8 +94,17 @@ def _redecode_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], 
             features_of = sentence_features(engine, [sentences[i]], [chosen[0][0]], [chosen[0][1]])[0]
             flags[i].confidence = calibration.confidence(features_of)
         hypotheses[i] = Decoded(chosen, alignments, flags[i])
-def _place_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
-                 found: list[list[tuple[str, str]]], options: TranslationOptions, decode) -> None:
+
+
+def _place_terms(
+    engine,
+    sentences: list[str],
+    hypotheses: list[Hypotheses],
+    flags: list[Flags],
+    found: list[list[tuple[str, str]]],
+    options: TranslationOptions,
+    decode,
+) -> None:
     """In the best translation of each sentence that still misses a glossary term (`found`: each sentence's terms
     as found and their targets), the model's own word for the term (the term translated alone) replaced by the
     required target term (`glossary.place_term`), as a lost span is put back; each term placed so is named in
@@ -80,10 +114,19 @@ def _place_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fla
         return
     terms = {i: [(term, target) for term, target in found[i] if target in flags[i].terms_missed] for i in todo}
     alone = sorted({term for sentence_terms in terms.values() for term, _ in sentence_terms})
-    plain = options.replace(glossary=(), guards=False, min_confidence=None, num_return_sequences=1, scores=False,
-                            format="text", alignments=False)
-    own = {term: sentence[0][0] if sentence else "" for term, sentence in zip(alone, decode(
-        alone, plain, [f"glossary term {term!r}" for term in alone]))}
+    plain = options.replace(
+        glossary=(),
+        guards=False,
+        min_confidence=None,
+        num_return_sequences=1,
+        scores=False,
+        format="text",
+        alignments=False,
+    )
+    own = {
+        term: sentence[0][0] if sentence else ""
+        for term, sentence in zip(alone, decode(alone, plain, [f"glossary term {term!r}" for term in alone]))
+    }
     alignments = engine.align_pairs([sentences[i] for i in todo], [hypotheses[i][0][0] for i in todo], options)
     for i, alignment in zip(todo, alignments, strict=True):
         text, protected = hypotheses[i][0][0], protected_ranges(sentences[i])
@@ -100,12 +143,17 @@ def _place_terms(engine, sentences: list[str], hypotheses: list[Hypotheses], fla
         hypotheses[i] = Decoded([(text, hypotheses[i][0][1]), *hypotheses[i][1:]], realigned, flags[i])
 
 
-
-
-
-def _force_terms(decoder, sentences: list[str], hypotheses: list[Hypotheses], flags: list[Flags],
-                 found: list[list[tuple[str, str]]], wanted: list[tuple[str, ...]], options: TranslationOptions,
-                 calibration: Calibration | None, prefixes: list[str | None] | None) -> None:
+def _force_terms(
+    decoder,
+    sentences: list[str],
+    hypotheses: list[Hypotheses],
+    flags: list[Flags],
+    found: list[list[tuple[str, str]]],
+    wanted: list[tuple[str, ...]],
+    options: TranslationOptions,
+    calibration: Calibration | None,
+    prefixes: list[str | None] | None,
+) -> None:
     """Each glossary term the best translation of a sentence still misses forced in, one term a round, each term
     tried once: the translation's words up to a place, then the term, given to the engine as the forced beginning
     of a new translation (the model writes the rest, inflecting around the term), at each of the TERM_PLACES places
@@ -118,25 +166,41 @@ def _force_terms(decoder, sentences: list[str], hypotheses: list[Hypotheses], fl
     def guards(i: int, sentence: Hypotheses) -> set[str]:
         return set(guards_fired(sentences[i], sentence, Flags(confidence=1.0), calibration))
 
-    tried = {i: set() for i in range(len(sentences)) if flags[i].terms_missed and hypotheses[i]
-             and hypotheses[i][0][0] and not (prefixes and prefixes[i])}
+    tried = {
+        i: set()
+        for i in range(len(sentences))
+        if flags[i].terms_missed and hypotheses[i] and hypotheses[i][0][0] and not (prefixes and prefixes[i])
+    }
     while todo := [i for i in tried if set(flags[i].terms_missed) - tried[i]]:
         candidates = _forced_beginnings(decoder, todo, tried, sentences, hypotheses, flags, found)
-        plain = options.replace(fold_case=False, guards=False, min_confidence=None, num_return_sequences=1,
-                                scores=False, alignments=False)
-        outputs = decode([source for _, source, _, _ in candidates], plain,
-                         [f"sentence {i + 1} with a glossary term forced" for i, *_ in candidates],
-                         [prefix for *_, prefix in candidates])
-        written = [(candidate, sentence[0][0]) for candidate, sentence in zip(candidates, outputs) if sentence
-                   and sentence[0][0]]
-        scores = engine.score_pairs([source for (_, source, _, _), _ in written],
-                                    [output for _, output in written]) if written else []
+        plain = options.replace(
+            fold_case=False, guards=False, min_confidence=None, num_return_sequences=1, scores=False, alignments=False
+        )
+        outputs = decode(
+            [source for _, source, _, _ in candidates],
+            plain,
+            [f"sentence {i + 1} with a glossary term forced" for i, *_ in candidates],
+            [prefix for *_, prefix in candidates],
+        )
+        written = [
+            (candidate, sentence[0][0])
+            for candidate, sentence in zip(candidates, outputs)
+            if sentence and sentence[0][0]
+        ]
+        scores = (
+            engine.score_pairs([source for (_, source, _, _), _ in written], [output for _, output in written])
+            if written
+            else []
+        )
         best, fired = {}, {i: guards(i, hypotheses[i]) for i in todo}
         for ((i, _, case, _), output), score in zip(written, scores, strict=True):
             text = restore(output, case)
             left = missed(text, wanted[i])
-            if len(left) < len(flags[i].terms_missed) and guards(i, [(text, None)]) <= fired[i] \
-                    and (i not in best or score.score > best[i][1].score):
+            if (
+                len(left) < len(flags[i].terms_missed)
+                and guards(i, [(text, None)]) <= fired[i]
+                and (i not in best or score.score > best[i][1].score)
+            ):
                 best[i] = (text, score, left)
         for i, (text, score, left) in best.items():
             flags[i].terms_forced += tuple(target for target in flags[i].terms_missed if target not in left)
@@ -145,16 +209,22 @@ def _force_terms(decoder, sentences: list[str], hypotheses: list[Hypotheses], fl
             scored = hypotheses[i][0][1] is not None
             if calibration is not None and scored:
                 flags[i].confidence = calibration.confidence(
-                    sentence_features(engine, [sentences[i]], [text], [score.score])[0])
+                    sentence_features(engine, [sentences[i]], [text], [score.score])[0]
+                )
             aligned = getattr(hypotheses[i], "alignments", None)
             realigned = engine.align_pairs([sentences[i]], [text], options) + aligned[1:] if aligned else None
-            hypotheses[i] = Decoded([(text, score.score if scored else None), *hypotheses[i][1:]], realigned,
-                                    flags[i])
+            hypotheses[i] = Decoded([(text, score.score if scored else None), *hypotheses[i][1:]], realigned, flags[i])
 
 
-def _forced_beginnings(decoder, todo: list[int], tried: dict[int, set], sentences: list[str],
-                       hypotheses: list[Hypotheses], flags: list[Flags],
-                       found: list[list[tuple[str, str]]]) -> list[tuple[int, str, str, str]]:
+def _forced_beginnings(
+    decoder,
+    todo: list[int],
+    tried: dict[int, set],
+    sentences: list[str],
+    hypotheses: list[Hypotheses],
+    flags: list[Flags],
+    found: list[list[tuple[str, str]]],
+) -> list[tuple[int, str, str, str]]:
     """For each sentence of `todo`, its next missed term not `tried` yet (then marked tried) forced at each of its
     `_places`: (the sentence, its source as the first decode showed it to the engine, folded, its case ("normal":
     as it is), the forced beginning)."""

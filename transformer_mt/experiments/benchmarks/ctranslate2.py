@@ -16,21 +16,27 @@ def ctranslate2_worker(spec: dict) -> dict:
 
     model, tokenizer = load_translator(spec["model_dir"])
     sentences, size = spec["sentences"], spec["batch_size"]
-    batches = [sentences[i:i + size] for i in range(0, len(sentences), size)]
+    batches = [sentences[i : i + size] for i in range(0, len(sentences), size)]
     if spec["engine"] == "generate()":
         model.eval()
         inputs = [tokenizer(batch, return_tensors="pt", padding=True) for batch in batches]
 
         def decode(batch):
             with torch.inference_mode():
-                ids = model.generate(**batch, num_beams=spec["num_beams"], do_sample=False,
-                                     max_new_tokens=spec["max_new_tokens"], early_stopping=True)
+                ids = model.generate(
+                    **batch,
+                    num_beams=spec["num_beams"],
+                    do_sample=False,
+                    max_new_tokens=spec["max_new_tokens"],
+                    early_stopping=True,
+                )
             return generated_tokens(tokenizer, ids, model.generation_config.eos_token_id)
     else:
         import ctranslate2
 
-        translator = ctranslate2.Translator(spec["export_dir"], compute_type=spec["engine"],
-                                            intra_threads=torch.get_num_threads(), inter_threads=1)
+        translator = ctranslate2.Translator(
+            spec["export_dir"], compute_type=spec["engine"], intra_threads=torch.get_num_threads(), inter_threads=1
+        )
         inputs = [source_tokens(tokenizer, batch) for batch in batches]
         options = translate_options(spec["num_beams"], spec["max_new_tokens"])
 
@@ -49,23 +55,40 @@ def agreement(outputs: list, reference: list) -> str:
     return f"{sum(a == b for a, b in zip(outputs, reference))}/{len(reference)}"
 
 
-def compare_with_ctranslate2(model_dir: str, sentences: list[str], batch_size: int = 16, max_new_tokens: int = 64,
-                             threads: int = 1, repeats: int = 3, beam_sizes=(1, 4)) -> dict:
+def compare_with_ctranslate2(
+    model_dir: str,
+    sentences: list[str],
+    batch_size: int = 16,
+    max_new_tokens: int = 64,
+    threads: int = 1,
+    repeats: int = 3,
+    beam_sizes=(1, 4),
+) -> dict:
     """generate() vs CTranslate2 float32 and int8: each engine in its own process per repeat, interleaved."""
     from transformer_mt.bridges.ctranslate2 import export_ctranslate2
 
     engines = ["generate()", "float32", "int8"]
     results = {"threads": threads, "sentences": len(sentences), "batch_size": batch_size, "search": {}}
     with tempfile.TemporaryDirectory(prefix="transformer-mt-ct2-") as workdir:
-        exports = {kind: export_ctranslate2(model_dir, f"{workdir}/{kind}", quantization=kind)
-                   for kind in engines[1:]}
+        exports = {kind: export_ctranslate2(model_dir, f"{workdir}/{kind}", quantization=kind) for kind in engines[1:]}
         for num_beams in beam_sizes:
             runs = {engine: [] for engine in engines}
             for engine in interleaved_order(engines, repeats):
-                runs[engine].append(run_worker(ctranslate2_worker, {
-                    "model_dir": model_dir, "export_dir": exports.get(engine), "engine": engine,
-                    "sentences": sentences, "batch_size": batch_size, "num_beams": num_beams,
-                    "max_new_tokens": max_new_tokens}, threads))
+                runs[engine].append(
+                    run_worker(
+                        ctranslate2_worker,
+                        {
+                            "model_dir": model_dir,
+                            "export_dir": exports.get(engine),
+                            "engine": engine,
+                            "sentences": sentences,
+                            "batch_size": batch_size,
+                            "num_beams": num_beams,
+                            "max_new_tokens": max_new_tokens,
+                        },
+                        threads,
+                    )
+                )
             reference = runs["generate()"][0]["outputs"]
             search = "greedy" if num_beams == 1 else f"beam {num_beams}"
             results["search"][search] = {
@@ -80,5 +103,7 @@ def compare_with_ctranslate2(model_dir: str, sentences: list[str], batch_size: i
 
 def ctranslate2_report(results: dict) -> str:
     rows = ratio_rows(results["search"], "generate()", "tokens/s")
-    return (f"{results['sentences']} sentences, batch {results['batch_size']}, {results['threads']} thread(s)\n\n"
-            + markdown_table(rows))
+    return (
+        f"{results['sentences']} sentences, batch {results['batch_size']}, {results['threads']} thread(s)\n\n"
+        + markdown_table(rows)
+    )

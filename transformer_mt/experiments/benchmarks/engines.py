@@ -38,12 +38,12 @@ def engine_worker(spec: dict) -> dict:
     model, tokenizer = load_translator(spec["model_dir"])
     settings = spec["configuration"]
     if settings.get("compiled"):
-
         model = compile_generation(model.eval())
     export = spec["exports"].get(settings.get("quantization") or "float32")
     threads = {key: settings[key] for key in ("intra_threads", "inter_threads") if key in settings}
-    chosen = EngineSettings(settings["engine"], export_dir=export if settings["engine"] != "transformers" else None,
-                            **threads)
+    chosen = EngineSettings(
+        settings["engine"], export_dir=export if settings["engine"] != "transformers" else None, **threads
+    )
     engine = load_engine(spec["model_dir"], chosen, model=model, tokenizer=tokenizer)
     lines = spec["lines"]
     outputs = []
@@ -54,34 +54,55 @@ def engine_worker(spec: dict) -> dict:
     seconds = time.perf_counter() - start
     language = model.config.source_lang
     count = sum(len(sentences.split(line, language)[0]) for line in lines)
-    return {"engine": engine.name, "reason": engine.reason, "seconds": seconds,
-            "lines_per_second": len(lines) / seconds, "sentences_per_second": count / seconds, "outputs": outputs}
+    return {
+        "engine": engine.name,
+        "reason": engine.reason,
+        "seconds": seconds,
+        "lines_per_second": len(lines) / seconds,
+        "sentences_per_second": count / seconds,
+        "outputs": outputs,
+    }
 
 
-def compare_engines(model_dir: str, lines: list[str], references: list[str], configurations=CONFIGURATIONS,
-                    repeats: int = 3, batch_size: int = 16) -> dict:
+def compare_engines(
+    model_dir: str,
+    lines: list[str],
+    references: list[str],
+    configurations=CONFIGURATIONS,
+    repeats: int = 3,
+    batch_size: int = 16,
+) -> dict:
     """Every configuration in a fresh process per repeat, interleaved; the first `len(references)` lines are the
     test split, scored by BLEU and chrF."""
 
     configurations = {**{name: CONFIGURATIONS[name] for name in DEFAULTS}, **configurations}  # always compared
     results = {"lines": len(lines), "batch_size": batch_size, "configurations": {}}
     with tempfile.TemporaryDirectory(prefix="transformer-mt-engines-") as cache:
-        exports = {kind: cached_export(model_dir, None if kind == "float32" else kind, cache)
-                   for kind in ("float32", "int8")}
+        exports = {
+            kind: cached_export(model_dir, None if kind == "float32" else kind, cache) for kind in ("float32", "int8")
+        }
         runs = {name: [] for name in configurations}
         for name in interleaved_order(list(configurations), repeats):
-            spec = {"model_dir": model_dir, "configuration": configurations[name], "lines": lines,
-                    "batch_size": batch_size, "exports": exports}
+            spec = {
+                "model_dir": model_dir,
+                "configuration": configurations[name],
+                "lines": lines,
+                "batch_size": batch_size,
+                "exports": exports,
+            }
             runs[name].append(run_worker(engine_worker, spec, configurations[name]["threads"]))
     reference_outputs = runs[DEFAULTS[0]][0]["outputs"]
     for name, measured in runs.items():
         first = measured[0]
         scores = translation_scores(first["outputs"][: len(references)], references)
         results["configurations"][name] = {
-            **configurations[name], "engine": first["engine"], "reason": first["reason"],
+            **configurations[name],
+            "engine": first["engine"],
+            "reason": first["reason"],
             "lines_per_second": sample_stats([run["lines_per_second"] for run in measured]),
             "sentences_per_second": sample_stats([run["sentences_per_second"] for run in measured]),
-            "bleu": scores["bleu"], "chrf": scores["chrf"],
+            "bleu": scores["bleu"],
+            "chrf": scores["chrf"],
             "lines equal to generate()": sum(a == b for a, b in zip(first["outputs"], reference_outputs)),
         }
     base = results["configurations"][DEFAULTS[0]]["sentences_per_second"]
@@ -91,13 +112,22 @@ def compare_engines(model_dir: str, lines: list[str], references: list[str], con
 
 
 def engines_report(results: dict) -> str:
-    rows = [{"configuration": name, "engine": measured["engine"],
-             "sentences/s (best)": measured["sentences_per_second"]["best"],
-             "sentences/s (median)": measured["sentences_per_second"]["median"],
-             "BLEU": measured["bleu"], "chrF": measured["chrf"],
-             "lines equal to generate()": f"{measured['lines equal to generate()']}/{results['lines']}"}
-            for name, measured in results["configurations"].items()]
+    rows = [
+        {
+            "configuration": name,
+            "engine": measured["engine"],
+            "sentences/s (best)": measured["sentences_per_second"]["best"],
+            "sentences/s (median)": measured["sentences_per_second"]["median"],
+            "BLEU": measured["bleu"],
+            "chrF": measured["chrf"],
+            "lines equal to generate()": f"{measured['lines equal to generate()']}/{results['lines']}",
+        }
+        for name, measured in results["configurations"].items()
+    ]
     speed_up = results["default speed-up"]
-    return (f"{results['lines']} lines, batch {results['batch_size']}\n\n" + markdown_table(rows)
-            + f"\n\ntranslate.py's default engine against --engine transformers: {speed_up['best']:.2f}x (best), "
-              f"{speed_up['median']:.2f}x (median)")
+    return (
+        f"{results['lines']} lines, batch {results['batch_size']}\n\n"
+        + markdown_table(rows)
+        + f"\n\ntranslate.py's default engine against --engine transformers: {speed_up['best']:.2f}x (best), "
+        f"{speed_up['median']:.2f}x (median)"
+    )

@@ -54,8 +54,9 @@ def run_worker(function: Callable[[dict], dict], spec: dict, threads: int) -> di
     """
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__package__])  # read when the server starts: the first call's
-    with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_start_worker,
-                             initargs=(threads,)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=1, mp_context=context, initializer=_start_worker, initargs=(threads,)
+    ) as pool:
         return pool.submit(function, spec).result(timeout=3600)
 
 
@@ -74,14 +75,21 @@ def ratio_rows(results: dict, baseline: str, unit: str) -> list[dict]:
         for engine, measured in engines.items():
             if "best" not in measured:
                 continue
-            rows.append({
-                "task": task, "engine": engine, unit + " (best)": measured["best"],
-                unit + " (median)": measured["median"],
-                "x baseline (best)": measured["best"] / base["best"],
-                "x baseline (median)": measured["median"] / base["median"],
-                **{key: value for key, value in measured.items()
-                   if key not in ("best", "median", "worst", "samples")},
-            })
+            rows.append(
+                {
+                    "task": task,
+                    "engine": engine,
+                    unit + " (best)": measured["best"],
+                    unit + " (median)": measured["median"],
+                    "x baseline (best)": measured["best"] / base["best"],
+                    "x baseline (median)": measured["median"] / base["median"],
+                    **{
+                        key: value
+                        for key, value in measured.items()
+                        if key not in ("best", "median", "worst", "samples")
+                    },
+                }
+            )
     return rows
 
 
@@ -105,9 +113,9 @@ def markdown_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-
-def prepare_data(workdir: Path, data_dir: str, num_train: int, num_sources: int, source_lang: str = "en",
-                 target_lang: str = "de") -> Path:
+def prepare_data(
+    workdir: Path, data_dir: str, num_train: int, num_sources: int, source_lang: str = "en", target_lang: str = "de"
+) -> Path:
     """Tokenize shipped pairs once (a tokenizer of the main job's size) into `workdir/data.json`, for the workers:
     training pairs, test sources, and where the tokenizer and the models are kept."""
 
@@ -116,16 +124,28 @@ def prepare_data(workdir: Path, data_dir: str, num_train: int, num_sources: int,
     sources, targets = list(train[source_lang]), list(train[target_lang])
     tokenizer = train_tokenizer(sources + targets, vocab_size=MAIN_JOB["tokenizer_vocab_size"])
     limit = MAIN_JOB["max_source_length"]
-    pairs = [{"input_ids": source, "labels": target} for source, target in zip(
-        tokenizer(sources, max_length=limit, truncation=True)["input_ids"],
-        tokenizer(text_target=targets, max_length=limit, truncation=True)["input_ids"])]
+    pairs = [
+        {"input_ids": source, "labels": target}
+        for source, target in zip(
+            tokenizer(sources, max_length=limit, truncation=True)["input_ids"],
+            tokenizer(text_target=targets, max_length=limit, truncation=True)["input_ids"],
+        )
+    ]
     sources = tokenizer(list(splits["test"][source_lang][:num_sources]))["input_ids"]
     tokenizer.save_pretrained(workdir / "tokenizer")
     path = workdir / "data.json"
-    path.write_text(json.dumps({"pairs": pairs, "sources": sources, "pad_token_id": tokenizer.pad_token_id,
-                                "tokenizer": str(workdir / "tokenizer"), "workdir": str(workdir)}))
+    path.write_text(
+        json.dumps(
+            {
+                "pairs": pairs,
+                "sources": sources,
+                "pad_token_id": tokenizer.pad_token_id,
+                "tokenizer": str(workdir / "tokenizer"),
+                "workdir": str(workdir),
+            }
+        )
+    )
     return path
-
 
 
 def source_batch(sources: list[list[int]], batch_size: int, pad_token_id: int) -> dict:
@@ -139,11 +159,28 @@ def source_batch(sources: list[list[int]], batch_size: int, pad_token_id: int) -
 def training_arguments(output_dir: str, steps: int, length_grouped: bool = False) -> Seq2SeqTrainingArguments:
     """The main job's optimizer, schedule and batch size for `steps` CPU steps that log and save nothing; batches in
     seeded random order, or grouped by length as the main job draws them."""
-    keys = ("learning_rate", "lr_scheduler_type", "warmup_steps", "adam_beta2", "weight_decay",
-            "label_smoothing_factor", "max_grad_norm", "per_device_train_batch_size", "seed")
+    keys = (
+        "learning_rate",
+        "lr_scheduler_type",
+        "warmup_steps",
+        "adam_beta2",
+        "weight_decay",
+        "label_smoothing_factor",
+        "max_grad_norm",
+        "per_device_train_batch_size",
+        "seed",
+    )
     recipe = {key: MAIN_JOB[key] for key in keys + (("train_sampling_strategy",) if length_grouped else ())}
-    return Seq2SeqTrainingArguments(output_dir=output_dir, max_steps=steps, report_to="none", save_strategy="no",
-                                    logging_strategy="no", disable_tqdm=True, use_cpu=True, **recipe)
+    return Seq2SeqTrainingArguments(
+        output_dir=output_dir,
+        max_steps=steps,
+        report_to="none",
+        save_strategy="no",
+        logging_strategy="no",
+        disable_tqdm=True,
+        use_cpu=True,
+        **recipe,
+    )
 
 
 def batch_target_tokens_per_second(timer: "StepTimer", pairs: list[dict]) -> float:
@@ -165,4 +202,3 @@ class StepTimer(TrainerCallback):
     def on_step_end(self, args, state, control, **kwargs):
         if state.global_step > self.warmup:
             self.seconds.append(time.perf_counter() - self.start)
-

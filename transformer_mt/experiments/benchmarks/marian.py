@@ -30,8 +30,13 @@ from .harness import (
 
 def model_size(preset: dict, vocab: int | None = None) -> dict:
     """A preset's model size (the encoder's, which every preset shares with its decoder) and vocabulary."""
-    return dict(d_model=preset["d_model"], layers=preset["encoder_layers"], heads=preset["encoder_attention_heads"],
-                ffn=preset["encoder_ffn_dim"], vocab=vocab or preset["tokenizer_vocab_size"])
+    return dict(
+        d_model=preset["d_model"],
+        layers=preset["encoder_layers"],
+        heads=preset["encoder_attention_heads"],
+        ffn=preset["encoder_ffn_dim"],
+        vocab=vocab or preset["tokenizer_vocab_size"],
+    )
 
 
 # The benchmarked model sizes, from the presets: the main job's, the paper's base model (with its 37k shared
@@ -48,17 +53,31 @@ MARIAN, OURS = "MarianMT", "TransformerMT"
 def config_fields(preset: str) -> dict:
     """The config fields (MarianConfig's and TransformerMTConfig's alike) of a benchmarked model size."""
     size = MODEL_SIZES[preset]
-    return dict(vocab_size=size["vocab"], d_model=size["d_model"], encoder_layers=size["layers"],
-                decoder_layers=size["layers"], encoder_attention_heads=size["heads"],
-                decoder_attention_heads=size["heads"], encoder_ffn_dim=size["ffn"], decoder_ffn_dim=size["ffn"])
+    return dict(
+        vocab_size=size["vocab"],
+        d_model=size["d_model"],
+        encoder_layers=size["layers"],
+        decoder_layers=size["layers"],
+        encoder_attention_heads=size["heads"],
+        decoder_attention_heads=size["heads"],
+        encoder_ffn_dim=size["ffn"],
+        decoder_ffn_dim=size["ffn"],
+    )
 
 
 def model_pair(preset: str, seed: int = 0) -> tuple[MarianMTModel, torch.nn.Module]:
     """A MarianMTModel of the preset's size at random (seeded) weights, and the TransformerMT model converted from it
     with the package's own converter: the same function, to the last logit."""
     torch.manual_seed(seed)
-    config = MarianConfig(**config_fields(preset), max_position_embeddings=512, dropout=0.1, pad_token_id=0,
-                          decoder_start_token_id=1, eos_token_id=2, forced_eos_token_id=None)
+    config = MarianConfig(
+        **config_fields(preset),
+        max_position_embeddings=512,
+        dropout=0.1,
+        pad_token_id=0,
+        decoder_start_token_id=1,
+        eos_token_id=2,
+        forced_eos_token_id=None,
+    )
     marian = MarianMTModel(config)
     return marian, convert_marian_model(marian)
 
@@ -68,7 +87,6 @@ def load_engine(workdir: str, preset: str, engine: str):
     from transformers import AutoModelForSeq2SeqLM
 
     return AutoModelForSeq2SeqLM.from_pretrained(Path(workdir) / preset / engine)
-
 
 
 def save_model_pairs(workdir: Path, presets) -> None:
@@ -88,8 +106,13 @@ def generation_worker(spec: dict) -> dict:
     batch_size, num_beams = GENERATION_TASKS[spec["task"]]
     batch = source_batch(data["sources"], batch_size, data["pad_token_id"])
     marian, ours = (load_engine(data["workdir"], spec["preset"], engine).eval() for engine in (MARIAN, OURS))
-    settings = dict(max_new_tokens=spec["new_tokens"], num_beams=num_beams, do_sample=False, eos_token_id=None,
-                    forced_eos_token_id=None)
+    settings = dict(
+        max_new_tokens=spec["new_tokens"],
+        num_beams=num_beams,
+        do_sample=False,
+        eos_token_id=None,
+        forced_eos_token_id=None,
+    )
     compiled = dict(settings, cache_implementation="static", compile_config=compile_config())
     engines = {f"{MARIAN} (eager)": (marian, settings), f"{OURS} (eager)": (ours, settings)}
     if spec["compiled"] and num_beams == 1:
@@ -110,7 +133,6 @@ def generation_worker(spec: dict) -> dict:
     return {name: sample_stats([tokens / s for s in samples]) for name, samples in seconds.items()}
 
 
-
 def _trainer(engine: str, model, data: dict, output_dir: str, steps: int, callbacks=()):
     """The main job's Seq2SeqTrainer recipe for either engine: Marian's as its users run it (transformers'
     Seq2SeqTrainer), TransformerMT's as this package runs it (training.TransformerMTTrainer). Batches are drawn in
@@ -124,8 +146,13 @@ def _trainer(engine: str, model, data: dict, output_dir: str, steps: int, callba
     tokenizer = AutoTokenizer.from_pretrained(data["tokenizer"])
     collator = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100, pad_to_multiple_of=8)
     trainer_class = TransformerMTTrainer if engine == OURS else Seq2SeqTrainer
-    return trainer_class(model=model, args=args, train_dataset=Dataset.from_list(data["pairs"]),
-                         data_collator=collator, callbacks=list(callbacks))
+    return trainer_class(
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_list(data["pairs"]),
+        data_collator=collator,
+        callbacks=list(callbacks),
+    )
 
 
 def training_worker(spec: dict) -> dict:
@@ -139,8 +166,10 @@ def training_worker(spec: dict) -> dict:
     timer = StepTimer(spec["warmup"])
     with tempfile.TemporaryDirectory() as output_dir:
         _trainer(spec["engine"], model.train(), data, output_dir, spec["warmup"] + spec["steps"], [timer]).train()
-    return {"tokens_per_second": batch_target_tokens_per_second(timer, data["pairs"]),
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "tokens_per_second": batch_target_tokens_per_second(timer, data["pairs"]),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def training_check_worker(spec: dict) -> dict:
@@ -157,9 +186,19 @@ def training_check_worker(spec: dict) -> dict:
     return losses
 
 
-def compare_with_marian(data_dir: str, presets=("main-job", "base"), tasks=tuple(GENERATION_TASKS), repeats: int = 4,
-                        threads: int = 2, new_tokens: int = 32, train_steps: int = 30, compiled: bool = True,
-                        training: bool = True, training_repeats: int | None = None, warmup: int = 3) -> dict:
+def compare_with_marian(
+    data_dir: str,
+    presets=("main-job", "base"),
+    tasks=tuple(GENERATION_TASKS),
+    repeats: int = 4,
+    threads: int = 2,
+    new_tokens: int = 32,
+    train_steps: int = 30,
+    compiled: bool = True,
+    training: bool = True,
+    training_repeats: int | None = None,
+    warmup: int = 3,
+) -> dict:
     """Every task of every preset; {"generation": {preset: {task: {engine: summary}}}, "training": ...}.
 
     Training runs `training_repeats` times per engine (default: `repeats`), each after `warmup` untimed steps.
@@ -170,9 +209,18 @@ def compare_with_marian(data_dir: str, presets=("main-job", "base"), tasks=tuple
         save_model_pairs(Path(workdir), presets)
         for preset in presets:
             results["generation"][preset] = {
-                task: run_worker(generation_worker, {"data": str(data), "preset": preset, "task": task,
-                                                       "repeats": repeats, "new_tokens": new_tokens,
-                                                       "compiled": compiled}, threads)
+                task: run_worker(
+                    generation_worker,
+                    {
+                        "data": str(data),
+                        "preset": preset,
+                        "task": task,
+                        "repeats": repeats,
+                        "new_tokens": new_tokens,
+                        "compiled": compiled,
+                    },
+                    threads,
+                )
                 for task in tasks
             }
             if not training:
@@ -183,11 +231,18 @@ def compare_with_marian(data_dir: str, presets=("main-job", "base"), tasks=tuple
             steps = max(3, train_steps // (4 if preset == "base" else 1))
             samples = {MARIAN: [], OURS: []}
             for engine in interleaved_order([MARIAN, OURS], training_repeats or repeats):
-                samples[engine].append(run_worker(training_worker, {
-                    "data": str(data), "preset": preset, "engine": engine, "warmup": warmup, "steps": steps}, threads))
+                samples[engine].append(
+                    run_worker(
+                        training_worker,
+                        {"data": str(data), "preset": preset, "engine": engine, "warmup": warmup, "steps": steps},
+                        threads,
+                    )
+                )
             results["training"][preset] = {
-                engine: {**sample_stats([s["tokens_per_second"] for s in runs]),
-                         "peak RSS MB (max)": max(s["peak_rss_mb"] for s in runs)}
+                engine: {
+                    **sample_stats([s["tokens_per_second"] for s in runs]),
+                    "peak RSS MB (max)": max(s["peak_rss_mb"] for s in runs),
+                }
                 for engine, runs in samples.items()
             }
             results["training"][preset]["loss check"] = losses
@@ -203,7 +258,8 @@ def report(results: dict) -> str:
     for preset, engines in results["training"].items():
         rows = ratio_rows({"Seq2SeqTrainer step": engines}, MARIAN, "target tokens/s")
         rss = {engine: engines[engine]["peak RSS MB (max)"] for engine in (MARIAN, OURS)}
-        parts.append(f"**training, {preset} preset** ({results['threads']} threads; peak RSS ratio "
-                     f"{rss[OURS] / rss[MARIAN]:.2f})\n\n{markdown_table(rows)}")
+        parts.append(
+            f"**training, {preset} preset** ({results['threads']} threads; peak RSS ratio "
+            f"{rss[OURS] / rss[MARIAN]:.2f})\n\n{markdown_table(rows)}"
+        )
     return "\n\n".join(parts)
-

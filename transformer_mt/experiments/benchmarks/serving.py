@@ -41,8 +41,9 @@ def offline_worker(spec: dict) -> dict:
     return {"engine": engine.name, "sentences_per_second": len(sentences) / (time.perf_counter() - start)}
 
 
-async def _clients(url: str, sentences: list[str], clients: int, requests: int, source: str, target: str,
-                   timeout: float) -> dict:
+async def _clients(
+    url: str, sentences: list[str], clients: int, requests: int, source: str, target: str, timeout: float
+) -> dict:
     """`clients` concurrent clients (aiohttp: the lightest well-kept client, so that the load generator takes little
     of the machine it shares with the server) sending one-sentence requests until `requests` are sent."""
     import aiohttp
@@ -73,23 +74,53 @@ async def _clients(url: str, sentences: list[str], clients: int, requests: int, 
         await asyncio.gather(*(client(session) for _ in range(clients)))
         seconds = time.perf_counter() - start
     answered = statuses.get(200, 0)
-    return {"clients": clients, "requests": requests, "seconds": seconds, "requests_per_second": requests / seconds,
-            "sentences_per_second": answered / seconds, "statuses": {str(k): v for k, v in statuses.items()},
-            "retry_after": sorted(filter(None, retry_after)),
-            "latency_p50_ms": 1000 * statistics.median(latencies) if latencies else None,
-            "latency_p95_ms": 1000 * statistics.quantiles(latencies, n=20)[-1] if len(latencies) > 1 else None}
+    return {
+        "clients": clients,
+        "requests": requests,
+        "seconds": seconds,
+        "requests_per_second": requests / seconds,
+        "sentences_per_second": answered / seconds,
+        "statuses": {str(k): v for k, v in statuses.items()},
+        "retry_after": sorted(filter(None, retry_after)),
+        "latency_p50_ms": 1000 * statistics.median(latencies) if latencies else None,
+        "latency_p95_ms": 1000 * statistics.quantiles(latencies, n=20)[-1] if len(latencies) > 1 else None,
+    }
 
 
 @contextlib.contextmanager
-def _server(model_dir: str, engine: str, queue_limit: int, max_batch: int | None, max_wait_ms: float,
-            startup: float = 180, extra: tuple[str, ...] = ()):
+def _server(
+    model_dir: str,
+    engine: str,
+    queue_limit: int,
+    max_batch: int | None,
+    max_wait_ms: float,
+    startup: float = 180,
+    extra: tuple[str, ...] = (),
+):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-m", "transformer_mt.scripts.serve", model_dir, "--port", str(port),
-                                "--engine", engine, "--queue_limit", str(queue_limit), "--max_wait_ms",
-                                str(max_wait_ms), *(["--max_batch", str(max_batch)] if max_batch else []), *extra],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "transformer_mt.scripts.serve",
+            model_dir,
+            "--port",
+            str(port),
+            "--engine",
+            engine,
+            "--queue_limit",
+            str(queue_limit),
+            "--max_wait_ms",
+            str(max_wait_ms),
+            *(["--max_batch", str(max_batch)] if max_batch else []),
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + startup
         while process.poll() is None and time.monotonic() < deadline:
@@ -104,10 +135,22 @@ def _server(model_dir: str, engine: str, queue_limit: int, max_batch: int | None
         process.wait(timeout=30)
 
 
-def load_test(model_dir: str, sentences: list[str], source: str, target: str, engine: str = "auto",
-              clients: int = 16, requests: int = 800, overload_clients: int = 256, queue_limit: int = 64,
-              max_batch: int | None = None, max_wait_ms: float = 2.0, offline_batch: int = 16,
-              timeout: float = 120, repeats: int = 3) -> dict:
+def load_test(
+    model_dir: str,
+    sentences: list[str],
+    source: str,
+    target: str,
+    engine: str = "auto",
+    clients: int = 16,
+    requests: int = 800,
+    overload_clients: int = 256,
+    queue_limit: int = 64,
+    max_batch: int | None = None,
+    max_wait_ms: float = 2.0,
+    offline_batch: int = 16,
+    timeout: float = 120,
+    repeats: int = 3,
+) -> dict:
     """Offline, then the server at `clients` clients, `repeats` times interleaved (the server stays up and idle
     while offline runs); then overloaded; see the module's docstring. The batching efficiency of each repeat is its
     server's sentences/s over its offline sentences/s; the result holds them all, their min and median."""
@@ -118,21 +161,40 @@ def load_test(model_dir: str, sentences: list[str], source: str, target: str, en
         for _ in range(repeats):
             offline.append(run_worker(offline_worker, spec, threads=2))
             loaded.append(asyncio.run(_clients(url, sentences, clients, requests, source, target, timeout)))
-        overloaded = asyncio.run(_clients(url, sentences, overload_clients, overload_clients * 2, source, target,
-                                          timeout))
+        overloaded = asyncio.run(
+            _clients(url, sentences, overload_clients, overload_clients * 2, source, target, timeout)
+        )
     efficiencies = [run["sentences_per_second"] / alone["sentences_per_second"] for run, alone in zip(loaded, offline)]
     middle = sorted(range(repeats), key=efficiencies.__getitem__)[(repeats - 1) // 2]  # the median repeat's
-    return {"engine": offline[0]["engine"], "repeats": repeats,
-            "offline_sentences_per_second": [alone["sentences_per_second"] for alone in offline],
-            "loaded": loaded[middle], "loaded_runs": loaded, "overloaded": overloaded, "queue_limit": queue_limit,
-            "max_batch": max_batch, "max_wait_ms": max_wait_ms, "offline_batch": offline_batch,
-            "batching_efficiencies": efficiencies, "batching_efficiency_min": min(efficiencies),
-            "batching_efficiency_median": statistics.median(efficiencies)}
+    return {
+        "engine": offline[0]["engine"],
+        "repeats": repeats,
+        "offline_sentences_per_second": [alone["sentences_per_second"] for alone in offline],
+        "loaded": loaded[middle],
+        "loaded_runs": loaded,
+        "overloaded": overloaded,
+        "queue_limit": queue_limit,
+        "max_batch": max_batch,
+        "max_wait_ms": max_wait_ms,
+        "offline_batch": offline_batch,
+        "batching_efficiencies": efficiencies,
+        "batching_efficiency_min": min(efficiencies),
+        "batching_efficiency_median": statistics.median(efficiencies),
+    }
 
 
-def run_load_test(model_dir: str, data_dir: str, engine: str = "auto", clients: int = 16, requests: int = 800,
-                  overload_clients: int = 256, queue_limit: int = 64, max_batch: int | None = None,
-                  max_wait_ms: float = 2.0, repeats: int = 3) -> dict:
+def run_load_test(
+    model_dir: str,
+    data_dir: str,
+    engine: str = "auto",
+    clients: int = 16,
+    requests: int = 800,
+    overload_clients: int = 256,
+    queue_limit: int = 64,
+    max_batch: int | None = None,
+    max_wait_ms: float = 2.0,
+    repeats: int = 3,
+) -> dict:
     """`load_test` with the test split's sources of `data_dir` as the requests' texts, in the languages of the saved
     model (its config.json), and the machine's matmul figure (taken first) in the results."""
     config = read_config(model_dir, TransformerMTConfig.model_type, "TransformerMT")
@@ -141,8 +203,20 @@ def run_load_test(model_dir: str, data_dir: str, engine: str = "auto", clients: 
         raise ValueError(f"{model_dir}/config.json has no source_lang and target_lang")
     sentences = list(load_parallel_data(data_dir, source, target)["test"][source])
     gflops = matmul_gflops()
-    results = load_test(model_dir, sentences, source, target, engine, clients, requests, overload_clients,
-                        queue_limit, max_batch, max_wait_ms, repeats=repeats)
+    results = load_test(
+        model_dir,
+        sentences,
+        source,
+        target,
+        engine,
+        clients,
+        requests,
+        overload_clients,
+        queue_limit,
+        max_batch,
+        max_wait_ms,
+        repeats=repeats,
+    )
     results["matmul_gflops"] = gflops
     return results
 
@@ -170,20 +244,32 @@ def load_report(results: dict) -> str:
     for name in ("loaded", "overloaded"):
         run = results[name]
         p50, p95 = run["latency_p50_ms"], run["latency_p95_ms"]
-        rows.append(f"| {run['clients']} clients | {run['requests']} | {run['requests_per_second']:.1f} | "
-                    f"{run['sentences_per_second']:.1f} | {p50 or 0:.0f} | {p95 or 0:.0f} | "
-                    f"{', '.join(f'{k}: {v}' for k, v in sorted(run['statuses'].items()))} |")
+        rows.append(
+            f"| {run['clients']} clients | {run['requests']} | {run['requests_per_second']:.1f} | "
+            f"{run['sentences_per_second']:.1f} | {p50 or 0:.0f} | {p95 or 0:.0f} | "
+            f"{', '.join(f'{k}: {v}' for k, v in sorted(run['statuses'].items()))} |"
+        )
     offline = ", ".join(f"{speed:.1f}" for speed in results["offline_sentences_per_second"])
     each = ", ".join(f"{efficiency:.2f}" for efficiency in results["batching_efficiencies"])
-    return "\n".join([
-        f"engine {results['engine']}, queue limit {results['queue_limit']} sentences, batches of up to "
-        f"{results['max_batch'] or 'the default'} waiting {results['max_wait_ms']} ms; offline (batches of "
-        f"{results['offline_batch']}), each repeat: {offline} sentences/s",
-        "", f"the loaded row is the median repeat's of {results['repeats']}",
-        "", "| load | requests | requests/s | sentences/s | p50 ms | p95 ms | answers by status |",
-        "| --- | --- | --- | --- | --- | --- | --- |", *rows, "",
-        f"batching efficiency at {results['loaded']['clients']} clients (the server's sentences/s / offline batch "
-        f"translation's, each repeat: {each}): min {results['batching_efficiency_min']:.2f}, median "
-        f"{results['batching_efficiency_median']:.2f}",
-        *([f"Machine: fp32 2048x2048 matmul, 2 threads: {results['matmul_gflops']:.0f} GFLOP/s"]
-          if "matmul_gflops" in results else [])])
+    return "\n".join(
+        [
+            f"engine {results['engine']}, queue limit {results['queue_limit']} sentences, batches of up to "
+            f"{results['max_batch'] or 'the default'} waiting {results['max_wait_ms']} ms; offline (batches of "
+            f"{results['offline_batch']}), each repeat: {offline} sentences/s",
+            "",
+            f"the loaded row is the median repeat's of {results['repeats']}",
+            "",
+            "| load | requests | requests/s | sentences/s | p50 ms | p95 ms | answers by status |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+            *rows,
+            "",
+            f"batching efficiency at {results['loaded']['clients']} clients (the server's sentences/s / offline batch "
+            f"translation's, each repeat: {each}): min {results['batching_efficiency_min']:.2f}, median "
+            f"{results['batching_efficiency_median']:.2f}",
+            *(
+                [f"Machine: fp32 2048x2048 matmul, 2 threads: {results['matmul_gflops']:.0f} GFLOP/s"]
+                if "matmul_gflops" in results
+                else []
+            ),
+        ]
+    )

@@ -36,8 +36,10 @@ def redis_server():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    process = subprocess.Popen([program, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                                "no"], stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [program, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -55,7 +57,7 @@ async def _ask(url: str, texts: list[str], clients: int, source: str, target: st
     texts again (None: each text once). Every answer, with its latency and whether its text was asked before."""
     import aiohttp
 
-    answers, position, started = [], iter(range(10 ** 9 if seconds else len(texts))), time.perf_counter()
+    answers, position, started = [], iter(range(10**9 if seconds else len(texts))), time.perf_counter()
     seen = set()
 
     async def client(session):
@@ -68,8 +70,15 @@ async def _ask(url: str, texts: list[str], clients: int, source: str, target: st
             start = time.perf_counter()
             async with session.post(url + "/translate", json={"q": text, "source": source, "target": target}) as got:
                 body = await got.json()
-            answers.append({"text": text, "status": got.status, "answer": body.get("translatedText"),
-                            "seconds": time.perf_counter() - start, "repeat": repeat})
+            answers.append(
+                {
+                    "text": text,
+                    "status": got.status,
+                    "answer": body.get("translatedText"),
+                    "seconds": time.perf_counter() - start,
+                    "repeat": repeat,
+                }
+            )
 
     connector = aiohttp.TCPConnector(limit=clients)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=120)) as session:
@@ -81,21 +90,34 @@ def _latencies(answers: list[dict]) -> dict:
     def percentiles(values):
         if len(values) < 2:
             return {"requests": len(values), "p50_ms": None, "p95_ms": None}
-        return {"requests": len(values), "p50_ms": 1000 * statistics.median(values),
-                "p95_ms": 1000 * statistics.quantiles(values, n=20)[-1]}
+        return {
+            "requests": len(values),
+            "p50_ms": 1000 * statistics.median(values),
+            "p95_ms": 1000 * statistics.quantiles(values, n=20)[-1],
+        }
 
-    return {"all": percentiles([a["seconds"] for a in answers]),
-            "first": percentiles([a["seconds"] for a in answers if not a["repeat"]]),
-            "repeat": percentiles([a["seconds"] for a in answers if a["repeat"]])}
+    return {
+        "all": percentiles([a["seconds"] for a in answers]),
+        "first": percentiles([a["seconds"] for a in answers if not a["repeat"]]),
+        "repeat": percentiles([a["seconds"] for a in answers if a["repeat"]]),
+    }
 
 
-def shared_load_test(model_dir: str, sentences: list[str], source: str, target: str, engine: str = "auto",
-                     clients: int = 8, seconds: float = 30) -> dict:
+def shared_load_test(
+    model_dir: str,
+    sentences: list[str],
+    source: str,
+    target: str,
+    engine: str = "auto",
+    clients: int = 8,
+    seconds: float = 30,
+) -> dict:
     """See the module's docstring."""
     settings = (engine, 512, None, 2.0)
     with redis_server() as redis_url:
-        with _server(model_dir, *settings, extra=("--workers", "2", "--redis", redis_url, "--req_limit",
-                                                  "1000000")) as url:
+        with _server(
+            model_dir, *settings, extra=("--workers", "2", "--redis", redis_url, "--req_limit", "1000000")
+        ) as url:
             asyncio.run(_ask(url, sentences[-16:], 2, source, target, None))  # warm-up, outside the measured texts
             shared = asyncio.run(_ask(url, sentences, clients, source, target, seconds))
     with _server(model_dir, *settings) as url:
@@ -110,16 +132,25 @@ def shared_load_test(model_dir: str, sentences: list[str], source: str, target: 
     statuses = {}
     for answer in shared["answers"]:
         statuses[str(answer["status"])] = statuses.get(str(answer["status"]), 0) + 1
-    return {"clients": clients, "seconds": seconds, "engine": engine,
-            "shared": {"requests": len(shared["answers"]), "distinct_texts": len({a["text"] for a in
-                                                                                   shared["answers"]}),
-                       "statuses": statuses, "latency": _latencies(shared["answers"])},
-            "alone": {"requests": len(alone["answers"]), "latency": _latencies(alone["answers"])},
-            "answers_equal_to_one_process": len(shared["answers"]) - len(differing), "answers_differing": differing}
+    return {
+        "clients": clients,
+        "seconds": seconds,
+        "engine": engine,
+        "shared": {
+            "requests": len(shared["answers"]),
+            "distinct_texts": len({a["text"] for a in shared["answers"]}),
+            "statuses": statuses,
+            "latency": _latencies(shared["answers"]),
+        },
+        "alone": {"requests": len(alone["answers"]), "latency": _latencies(alone["answers"])},
+        "answers_equal_to_one_process": len(shared["answers"]) - len(differing),
+        "answers_differing": differing,
+    }
 
 
-def run_shared_load_test(model_dir: str, data_dir: str, engine: str = "auto", clients: int = 8,
-                         seconds: float = 30) -> dict:
+def run_shared_load_test(
+    model_dir: str, data_dir: str, engine: str = "auto", clients: int = 8, seconds: float = 30
+) -> dict:
     """`shared_load_test` on the test split's sources of `data_dir`, with the machine's matmul figure (taken
     first)."""
     config = read_config(model_dir, TransformerMTConfig.model_type, "TransformerMT")
@@ -135,19 +166,27 @@ def shared_load_report(results: dict) -> str:
     rows = []
     for name, label in (("shared", "2 workers, --redis"), ("alone", "1 process")):
         latency = results[name]["latency"]
-        cells = [f"{latency[kind]['p50_ms'] or 0:.0f} / {latency[kind]['p95_ms'] or 0:.0f}"
-                 for kind in ("all", "first", "repeat")]
+        cells = [
+            f"{latency[kind]['p50_ms'] or 0:.0f} / {latency[kind]['p95_ms'] or 0:.0f}"
+            for kind in ("all", "first", "repeat")
+        ]
         rows.append(f"| {label} | {results[name]['requests']} | " + " | ".join(cells) + " |")
     shared = results["shared"]
-    return "\n".join([
-        f"{results['clients']} clients, {results['seconds']:g} s each, engine {results['engine']}",
-        "", "| server | requests | p50 / p95 ms, all | first request of a text | later requests |",
-        "| --- | ---: | ---: | ---: | ---: |", *rows, "",
-        f"2 workers: {shared['distinct_texts']} distinct texts, answers by status "
-        f"{', '.join(f'{k}: {v}' for k, v in sorted(shared['statuses'].items()))}; "
-        f"{results['answers_equal_to_one_process']} of {shared['requests']} answers equal to one process's, "
-        f"{len(results['answers_differing'])} differ",
-        f"Machine: fp32 2048x2048 matmul, 2 threads: {results['matmul_gflops']:.0f} GFLOP/s"])
+    return "\n".join(
+        [
+            f"{results['clients']} clients, {results['seconds']:g} s each, engine {results['engine']}",
+            "",
+            "| server | requests | p50 / p95 ms, all | first request of a text | later requests |",
+            "| --- | ---: | ---: | ---: | ---: |",
+            *rows,
+            "",
+            f"2 workers: {shared['distinct_texts']} distinct texts, answers by status "
+            f"{', '.join(f'{k}: {v}' for k, v in sorted(shared['statuses'].items()))}; "
+            f"{results['answers_equal_to_one_process']} of {shared['requests']} answers equal to one process's, "
+            f"{len(results['answers_differing'])} differ",
+            f"Machine: fp32 2048x2048 matmul, 2 threads: {results['matmul_gflops']:.0f} GFLOP/s",
+        ]
+    )
 
 
 __all__ = ["run_shared_load_test", "shared_load_report", "shared_load_test"]
