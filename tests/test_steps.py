@@ -4,8 +4,6 @@ built from the options and the model, and one Decoder whose re-decode reuses wha
 import logging
 from types import SimpleNamespace
 
-import pytest
-
 from transformer_mt.options import TranslationOptions
 from transformer_mt.steps import (
     CaseStep,
@@ -19,6 +17,8 @@ from transformer_mt.steps import (
     transforms,
 )
 from transformer_mt.translation import translate_texts
+
+from .utils import require
 
 
 def record(source: str, prefix: str | None = None) -> Sentence:
@@ -186,7 +186,7 @@ def test_an_inline_elements_own_text_is_decoded_without_guards_warnings_or_align
     """<kbd>S</kbd>'s own text "S" is translated alone only as a hint for where the element goes: a copy of it is
     no failure of the user's text, so it sets off no guard, no warning naming a text the user never sent, no
     re-decode, and no alignment (nothing reads one)."""
-    pytest.importorskip("bs4")
+    require("bs4", "HTML needs BeautifulSoup: pip install -e '.[serve]'")
     engine = Rated({"Press S to save.": "Drücken Sie S zum Speichern."})
     with caplog.at_level(logging.WARNING):
         [text] = translate_texts(engine, ["Press <kbd>S</kbd> to save."], TranslationOptions(format="html"))

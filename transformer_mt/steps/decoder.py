@@ -162,7 +162,9 @@ def decode(
     around it and the trust step (`Decoder`), each sentence's as `Decoded` with its `quality.Flags` (and, with
     `format="html"`, aligned to it). What every entry decodes with. `alone`: whether each sentence is an inline
     element's own text (`translation.segment`), translated alone only as the hint for where the element goes:
-    decoded without the guards (their re-decode, their warning) and without a word alignment, which nothing reads."""
+    decoded without the guards (their re-decode, their warning) and without a word alignment, which nothing reads;
+    below `min_confidence` it abstains as any sentence does, so that an abstained text keeps its elements' own
+    texts too."""
     alone = alone or [False] * len(sentences)
     if options.format == "html" and any(map(_only_tokens, sentences)):  # a hashtag after the last full stop
         keep = [i for i, sentence in enumerate(sentences) if not _only_tokens(sentence)]
@@ -182,10 +184,8 @@ def decode(
         for group in ([i for i, own in enumerate(alone) if not own], [i for i, own in enumerate(alone) if own]):
             found.update(zip(group, _decode_some(engine, group, sentences, options, names, prefixes, alone)))
         return [found[i] for i in range(len(sentences))]
-    if any(alone):
-        return Decoder(engine, options.replace(guards=False, min_confidence=None), markup=False).decode(
-            sentences, names, prefixes
-        )
+    if any(alone):  # min_confidence kept: an own text the model is unsure of is not written into the element
+        return Decoder(engine, options.replace(guards=False), markup=False).decode(sentences, names, prefixes)
     return Decoder(engine, options).decode(sentences, names, prefixes)
 
 
