@@ -6,7 +6,10 @@ it (tests/test_layout.py holds that); it imports the library like any user.
   `position_report`), `recipe_search` (candidate recipes across seeds);
 - `benchmarks` (speed against MarianMT, CTranslate2 and the engines, batches, positions, the server under load);
 - `spans_study` (protected spans carried by the model, repaired, lost; BLEU and chrF with and without repair);
-- `gpu_check` (what a CUDA machine is checked for).
+- `gpu_check` (what a CUDA machine is checked for);
+- `translation_hashes` (what the shipped models translate, hashed, before and after a change) and `bitcheck`
+  (the same fixed-step run at two commits, each from its own worktree, its weights and test translations
+  hashed).
 
 The commands in scripts/ (position_study.py, recipe_search.py, benchmark*.py, load_test.py, gpu_check.py) run them.
 """
