@@ -513,6 +513,9 @@ def test_a_register_the_model_cannot_write_is_refused_and_a_preference_falls_bac
             json={"q": "Open it.", "source": "en", "target": "de", "formality": "prefer_more", "context": "Menu"},
         )
         assert preferred.status_code == 200 and preferred.json()["translatedText"] == "«Open it.»"
+        assert preferred.json()["flags"] == {"register_unknown": True}  # the model's own register, and it says so
+        default = client.post("/translate", json={"q": "Open it.", "source": "en", "target": "de"})
+        assert "flags" not in default.json()
 
 
 def test_an_inline_elements_own_text_is_decoded_once_without_guards(caplog):

@@ -204,6 +204,8 @@ class Flags:
     terms_redecoded: bool = False  # decoded again with more beams for a missed term, another hypothesis taken
     terms_placed: tuple[str, ...] = ()  # glossary target terms put in the place of the model's own word for them
     terms_forced: tuple[str, ...] = ()  # glossary target terms forced into a new decode as its beginning's last words
+    # a register asked for with prefer_more / prefer_less that the model has no tag for: its own register was kept
+    register_unknown: bool = False
 
     def names(self) -> list[str]:
         """The flags set, as the server's counters name them."""
@@ -218,6 +220,7 @@ class Flags:
             *(["term_redecoded"] if self.terms_redecoded else []),
             *(["term_placed"] * len(self.terms_placed)),
             *(["term_forced"] * len(self.terms_forced)),
+            *(["register_unknown"] if self.register_unknown else []),
         ]
 
     @property
@@ -246,6 +249,8 @@ class Flags:
             shown["terms_placed"] = list(self.terms_placed)
         if self.terms_forced:
             shown["terms_forced"] = list(self.terms_forced)
+        if self.register_unknown:
+            shown["register_unknown"] = True
         return shown
 
     def comment(self) -> str:
@@ -270,6 +275,8 @@ class Flags:
             parts.append(f"glossary terms put in the model's own word's place: {', '.join(self.terms_placed)}")
         if self.terms_forced:
             parts.append(f"glossary terms forced into the translation: {', '.join(self.terms_forced)}")
+        if self.register_unknown:
+            parts.append("the register asked for is not one this model can be asked for: its own kept")
         return "; ".join(parts)
 
 
@@ -304,6 +311,7 @@ def together(flags: list[Flags]) -> Flags:
         joined.terms_redecoded |= sentence.terms_redecoded
         joined.terms_placed += sentence.terms_placed
         joined.terms_forced += sentence.terms_forced
+        joined.register_unknown |= sentence.register_unknown
     known = [sentence.confidence for sentence in flags if sentence.confidence is not None]
     joined.confidence = min(known) if known else None
     return joined

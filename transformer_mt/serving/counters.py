@@ -28,7 +28,7 @@ class Counters:
             "transformer_mt_sentence_flags",
             "Translated sentences a quality step flagged, by flag "
             "(loop, copy, length, redecoded, abstained, span_repaired, span_removed, span_lost, "
-            "term_missed, term_redecoded, term_placed, term_forced).",
+            "term_missed, term_redecoded, term_placed, term_forced, register_unknown).",
             ["flag"],
             registry=self.registry,
         )

@@ -114,7 +114,8 @@ class Decoder:
             sentence.hypotheses = hypotheses
         for step in reversed(steps):
             step.after(sentences)
-        flags = [Flags(sentence.report) for sentence in sentences]
+        unknown = options.formality.startswith("prefer_") and not getattr(self.engine.config, "formality_tags", False)
+        flags = [Flags(sentence.report, register_unknown=unknown) for sentence in sentences]
         # what the trust step reads and decodes again from
         over = Decoder(self.engine, scored, self.prefixed, self.markup)
         over.sentences = sentences
