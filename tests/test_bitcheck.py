@@ -1,5 +1,6 @@
-"""The bit-identity check (experiments.bitcheck): its report says equal only when both hashes are, and names the
-commits and the command it ran."""
+"""The restructuring's checks: the bit-identity run (experiments.bitcheck) says equal only when both hashes are
+and names the commits and the command; the translation hashes' comparison (experiments.hash_compare) counts the
+lines the placeholder removal explains."""
 
 import json
 
@@ -22,3 +23,12 @@ def test_the_report_is_equal_only_when_both_hashes_are(tmp_path, monkeypatch, di
     report = json.loads((tmp_path / "check.json").read_text(encoding="utf-8"))
     assert report["equal"] is equal and (report["before"], report["after"]) == ("c1e52da", "f4caa61")
     assert report["command"].startswith("OMP_NUM_THREADS=1 python scripts/main_job.py --max_steps 200 ")
+
+
+def test_a_hash_comparison_counts_the_lines_a_placeholder_removal_explains():
+    from transformer_mt.experiments.hash_compare import explained
+
+    sources = ["Cannot rename %s", "Open the file.", "Save %d files"]
+    before = ["Kann %s nicht %s umbenennen", "Öffnen Sie die Datei.", "%d Dateien speichern"]
+    after = ["Kann %s nicht umbenennen", "Datei öffnen.", "%d Dateien speichern"]
+    assert explained(sources, before, after) == {"lines_differ": 2, "placeholder_removed": 1, "unexplained": [2]}

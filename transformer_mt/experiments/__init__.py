@@ -7,7 +7,8 @@ it (tests/test_layout.py holds that); it imports the library like any user.
 - `benchmarks` (speed against MarianMT, CTranslate2 and the engines, batches, positions, the server under load);
 - `spans_study` (protected spans carried by the model, repaired, lost; BLEU and chrF with and without repair);
 - `gpu_check` (what a CUDA machine is checked for);
-- `translation_hashes` (what the shipped models translate, hashed, before and after a change) and `bitcheck`
+- `translation_hashes` (what the shipped models translate, hashed, before and after a change; `hash_compare`
+  compares two runs) and `bitcheck`
   (the same fixed-step run at two commits, each from its own worktree, its weights and test translations
   hashed).
 
