@@ -8,7 +8,7 @@ it (tests/test_layout.py holds that); it imports the library like any user.
 - `spans_study` (protected spans carried by the model, repaired, lost; BLEU and chrF with and without repair);
 - `gpu_check` (what a CUDA machine is checked for);
 - `translation_hashes` (what the shipped models translate, hashed, before and after a change; `hash_compare`
-  compares two runs) and `bitcheck`
+  compares two runs, `hash_recheck` translates their differing lines again in a third checkout) and `bitcheck`
   (the same fixed-step run at two commits, each from its own worktree, its weights and test translations
   hashed).
 
