@@ -6,9 +6,10 @@ import logging
 from types import SimpleNamespace
 
 from transformer_mt.options import TranslationOptions
-from transformer_mt.quality import Calibration
 from transformer_mt.text.labels import LabelForm, as_label, label_forms
 from transformer_mt.translation import translate_texts
+
+from .test_quality import calibration
 
 
 def test_a_label_is_tried_capitalised_lower_cased_and_as_its_words_alone():
@@ -44,16 +45,7 @@ class Table:
 
     name, reason, device, workers, max_positions = "table", "test", "cpu", 1, None
     calibration_problem = None
-    calibration = Calibration(
-        weights_sha256="x",
-        chrf_threshold=50.0,
-        features=("score", "copy"),
-        mean=(0.0, 0.0),
-        scale=(1.0, 1.0),
-        coefficients=(2.0, 0.0),
-        intercept=1.0,
-        length_band=(0.5, 2.0),
-    )
+    calibration = calibration("x")  # confidence sigmoid(2 * score + 1)
     generation_config = SimpleNamespace(num_beams=1, early_stopping=True)
 
     def __init__(self, table: dict[str, str], scores: dict[str, float] | None = None):

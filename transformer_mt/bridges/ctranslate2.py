@@ -142,8 +142,14 @@ def translate_options(num_beams: int = 1, max_new_tokens: int = 256, do_sample: 
 def source_tokens(tokenizer, texts: list[str], config=None) -> list[list[str]]:
     """Translator inputs for `texts`: the token strings of the ids generate() gets (ending with </s>), each with
     its segment 0 when the export of `config` reads segments (`reads_segments`)."""
-    rows = [tokenizer.convert_ids_to_tokens(ids) for ids in tokenizer(texts)["input_ids"]]
-    return [segmented_tokens(row, None) for row in rows] if config is not None and reads_segments(config) else rows
+    return [translator_input(tokenizer, ids, config) for ids in tokenizer(texts)["input_ids"]]
+
+
+def translator_input(tokenizer, ids: list[int], config=None, segments: list[int] | None = None) -> list[str]:
+    """A Translator's input for one source's `ids`: its token strings, each with its segment (`segments`, else 0)
+    where the export of `config` reads segments."""
+    tokens = tokenizer.convert_ids_to_tokens(ids)
+    return segmented_tokens(tokens, segments) if config is not None and reads_segments(config) else tokens
 
 
 def reads_segments(config) -> bool:

@@ -12,9 +12,8 @@ from transformers import set_seed
 from ..bridges.ctranslate2 import (
     exported_max_positions,
     hypothesis_text,
-    reads_segments,
-    segmented_tokens,
     translate_options,
+    translator_input,
 )
 from ..constraints import bad_words_ids, prefix_token_ids
 from ..lengths import length_bound
@@ -109,7 +108,9 @@ class CTranslate2Engine(Engine):
             budget = options.max_new_tokens or length_bound(
                 max(len(ids[i]) for i in indices), self.generation_config.max_length, self.max_positions
             )
-            batch = [self.source(ids[i], segments[i] if segments else None) for i in indices]
+            batch = [
+                translator_input(tokenizer, ids[i], self.config, segments[i] if segments else None) for i in indices
+            ]
             batch_prefixes = [prefixes[i] for i in indices] if prefixes else None
             pending.append(
                 (
@@ -139,12 +140,6 @@ class CTranslate2Engine(Engine):
                 if options.max_new_tokens is None and len(hypotheses[0]) >= budget and not ended:
                     warn_unended(names[index], budget)
         return translations
-
-    def source(self, ids: list[int], segments: list[int] | None = None) -> list[str]:
-        """The translator's input for a source's `ids`: token strings, each with its segment where the export
-        reads segments (a model trained with context: `bridges.ctranslate2.reads_segments`)."""
-        tokens = self.tokenizer.convert_ids_to_tokens(ids)
-        return segmented_tokens(tokens, segments) if reads_segments(self.config) else tokens
 
     def search_settings(self, options: TranslationOptions) -> dict:
         """translate_batch's keywords for `options`: the generation config's settings unless the options give
@@ -183,7 +178,7 @@ class CTranslate2Engine(Engine):
         tokenizer, target = self.tokenizer, target_side(self.tokenizer)
         encoded = encode_scored_pairs(tokenizer, sources, targets)
         penalty = length_penalty_of(self.generation_config, length_penalty)
-        sources_tokens = [self.source(ids) for ids in encoded["input_ids"]]
+        sources_tokens = [translator_input(tokenizer, ids, self.config) for ids in encoded["input_ids"]]
         target_tokens = [target.convert_ids_to_tokens(ids)[:-1] for ids in encoded["labels"]]  # it adds </s>
         results = self.translator.score_batch(
             sources_tokens, target_tokens, max_batch_size=batch_size, max_input_length=0
@@ -204,7 +199,7 @@ class CTranslate2Engine(Engine):
         ]
         attention = [None] * len(sources)
         for indices in length_batches([len(prefix) for prefix in prefixes], options.batch_size):
-            batch = [self.source(source["input_ids"][i]) for i in indices]
+            batch = [translator_input(tokenizer, source["input_ids"][i], self.config) for i in indices]
             results = self.translator.translate_batch(
                 batch,
                 [prefixes[i] for i in indices],

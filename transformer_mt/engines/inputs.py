@@ -118,19 +118,17 @@ def source_rows(
             else f"{tag} {sentence}"
             for sentence in sentences
         ]
-    alone = tokenizer(sentences)["input_ids"] if sentences else []
     if not sentences or not reads_context(config, options):
-        return alone, None
+        return (tokenizer(sentences)["input_ids"] if sentences else []), None
     paired = tokenizer(sentences, [options.context] * len(sentences), return_token_type_ids=True)
-    ids, segments = [], []
-    for name, row, pair, pair_segments in zip(names, alone, paired["input_ids"], paired["token_type_ids"]):
-        if limit is not None and len(pair) > limit:
+    ids, segments = paired["input_ids"], paired["token_type_ids"]
+    for i, name in enumerate(names):
+        if limit is not None and len(ids[i]) > limit:  # read alone, as training leaves such a context out
             logger.warning(
                 f"Text {name}: its context does not fit beside it in {limit} tokens; translated without it."
             )
-            ids.append(row), segments.append([0] * len(row))
-        else:
-            ids.append(pair), segments.append(pair_segments)
+            ids[i] = tokenizer(sentences[i])["input_ids"]
+            segments[i] = [0] * len(ids[i])
     return ids, segments
 
 
