@@ -336,13 +336,14 @@ def _package_licenses(path: Path) -> dict[str, dict]:
         return {}
     rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()[1:] if line.strip()]
     return {
-        f"gettext:{domain}": {"license": license, "what": f"the Debian package {package}'s German catalogue"}
+        f"gettext:{domain}": {"license": license, "what": f"the Debian package {package}'s catalogue"}
         for domain, package, license in (row[:3] for row in rows if len(row) >= 3)
     }
 
 
 def _card_sources(readme: Path, column: str) -> dict[str, dict]:
-    """The rows of a dataset card's Markdown table that has `column` and `license` columns, by `column`."""
+    """The rows of a dataset card's Markdown table that has `column` and `license` (or `licence`) columns, by
+    `column`, the licence always under `license`."""
     if not readme.is_file():
         return {}
     header, found = None, {}
@@ -355,7 +356,8 @@ def _card_sources(readme: Path, column: str) -> dict[str, dict]:
         if cells is None:
             header = None
         elif header is None:
-            header = [cell.lower() for cell in cells] if {column, "license"} <= {c.lower() for c in cells} else []
+            names = [cell.lower().replace("licence", "license") for cell in cells]
+            header = names if {column, "license"} <= set(names) else []
         elif header and not set(line) <= set("|-: "):
             row = dict(zip(header, cells))
             found[row[column]] = row

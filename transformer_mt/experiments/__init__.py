@@ -10,7 +10,10 @@ it (tests/test_layout.py holds that); it imports the library like any user.
 - `translation_hashes` (what the shipped models translate, hashed, before and after a change; `hash_compare`
   compares two runs, `hash_recheck` translates their differing lines again in a third checkout) and `bitcheck`
   (the same fixed-step run at two commits, each from its own worktree, its weights and test translations
-  hashed).
+  hashed);
+- `language_data` (a language pair's corpus from ../shared/data's help text and UI messages), `language_runs` (the
+  pairs' training runs' validations as they go) and `language_models` (a run made into a shipped model: float16,
+  calibrated, scored, its card written from those files).
 
 The commands in scripts/ (position_study.py, recipe_search.py, benchmark*.py, load_test.py, gpu_check.py) run them.
 """

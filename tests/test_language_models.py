@@ -1,0 +1,100 @@
+"""The language pairs' shipped models (issue 52) and what makes them: `experiments.language_models` copies a run in
+float16, fills in each origin's licence from ../shared/data's cards, scores the test splits and writes the card from
+those files; each shipped model is small, half precision on disk, of its pair, bound to its calibration, and
+translates its first UI test pairs as scores.json says."""
+
+import json
+
+import pytest
+
+from transformer_mt.data import data_sources
+from transformer_mt.experiments import language_models
+
+from .utils import save_tiny
+
+
+def corpus(root, language="fr"):
+    """A ../shared/data-like folder: a help corpus whose card spells `licence`, a UI corpus with licenses.tsv."""
+    (root / f"en-{language}").mkdir(parents=True)
+    (root / f"en-{language}" / "train.tsv").write_text(f"en\t{language}\torigin\nA\tB\tlohelp\nC\tD\tddtp\n")
+    (root / f"en-{language}" / "README.md").write_text(
+        "| origin | pairs | what | licence |\n| --- | --- | --- | --- |\n"
+        "| lohelp | 1 | LibreOffice help | MPL-2.0 |\n| ddtp | 1 | package descriptions | per package |\n"
+    )
+    (root / f"en-{language}-ui").mkdir()
+    (root / f"en-{language}-ui" / "train.tsv").write_text(
+        f"en\t{language}\torigin\tcontext\nE\tF\tgettext:gedit\t\nG\tH\tgettext:orca\tmenu\n"
+    )
+    (root / f"en-{language}-ui" / "licenses.tsv").write_text(
+        "domain\tpackage\tlicense\ngedit\tgedit\tGPL-2+\norca\torca\tLGPL-2.1+\n"
+    )
+    return root
+
+
+def test_a_card_spelling_licence_gives_the_licence(tmp_path):
+    sources = data_sources(str(corpus(tmp_path) / "en-fr"))
+    assert [(s["origin"], s["license"]) for s in sources] == [("lohelp", "MPL-2.0"), ("ddtp", "per package")]
+
+
+def test_the_runs_sources_get_their_licences_from_the_shared_cards(tmp_path):
+    run_sources = [
+        {"origin": "lohelp", "pairs": 5},
+        {"origin": "gettext:orca", "pairs": 2},
+        {"origin": "x", "pairs": 1},
+    ]
+    filled = language_models.licensed_sources(run_sources, "fr", corpus(tmp_path))
+    assert [(s["origin"], s["pairs"], s["license"]) for s in filled] == [
+        ("lohelp", 5, "MPL-2.0"),
+        ("gettext:orca", 2, "LGPL-2.1+"),
+        ("x", 1, None),
+    ]
+    assert filled[1]["what"] == "the Debian package orca's catalogue"  # no language named: fr's is not German
+
+
+def test_the_card_licences_are_the_spdx_ids_then_other():
+    sources = [
+        {"origin": "ddtp", "license": "per package, mostly free licences"},
+        {"origin": "gettext:orca", "license": "LGPL-2.1+"},
+        {"origin": "lohelp", "license": "MPL-2.0"},
+        {"origin": "gnomehelp", "license": "CC-BY-SA-3.0"},
+    ]
+    assert language_models.card_licenses(sources) == ["mpl-2.0", "cc-by-sa-3.0", "other"]
+
+
+@pytest.mark.parametrize("pair", [("en", "en"), ("fr", "de"), ("de", "de")])
+def test_a_pair_without_english_or_of_one_language_is_refused(pair):
+    with pytest.raises(ValueError, match=f"{pair[0]}-{pair[1]}"):
+        language_models.other_language(*pair)
+
+
+def scored(bleu: float, chrf: float, pairs: int) -> dict:
+    return {"data": "d", "split": "test", "pairs": pairs, "scores": {"bleu": {"score": bleu}, "chrf": {"score": chrf}}}
+
+
+def test_the_card_is_written_from_the_models_files(tmp_path):
+    model = tmp_path / "transformer-mt-fr-en"
+    save_tiny(model, source_lang="fr", target_lang="en", source_context=True)
+    sources = [{"origin": "lohelp", "pairs": 1200, "license": "MPL-2.0", "what": "help"}]
+    sources += [{"origin": "gettext:orca", "pairs": 30, "license": "LGPL-2.1+", "what": "orca"}]
+    (model / "training_info.json").write_text(json.dumps({"data_sources": sources, "recipe": {"steps": 12000}}))
+    calibration = {
+        "chrf_threshold": 50,
+        "pairs": 3000,
+        "fitted_on": "v",
+        "measured": {"spearman": 0.5, "precision": {}},
+    }
+    (model / "calibration.json").write_text(json.dumps(calibration))
+    sets = {"ui": scored(28.25, 50.5, 1500), "help": scored(31.0, 55.25, 600), "check": scored(1, 2, 100)}
+    sets["by_origin"] = {"lohelp": scored(32.5, 56.0, 554), "ddtp": scored(20.0, 45.0, 900)}
+    report = {"sets": sets, "num_beams": 4, "commit": "abc", "gflops": 150.0}
+    report |= {"training": {"commit": "def", "command": "train it"}, "command": "ship it"}
+    card = language_models.card(model, report)
+    assert (
+        "| 1,500 | 28.25 | 50.50 |" in card
+        and "| help text (lohelp and gnomehelp of `d`, test) | 600 | 31.00 |" in card
+    )
+    assert "| ddtp | 900 | 20.00 | 45.00 |" in card
+    assert card.startswith("---\nlicense:\n- mpl-2.0\n- other\n") and "language:\n- fr\n- en\n" in card
+    assert "A French→English TransformerMT model" in card and "its second segment" in card
+    assert "| lohelp | 1,200 | MPL-2.0 | help |" in card and "30 UI messages of 1 gettext catalogues" in card
+    assert "train it\nship it\n" in card and "12,000 steps" in card
