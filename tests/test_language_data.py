@@ -1,7 +1,7 @@
 """The pair corpus of a shipped model: both corpora joined, the dictionary left out, validation interleaved."""
 
 from transformer_mt.data import load_parallel_data
-from transformer_mt.experiments.language_data import write_corpus
+from transformer_mt.experiments.language_data import formality_mix, write_corpus
 
 
 def write_tsv(path, header, rows):
@@ -39,3 +39,17 @@ def test_pair_corpus_joins_help_and_ui_and_reads_both_ways(tmp_path):
     ]
     assert corpus["test"]["context"] == ["", "menu", "menu", "menu", "", ""]
     assert "ding" not in corpus["train"]["origin"]
+
+
+def test_the_formality_mix_keeps_every_register_pair_copies_informal_ones_and_draws_the_rest():
+    rows = [{"en": "Save your file", "de": "Speichern Sie Ihre Datei"}]  # formal
+    rows += [{"en": "Save your file", "de": "Speichere deine Datei"}]  # informal
+    rows += [{"en": f"File {i}", "de": f"Datei {i}"} for i in range(10)]  # nobody addressed
+    corpus = {"train": rows, "validation": rows[:1], "test": rows[:2]}
+    mixed = formality_mix(corpus, "de", general=4, informal_copies=3)
+    targets = [row["de"] for row in mixed["train"]]
+    assert len(targets) == 1 + 3 + 4
+    assert targets.count("Speichern Sie Ihre Datei") == 1 and targets.count("Speichere deine Datei") == 3
+    assert len({t for t in targets if t.startswith("Datei ")}) == 4
+    assert mixed["validation"] == rows[:1] and mixed["test"] == rows[:2]
+    assert formality_mix(corpus, "de", general=4, informal_copies=3) == mixed  # seeded

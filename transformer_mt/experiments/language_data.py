@@ -14,11 +14,16 @@ A `context` column (the message's msgctxt; empty for help text and for en-de-ui,
 corpus has one.
 
     python -m transformer_mt.experiments.language_data --language de --output runs/data/en-de
+
+`--formality_mix GENERAL` writes instead a train split for teaching an existing model the formality tags
+(`formality_mix`): the pairs addressing the reader in a register, the informal ones `--informal_copies` times, and
+GENERAL others (the en→de models' fine-tune, docs/results/languages/README.md).
 """
 
 import argparse
 import csv
 import itertools
+import random
 from pathlib import Path
 
 
@@ -64,11 +69,40 @@ def pair_corpus(language: str, shared_data: Path = SHARED_DATA) -> dict[str, lis
     }
 
 
-def write_corpus(language: str, output: Path, shared_data: Path = SHARED_DATA) -> dict[str, int]:
-    """Write the pair corpus's splits to `output`/{train,validation,test}.tsv; returns each split's size."""
+def formality_mix(
+    corpus: dict[str, list[dict]], language: str, general: int, informal_copies: int, seed: int = 0
+) -> dict[str, list[dict]]:
+    """The corpus with a train split for teaching an existing model the formality tags: every pair whose target
+    addresses the reader in a register (`text.formality.register`), the informal ones `informal_copies` times (they
+    are about one in ten), and `general` of the other pairs drawn at random (so the model keeps what it knew),
+    shuffled; validation and test as they are."""
+    from transformer_mt.text.formality import register
+
+    registers = {"formal": [], "informal": [], None: []}
+    for row in corpus["train"]:
+        registers[register(row["en"], row[language], language)].append(row)
+    rng = random.Random(seed)
+    train = registers["formal"] + registers["informal"] * informal_copies
+    train += rng.sample(registers[None], min(general, len(registers[None])))
+    rng.shuffle(train)
+    return {**corpus, "train": train}
+
+
+def write_corpus(
+    language: str,
+    output: Path,
+    shared_data: Path = SHARED_DATA,
+    general: int | None = None,
+    informal_copies: int = 1,
+) -> dict[str, int]:
+    """Write the pair corpus's splits (with `general`, its formality mix) to `output`/{train,validation,test}.tsv;
+    returns each split's size."""
     output.mkdir(parents=True, exist_ok=True)
     sizes = {}
-    for split, rows in pair_corpus(language, shared_data).items():
+    corpus = pair_corpus(language, shared_data)
+    if general is not None:
+        corpus = formality_mix(corpus, language, general, informal_copies)
+    for split, rows in corpus.items():
         with (output / f"{split}.tsv").open("w", encoding="utf-8", newline="") as f:
             f.writelines("\t".join(row) + "\n" for row in [list(rows[0]), *(row.values() for row in rows)])
         sizes[split] = len(rows)
@@ -80,8 +114,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--language", required=True, help="the language paired with English: de, fr or es")
     parser.add_argument("--output", type=Path, required=True, help="the folder to write the three TSVs to")
     parser.add_argument("--shared_data", type=Path, default=SHARED_DATA, help="where the en-X corpora lie")
+    parser.add_argument(
+        "--formality_mix",
+        type=int,
+        metavar="GENERAL",
+        help="a train split for a formality fine-tune: the pairs with a register, and GENERAL others",
+    )
+    parser.add_argument("--informal_copies", type=int, default=1, help="with --formality_mix: informal pairs' copies")
     args = parser.parse_args(argv)
-    print(write_corpus(args.language, args.output, args.shared_data))
+    print(write_corpus(args.language, args.output, args.shared_data, args.formality_mix, args.informal_copies))
 
 
 if __name__ == "__main__":
