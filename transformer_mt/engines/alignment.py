@@ -10,7 +10,10 @@ The engines (`transformer_mt.engines`) read the attention, each with `align_pair
 Tokens map to words through the tokenizers' character offsets; words are the texts' whitespace-separated pieces,
 numbered from 0 (Pharaoh's convention: `i` the source word, `j` the target word). Special tokens (`</s>`) align to
 nothing. Alignments are made for the pairs given, tokenized as the tokenizer writes them: a translation's own
-tokens, when the model wrote it, unless it segmented a word otherwise than the tokenizer would.
+tokens, when the model wrote it, unless it segmented a word otherwise than the tokenizer would. A source is read as
+translation reads it (`inputs.source_rows`), so that the attention is that of the forward pass that translated it;
+its context, the register's tag and the `source_prefix` belong to no word: the encoder sees them, but each target
+word is aligned to the sentence's own words only.
 """
 
 import bisect
@@ -22,6 +25,7 @@ from ..lengths import input_limit
 from ..options import TranslationOptions
 from ..tags import target_language_id
 from ..tokenization import target_side
+from .inputs import cut, default_names, shown_sources, source_encoding, tagged
 from .pair_scores import check_pairs
 
 
@@ -94,26 +98,40 @@ def check_tokenizer(tokenizer) -> None:
             )
 
 
+def sentence_words(shown: str, sentence: str, offsets: list, segments: list[int] | None) -> list[int | None]:
+    """The word of `sentence` (`token_words`) each token of its row holds, the row read from `shown` (the sentence
+    after its `source_prefix` and register tag) with its `segments`: None for the prefix, the tag, the separator and
+    every token of the context (segment 1), which no target word may be aligned to."""
+    before = len(re.findall(r"\S+", shown)) - len(re.findall(r"\S+", sentence))  # the prefix's and the tag's words
+    sentence_offsets = [(0, 0) if segment else span for span, segment in zip(offsets, segments or [0] * len(offsets))]
+    return [None if word is None or word < before else word - before for word in token_words(shown, sentence_offsets)]
+
+
 def encode_aligned_pairs(
     tokenizer, config, sources: list[str], targets: list[str], options: TranslationOptions
 ) -> tuple[dict, dict, list[list], list[list]]:
     """What every engine aligns given pairs from, once they are checked (`check_pairs`, `check_tokenizer`): the
-    sources (begun with `options.source_prefix`, cut as translation cuts them) and targets (begun with the token of
-    `options.target_lang`, `tags.target_language_id`) as the model reads them, and the word of each of their tokens:
-    the tag and the language token belong to no word of the given texts."""
+    sources as translation reads them (`inputs.source_encoding`: begun with `options.source_prefix` and the
+    register's tag, the context as segment 1, `token_type_ids`, where the model reads one; cut as translation cuts
+    them) and the targets (begun with the token of `options.target_lang`, `tags.target_language_id`) as the model
+    reads them, and the word of each of their tokens: the prefix, the tag, the language token and the context
+    belong to no word of the given texts (`sentence_words`), so the encoder reads the context and nothing is
+    aligned to it."""
     check_pairs(sources, targets)
     check_tokenizer(tokenizer)
     language_id = target_language_id(config, tokenizer, options.target_lang)
-    source_prefix = options.source_prefix
     limit = input_limit(tokenizer)
-    prefixed = [f"{source_prefix} {text}" for text in sources] if source_prefix else sources
-    source = tokenizer(prefixed, return_offsets_mapping=True, truncation=limit is not None, max_length=limit)
-    target = target_side(tokenizer)(targets, return_offsets_mapping=True)
-    shift = 1 if source_prefix else 0  # the tag is the prefixed text's word 0
+    read = tagged(sources, options.source_prefix)
+    rows = source_encoding(tokenizer, config, read, options, default_names(len(sources)), limit, offsets=True)
+    segments = rows.get("token_type_ids") or [None] * len(sources)
     source_words = [
-        [None if word is None or word < shift else word - shift for word in token_words(text, offsets)]
-        for text, offsets in zip(prefixed, source["offset_mapping"])
+        cut(sentence_words(shown, sentence, offsets, row_segments), limit)
+        for shown, sentence, offsets, row_segments in zip(
+            shown_sources(config, read, options), sources, rows["offset_mapping"], segments
+        )
     ]
+    source = {key: [cut(row, limit) for row in rows[key]] for key in ("input_ids", "token_type_ids") if key in rows}
+    target = target_side(tokenizer)(targets, return_offsets_mapping=True)
     target_words = [token_words(text, offsets) for text, offsets in zip(targets, target["offset_mapping"])]
     if language_id is not None:
         target["input_ids"] = [[language_id, *ids] for ids in target["input_ids"]]
@@ -128,6 +146,7 @@ __all__ = [
     "join_alignments",
     "line_words",
     "pharaoh",
+    "sentence_words",
     "token_words",
     "word_alignment",
 ]

@@ -171,14 +171,24 @@ class CTranslate2Engine(Engine):
         return settings
 
     def score_pairs(
-        self, sources: list[str], targets: list[str], batch_size: int = 16, length_penalty: float | None = None
+        self,
+        sources: list[str],
+        targets: list[str],
+        batch_size: int = 16,
+        length_penalty: float | None = None,
+        options: TranslationOptions | None = None,
     ) -> list[PairScore]:
-        """Given translations' scores through `score_batch`, which adds `</s>` and scores it; inputs cut as the
-        generate() engine cuts them."""
+        """Given translations' scores through `score_batch`, which adds `</s>` and scores it; each source read, and
+        cut, as the generate() engine reads it under `options` (`encode_scored_pairs`: its segments as
+        `token￨segment`)."""
         tokenizer, target = self.tokenizer, target_side(self.tokenizer)
-        encoded = encode_scored_pairs(tokenizer, sources, targets)
+        encoded = encode_scored_pairs(tokenizer, self.config, sources, targets, options)
+        segments = encoded.get("token_type_ids") or [None] * len(sources)
         penalty = length_penalty_of(self.generation_config, length_penalty)
-        sources_tokens = [translator_input(tokenizer, ids, self.config) for ids in encoded["input_ids"]]
+        sources_tokens = [
+            translator_input(tokenizer, ids, self.config, row_segments)
+            for ids, row_segments in zip(encoded["input_ids"], segments)
+        ]
         target_tokens = [target.convert_ids_to_tokens(ids)[:-1] for ids in encoded["labels"]]  # it adds </s>
         results = self.translator.score_batch(
             sources_tokens, target_tokens, max_batch_size=batch_size, max_input_length=0
@@ -187,7 +197,8 @@ class CTranslate2Engine(Engine):
 
     def align_pairs(self, sources: list[str], targets: list[str], options: TranslationOptions) -> list[Alignment]:
         """Word alignments through `return_attention` of an export made with the model's alignment layer and heads:
-        each target forced as the prefix of a greedy translation that ends with it."""
+        each target forced as the prefix of a greedy translation that ends with it, its source read with its
+        segments as translation reads it (`encode_aligned_pairs`)."""
         tokenizer, target_tokenizer = self.tokenizer, target_side(self.tokenizer)
         source, target, source_words, target_words = encode_aligned_pairs(
             tokenizer, self.config, sources, targets, options
@@ -197,9 +208,10 @@ class CTranslate2Engine(Engine):
             target_tokenizer.convert_ids_to_tokens(ids[:-1] if ids[-1:] == [target_tokenizer.eos_token_id] else ids)
             for ids in target["input_ids"]
         ]
+        segments = source.get("token_type_ids") or [None] * len(sources)
         attention = [None] * len(sources)
         for indices in length_batches([len(prefix) for prefix in prefixes], options.batch_size):
-            batch = [translator_input(tokenizer, source["input_ids"][i], self.config) for i in indices]
+            batch = [translator_input(tokenizer, source["input_ids"][i], self.config, segments[i]) for i in indices]
             results = self.translator.translate_batch(
                 batch,
                 [prefixes[i] for i in indices],

@@ -15,16 +15,9 @@ from ..lengths import length_bound, length_settings, stack_max_positions
 from ..options import TranslationOptions
 from ..tags import target_language_id
 from .alignment import Alignment, encode_aligned_pairs, word_alignment
-from .inputs import Hypotheses, checked_inputs, cut, length_batches, warn_unended
+from .inputs import Hypotheses, checked_inputs, cut, length_batches, padded, warn_unended
 from .pair_scores import PairScore, encode_scored_pairs, length_penalty_of, pair_score, teacher_forcing_batch
 from .protocol import Engine
-
-
-def padded(tokenizer, rows: list[list[int]], segments: list[list[int]] | None):
-    """A batch of source `rows` (and their `segments`, if any) padded as the tokenizer pads: input_ids and
-    attention_mask (and token_type_ids) tensors."""
-    features = {"input_ids": rows, **({"token_type_ids": segments} if segments else {})}
-    return tokenizer.pad(features, return_tensors="pt", return_attention_mask=True)
 
 
 class GenerateEngine(Engine):
@@ -128,18 +121,27 @@ class GenerateEngine(Engine):
         return settings
 
     def score_pairs(
-        self, sources: list[str], targets: list[str], batch_size: int = 16, length_penalty: float | None = None
+        self,
+        sources: list[str],
+        targets: list[str],
+        batch_size: int = 16,
+        length_penalty: float | None = None,
+        options: TranslationOptions | None = None,
     ) -> list[PairScore]:
         """Each target's log-probability given its source under the model (teacher forcing, `</s>` included), in
-        the order given; inputs longer than the tokenizer's limit are cut there, as translation cuts them."""
+        the order given; each source read as translation reads it under `options` (`encode_scored_pairs`)."""
         model, tokenizer = self.model, self.tokenizer
-        encoded = encode_scored_pairs(tokenizer, sources, targets)
+        encoded = encode_scored_pairs(tokenizer, model.config, sources, targets, options)
+        segments = encoded.get("token_type_ids")
         penalty = length_penalty_of(model.generation_config, length_penalty)
         results = [None] * len(sources)
         model.eval()
         for indices in length_batches([len(encoded["labels"][i]) for i in range(len(sources))], batch_size):
             batch, labels = teacher_forcing_batch(
-                tokenizer, [encoded["input_ids"][i] for i in indices], [encoded["labels"][i] for i in indices]
+                tokenizer,
+                [encoded["input_ids"][i] for i in indices],
+                [encoded["labels"][i] for i in indices],
+                [segments[i] for i in indices] if segments else None,
             )
             with torch.inference_mode():
                 logits = model(**batch.to(model.device), labels=labels.to(model.device)).logits
@@ -152,17 +154,22 @@ class GenerateEngine(Engine):
 
     def align_pairs(self, sources: list[str], targets: list[str], options: TranslationOptions) -> list[Alignment]:
         """Word alignments of given pairs under the model (teacher forcing; the eager attention kernel, the one
-        that returns weights, for these forward passes only)."""
+        that returns weights, for these forward passes only), the sources read as translation reads them: the
+        context in the encoder, never aligned to (`encode_aligned_pairs`)."""
         model, tokenizer = self.model, self.tokenizer
         source, target, source_words, target_words = encode_aligned_pairs(
             tokenizer, model.config, sources, targets, options
         )
+        segments = source.get("token_type_ids")
         layer, heads = alignment_heads(model.config)
         attention = [None] * len(sources)
         model.eval()
         for indices in length_batches([len(ids) for ids in target["input_ids"]], options.batch_size):
             batch, labels = teacher_forcing_batch(
-                tokenizer, [source["input_ids"][i] for i in indices], [target["input_ids"][i] for i in indices]
+                tokenizer,
+                [source["input_ids"][i] for i in indices],
+                [target["input_ids"][i] for i in indices],
+                [segments[i] for i in indices] if segments else None,
             )
             with eager_attention(model), torch.inference_mode():
                 outputs = model(**batch.to(model.device), labels=labels.to(model.device), output_attentions=True)

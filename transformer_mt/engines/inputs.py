@@ -2,7 +2,8 @@
 engine sees and the hypotheses joined back (`split_texts`, `join_hypotheses`), length-sorted batches
 (`length_batches`), and the inputs' limits with their warnings and refusals (`warn_long_inputs`,
 `check_positions`, `warn_unended`), which every engine runs first on the sentences it is given (`checked_inputs`),
-with the register tag and the context the options ask for (`source_rows`).
+with the register tag and the context the options ask for (`source_rows`), which given pairs are scored and aligned
+with too (`pair_scores`, `alignment`).
 
 A context (`options.context`) is read by a model trained with it as each sentence's second segment (`sentence </s>
 context </s>`, segment ids 1 on the context, as training encodes it) and counts toward the input's length; where the
@@ -104,32 +105,61 @@ def reads_context(config, options: TranslationOptions) -> bool:
     return True
 
 
+def shown_sources(config, sentences: list[str], options: TranslationOptions) -> list[str]:
+    """`sentences` begun with the tag of the register `options.formality` asks for (`register_tag`), after
+    `options.source_prefix` where a sentence begins with it: the first segment of each row the model reads."""
+    tag, prefix = register_tag(config, options), options.source_prefix
+    if tag is None:
+        return sentences
+    return [
+        f"{prefix} {tag} {sentence[len(prefix) + 1 :]}"
+        if prefix and sentence.startswith(f"{prefix} ")
+        else f"{tag} {sentence}"
+        for sentence in sentences
+    ]
+
+
+def source_encoding(
+    tokenizer,
+    config,
+    sentences: list[str],
+    options: TranslationOptions,
+    names: list[str],
+    limit: int | None,
+    offsets: bool = False,
+) -> dict[str, list]:
+    """`source_rows` as lists by name: `input_ids`, `token_type_ids` (only where the model reads the context) and,
+    with `offsets` (a fast tokenizer's), `offset_mapping`: each token's characters in its sentence as shown
+    (`shown_sources`) on segment 0, in the context on segment 1."""
+    sentences = shown_sources(config, sentences, options)
+    keys = ["input_ids", *(["offset_mapping"] if offsets else [])]
+    asked = {"return_offsets_mapping": True} if offsets else {}
+    if not sentences or not reads_context(config, options):
+        encoded = tokenizer(sentences, **asked) if sentences else {key: [] for key in keys}
+        return {key: encoded[key] for key in keys}
+    paired = tokenizer(sentences, [options.context] * len(sentences), return_token_type_ids=True, **asked)
+    rows = {key: paired[key] for key in [*keys, "token_type_ids"]}
+    for i, name in enumerate(names):
+        if limit is not None and len(rows["input_ids"][i]) > limit:  # alone, as training leaves such a context out
+            logger.warning(
+                f"Text {name}: its context does not fit beside it in {limit} tokens; translated without it."
+            )
+            alone = tokenizer(sentences[i], **asked)
+            for key in keys:
+                rows[key][i] = alone[key]
+            rows["token_type_ids"][i] = [0] * len(alone["input_ids"])
+    return rows
+
+
 def source_rows(
     tokenizer, config, sentences: list[str], options: TranslationOptions, names: list[str], limit: int | None
 ) -> tuple[list[list[int]], list[list[int]] | None]:
     """Each sentence's token ids (not yet cut) as the engine reads it, begun with the register's tag
     (`register_tag`, after `options.source_prefix`) and followed by the context as its second segment where the
-    model reads one and the two fit in `limit`; and each row's segment ids (None without a context)."""
-    tag, prefix = register_tag(config, options), options.source_prefix
-    if tag is not None:
-        sentences = [
-            f"{prefix} {tag} {sentence[len(prefix) + 1 :]}"
-            if prefix and sentence.startswith(f"{prefix} ")
-            else f"{tag} {sentence}"
-            for sentence in sentences
-        ]
-    if not sentences or not reads_context(config, options):
-        return (tokenizer(sentences)["input_ids"] if sentences else []), None
-    paired = tokenizer(sentences, [options.context] * len(sentences), return_token_type_ids=True)
-    ids, segments = paired["input_ids"], paired["token_type_ids"]
-    for i, name in enumerate(names):
-        if limit is not None and len(ids[i]) > limit:  # read alone, as training leaves such a context out
-            logger.warning(
-                f"Text {name}: its context does not fit beside it in {limit} tokens; translated without it."
-            )
-            ids[i] = tokenizer(sentences[i])["input_ids"]
-            segments[i] = [0] * len(ids[i])
-    return ids, segments
+    model reads one and the two fit in `limit`; and each row's segment ids (None without a context). What
+    translation, pair scores and word alignments all read (`source_encoding`)."""
+    rows = source_encoding(tokenizer, config, sentences, options, names, limit)
+    return rows["input_ids"], rows.get("token_type_ids")
 
 
 def checked_inputs(
@@ -152,6 +182,13 @@ def checked_inputs(
     warn_long_inputs(lengths, names, limit)
     check_positions(lengths, names, limit, input_positions, output_positions, options.max_new_tokens)
     return ids, segments, names, limit
+
+
+def padded(tokenizer, rows: list[list[int]], segments: list[list[int]] | None):
+    """A batch of source `rows` (and their `segments`, if any) padded as the tokenizer pads: input_ids and
+    attention_mask (and token_type_ids) tensors."""
+    features = {"input_ids": rows, **({"token_type_ids": segments} if segments else {})}
+    return tokenizer.pad(features, return_tensors="pt", return_attention_mask=True)
 
 
 def cut(row: list[int], limit: int | None) -> list[int]:
@@ -208,8 +245,11 @@ __all__ = [
     "default_names",
     "join_hypotheses",
     "length_batches",
+    "padded",
     "reads_context",
     "register_tag",
+    "shown_sources",
+    "source_encoding",
     "source_rows",
     "split_texts",
     "tagged",

@@ -3,10 +3,11 @@
 fairseq's `--score-reference`, `marian-scorer`, `sockeye-score` and CTranslate2's `score_batch` do this: for
 filtering back-translations, reranking, quality checks. Each pair is read whole (no sentence splitting) and its
 target is scored token by token under teacher forcing, up to and including `</s>`, which is what generate() would
-have had to produce. Per pair (`PairScore`): `log_prob` (the sum), `tokens` (how many, `</s>` included),
-`per_token` (log_prob / tokens) and `score`, the n-best score's definition: log_prob / tokens ** length_penalty
-(the generation config's unless given), so that a generated hypothesis scores here what `translate_nbest` reported
-for it.
+have had to produce. Its source is read as translation reads it under the options given (their `source_prefix`, the
+register's tag, the context as segment 1: `inputs.source_rows`). Per pair (`PairScore`): `log_prob` (the sum),
+`tokens` (how many, `</s>` included), `per_token` (log_prob / tokens) and `score`, the n-best score's definition:
+log_prob / tokens ** length_penalty (the generation config's unless given), so that a generated hypothesis scores
+here what `translate_nbest` reported for it.
 
 This module holds what both engines share (`transformer_mt.engines`: each scores pairs with `score_pairs`, the
 model under teacher forcing or a CTranslate2 export's `score_batch`, the same numbers within float tolerance) and
@@ -18,6 +19,8 @@ import dataclasses
 import torch
 
 from ..lengths import input_limit
+from ..options import TranslationOptions
+from .inputs import cut, default_names, padded, source_rows, tagged
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,17 +52,32 @@ def check_pairs(sources: list[str], targets: list[str]) -> None:
             raise ValueError(f"pair {number} has an empty {side}: a pair needs text on both sides")
 
 
-def encode_scored_pairs(tokenizer, sources: list[str], targets: list[str]):
-    """Given pairs, checked (`check_pairs`), tokenized as every engine reads them: the sources cut at the tokenizer's
-    limit, as translation cuts them, the targets (`labels`) whole, `</s>` included."""
+def encode_scored_pairs(
+    tokenizer, config, sources: list[str], targets: list[str], options: TranslationOptions | None = None
+) -> dict[str, list]:
+    """Given pairs, checked (`check_pairs`), tokenized as every engine reads them: the sources as translation reads
+    them under `options` (`inputs.source_rows`: begun with `options.source_prefix` and the register's tag, the
+    context as segment 1, `token_type_ids`, where the model reads one) and cut at the tokenizer's limit as
+    translation cuts them; the targets (`labels`) `</s>` included."""
     check_pairs(sources, targets)
+    options = options or TranslationOptions()
     limit = input_limit(tokenizer)
-    return tokenizer(sources, text_target=targets, truncation=limit is not None, max_length=limit)
+    ids, segments = source_rows(
+        tokenizer, config, tagged(sources, options.source_prefix), options, default_names(len(sources)), limit
+    )
+    labels = tokenizer(text_target=targets, truncation=limit is not None, max_length=limit)["input_ids"]
+    encoded = {"input_ids": [cut(row, limit) for row in ids], "labels": labels}
+    if segments is not None:
+        encoded["token_type_ids"] = [cut(row, limit) for row in segments]
+    return encoded
 
 
-def teacher_forcing_batch(tokenizer, source_ids: list[list[int]], target_ids: list[list[int]]):
-    """A padded batch of sources and its labels (targets padded with -100), to read targets under teacher forcing."""
-    batch = tokenizer.pad({"input_ids": source_ids}, return_tensors="pt")
+def teacher_forcing_batch(
+    tokenizer, source_ids: list[list[int]], target_ids: list[list[int]], segments: list[list[int]] | None = None
+):
+    """A padded batch of sources (with their `segments`, if any) and its labels (targets padded with -100), to read
+    targets under teacher forcing."""
+    batch = padded(tokenizer, source_ids, segments)
     labels = torch.full((len(target_ids), max(map(len, target_ids))), -100)
     for row, ids in enumerate(target_ids):
         labels[row, : len(ids)] = torch.tensor(ids)

@@ -40,13 +40,20 @@ class Engine(Protocol):
         `target_prefix` gives each sentence's forced beginning (None for none)."""
 
     def score_pairs(
-        self, sources: list[str], targets: list[str], batch_size: int = 16, length_penalty: float | None = None
+        self,
+        sources: list[str],
+        targets: list[str],
+        batch_size: int = 16,
+        length_penalty: float | None = None,
+        options: TranslationOptions | None = None,
     ) -> list[PairScore]:
-        """Each given target's log-probability given its source (`transformer_mt.engines.pair_scores`)."""
+        """Each given target's log-probability given its source (`transformer_mt.engines.pair_scores`), the source
+        read as translation reads it under `options` (`source_prefix`, the register's tag, the context)."""
 
     def align_pairs(self, sources: list[str], targets: list[str], options: TranslationOptions) -> list[Alignment]:
-        """Word alignments of given pairs (`engines.alignment`), read with `options.source_prefix` and the
-        target language's token as the translations were made; `options.batch_size` pairs at a time."""
+        """Word alignments of given pairs (`engines.alignment`), read with `options.source_prefix`, the register's
+        tag, the context and the target language's token as the translations were made (nothing aligned to the
+        context or the tags); `options.batch_size` pairs at a time."""
 
     def seed(self, seed: int) -> None:
         """Seed this engine's sampling: the same seed gives the same output."""
