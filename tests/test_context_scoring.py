@@ -163,3 +163,22 @@ def test_alignments_read_the_context_and_never_point_into_it(saved, cache):
         assert alignment and all(0 <= i < len(source.split()) for i, _ in alignment)
     fast = load_engine(str(directory), "ctranslate2")
     assert fast.align_pairs(SOURCES, TARGETS, READ) == aligned
+
+
+def test_the_term_step_scores_what_it_forced_in_under_the_options_it_decoded_with():
+    """A glossary term forced in is chosen by `score_pairs` among the translations it was decoded into: scored with
+    the same context and register (so the source rows are translation's), never without them."""
+    from transformer_mt.translation import translate_texts
+
+    from .test_glossary import ForcingEngine
+
+    class Recording(ForcingEngine):
+        def score_pairs(self, sources, targets, batch_size=16, length_penalty=None, options=None):
+            self.scored_with = options
+            return super().score_pairs(sources, targets, batch_size, length_penalty, options)
+
+    engine = Recording()
+    asked = TranslationOptions(glossary={"Save": "Sichern"}, context=CONTEXT, formality="prefer_more")
+    [text] = translate_texts(engine, ["Click Save now."], asked)
+    assert text.flags.terms_forced == ("Sichern",)
+    assert (engine.scored_with.context, engine.scored_with.formality) == (CONTEXT, "prefer_more")

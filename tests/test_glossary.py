@@ -214,7 +214,7 @@ class ForcingEngine(TermEngine):
                 outputs.append(self.OWN if "⟦" in sentence else sentence)
         return [[(output, -0.1)] * options.num_return_sequences for output in outputs]
 
-    def score_pairs(self, sources, targets, batch_size=16, length_penalty=None):
+    def score_pairs(self, sources, targets, batch_size=16, length_penalty=None, options=None):
         from transformer_mt.engines.pair_scores import pair_score
 
         best = {"Jetzt hier Sichern Sichern Sichern.": -0.1, "Jetzt Sichern klicken.": -0.5}

@@ -188,7 +188,9 @@ def _force_terms(
             if sentence and sentence[0][0]
         ]
         scores = (
-            engine.score_pairs([source for (_, source, _, _), _ in written], [output for _, output in written])
+            engine.score_pairs(
+                [source for (_, source, _, _), _ in written], [output for _, output in written], options=plain
+            )
             if written
             else []
         )
