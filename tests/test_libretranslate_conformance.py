@@ -4,8 +4,8 @@ LibreTranslate's wheel ships them (`libretranslate/tests/test_api/test_api_*.py`
 downloaded from PyPI once into a cache folder (`pip download libretranslate==1.9.6 --no-deps`) and only those files
 are taken out of it: they are AGPL-3.0, so never committed, and their conftest.py, which imports LibreTranslate's
 Flask app, is never collected. Each test function gets a `client` that turns its Flask test-client calls into HTTP
-requests to a server process on loopback, with only their language codes mapped to the model's (their target "es"
-is the model's "de"), the way tests/test_transformers_common.py runs transformers' own tests. Offline and not
+requests, exactly as they wrote them, to a server process on loopback serving a tiny English→Spanish model (their
+tests translate en→es), the way tests/test_transformers_common.py runs transformers' own tests. Offline and not
 cached, the module skips with a one-line reason (under CI=true it fails instead: CI has PyPI).
 """
 
@@ -27,7 +27,6 @@ from .utils import save_copy_model
 
 VERSION = "1.9.6"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "transformer-mt"
-LANGUAGES = {"es": "de"}  # their languages -> the served model's
 
 
 def api_tests() -> Path:
@@ -102,24 +101,13 @@ class FlaskResponse:
 
 
 class HttpClient:
-    """Flask's test client, as their tests call it, over HTTP to `url`, their language codes mapped."""
+    """Flask's test client, as their tests call it, over HTTP to `url`."""
 
     def __init__(self, url: str):
         self.url = url
 
-    @staticmethod
-    def _mapped(fields: dict | None) -> dict | None:
-        return (
-            None
-            if fields is None
-            else {
-                key: LANGUAGES.get(value, value) if key in ("source", "target") else value
-                for key, value in fields.items()
-            }
-        )
-
     def post(self, path: str, data: dict | None = None, json: dict | None = None) -> FlaskResponse:
-        return FlaskResponse(httpx.post(self.url + path, data=self._mapped(data), json=self._mapped(json), timeout=60))
+        return FlaskResponse(httpx.post(self.url + path, data=data, json=json, timeout=60))
 
     def get(self, path: str) -> FlaskResponse:
         return FlaskResponse(httpx.get(self.url + path, timeout=60))
@@ -128,7 +116,7 @@ class HttpClient:
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     path = tmp_path_factory.mktemp("conformance")
-    save_copy_model(path, dict(num_beams=2, early_stopping=True, max_length=40))
+    save_copy_model(path, dict(num_beams=2, early_stopping=True, max_length=40), languages=("en", "es"))
     with server_process(str(path), "--engine", "transformers") as url:
         yield HttpClient(url)
 

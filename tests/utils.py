@@ -476,15 +476,17 @@ def copy_tokenizer():
     return train_tokenizer(COPY_CORPUS * 4, vocab_size=320)
 
 
-def save_copy_model(directory: Path, generation: dict | None = None, **overrides):
-    """A copy-trained tiny model (`train_copy_model`) saved with its tokenizer as training saves one: languages
-    en -> de, and a generation config of beam 4 with early_stopping=True (or `generation`'s settings). Returns the
-    (model, tokenizer) loaded back from `directory`."""
+def save_copy_model(
+    directory: Path, generation: dict | None = None, languages: tuple[str, str] = ("en", "de"), **overrides
+):
+    """A copy-trained tiny model (`train_copy_model`) saved with its tokenizer as training saves one: `languages`
+    (source, target; en -> de unless given), and a generation config of beam 4 with early_stopping=True (or
+    `generation`'s settings). Returns the (model, tokenizer) loaded back from `directory`."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     tokenizer = copy_tokenizer()
     model = train_copy_model(tokenizer, **overrides)
-    model.config.source_lang, model.config.target_lang = "en", "de"
+    model.config.source_lang, model.config.target_lang = languages
     default = dict(num_beams=4, early_stopping=True, max_length=64)
     model.generation_config.update(**(default if generation is None else generation))
     model.save_pretrained(directory)
