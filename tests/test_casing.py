@@ -13,6 +13,7 @@ from transformer_mt.text.casing import (
     title_case,
     upper_case,
 )
+from transformer_mt.text.languages import DE, EN
 
 from .utils import require
 
@@ -42,7 +43,7 @@ from .utils import require
     ],
 )
 def test_the_case_of_a_text(text, case):
-    assert case_of(text) == case
+    assert case_of(text, EN) == case
 
 
 def test_an_upper_text_is_shown_in_sentence_case_with_digits_and_placeholders_kept():
@@ -63,20 +64,20 @@ def test_a_title_is_shown_in_sentence_case_with_names_kept():
 
 def test_a_normal_text_is_shown_as_it_is():
     for text in ("Enforce strict ISO compliance", "OK", "ID: %s", ""):
-        assert fold(text, case_of(text)) == text
+        assert fold(text, case_of(text, EN)) == text
 
 
 def test_an_upper_translation_is_upper_cased_but_its_placeholders_and_urls():
-    assert restore("Datei %s nicht gefunden", "upper") == "DATEI %s NICHT GEFUNDEN"
-    assert restore("Größe von %(name)s und {name}", "upper") == "GRÖSSE VON %(name)s UND {name}"  # ß: SS
-    assert restore("Siehe https://example.com/index.html", "upper") == "SIEHE https://example.com/index.html"
-    assert restore("Spiel beginnen", "title") == "Spiel beginnen"  # German capitalises nouns, not titles
-    assert restore("Hexadezimal", "normal") == "Hexadezimal"
-    assert restore("", "upper") == ""
+    assert restore("Datei %s nicht gefunden", "upper", DE) == "DATEI %s NICHT GEFUNDEN"
+    assert restore("Größe von %(name)s und {name}", "upper", DE) == "GRÖSSE VON %(name)s UND {name}"  # ß: SS
+    assert restore("Siehe https://example.com/index.html", "upper", DE) == "SIEHE https://example.com/index.html"
+    assert restore("Spiel beginnen", "title", DE) == "Spiel beginnen"  # German capitalises nouns, not titles
+    assert restore("Hexadezimal", "normal", DE) == "Hexadezimal"
+    assert restore("", "upper", DE) == ""
 
 
 def test_sentences_are_folded_and_their_hypotheses_restored_with_scores_kept():
-    folded, cases = fold_sentences(["RECOVERING JOURNAL.", "OK", "Restore Last Query"])
+    folded, cases = fold_sentences(["RECOVERING JOURNAL.", "OK", "Restore Last Query"], EN)
     assert folded == ["Recovering journal.", "OK", "Restore last query"]
     assert cases == ["upper", "normal", "title"]
     hypotheses = [
@@ -84,7 +85,7 @@ def test_sentences_are_folded_and_their_hypotheses_restored_with_scores_kept():
         [("OK", None)],
         [("Letzte Abfrage wiederherstellen", -0.2)],
     ]
-    assert restore_hypotheses(hypotheses, cases) == [
+    assert restore_hypotheses(hypotheses, cases, DE) == [
         [("JOURNAL WIRD WIEDERHERGESTELLT.", -0.5), ("JOURNAL WIEDERHERSTELLEN.", -0.9)],
         [("OK", None)],
         [("Letzte Abfrage wiederherstellen", -0.2)],
@@ -106,7 +107,7 @@ def test_upper_and_title_case_keep_placeholders_and_urls():
 
 
 def test_html_leaves_title_case_as_it_is():
-    assert fold_sentences(["Restore Last Query", "SAVE CHANGES"], titles=False) == (
+    assert fold_sentences(["Restore Last Query", "SAVE CHANGES"], EN, titles=False) == (
         ["Restore Last Query", "Save changes"],
         ["normal", "upper"],
     )
@@ -114,7 +115,7 @@ def test_html_leaves_title_case_as_it_is():
 
 def test_an_elements_own_title_case_label_is_folded_but_menu_paths_keys_and_pairs_are_not():
     assert [
-        fold_label(text)
+        fold_label(text, EN)
         for text in (
             "Screen Lock",
             "Image Viewer",

@@ -20,6 +20,7 @@ from transformer_mt.text.glossary import (
     term_index,
     term_used,
 )
+from transformer_mt.text.languages import DE
 from transformer_mt.training.augmentation import augment
 from transformer_mt.translation import translate_texts
 
@@ -54,7 +55,7 @@ def test_annotation_marks_never_reach_the_user():
     ],
 )
 def test_a_term_is_used_by_the_word_or_an_inflected_form(translation, term, used):
-    assert term_used(translation, term) is used
+    assert term_used(translation, term, DE) is used
 
 
 def test_a_glossary_file_is_read_and_bad_lines_are_named(tmp_path):
@@ -91,18 +92,18 @@ def test_terms_are_mined_from_a_corpus_short_pairs():
 def test_training_pairs_are_annotated_where_their_target_uses_the_term():
     index = term_index((("printer", "Drucker"), ("file", "Datei")))
     target = "Wählen Sie den Drucker für die Dateien."
-    assert annotate_pair("Select the printer for the file.", target, index) == (
+    assert annotate_pair("Select the printer for the file.", target, index, DE) == (
         "Select the printer ⟦Drucker⟧ for the file ⟦Datei⟧.",
         target,
         2,
     )
-    assert annotate_pair("Select the printer.", "Wählen Sie das Gerät.", index) == (
+    assert annotate_pair("Select the printer.", "Wählen Sie das Gerät.", index, DE) == (
         "Select the printer.",
         "Wählen Sie das Gerät.",
         0,
     )
     # another term's target in place of the reference's, in the annotation and the target alike
-    assert annotate_pair("Select the printer for the file.", target, index, substitute="Fenster") == (
+    assert annotate_pair("Select the printer for the file.", target, index, DE, substitute="Fenster") == (
         "Select the printer ⟦Fenster⟧ for the file ⟦Datei⟧.",
         "Wählen Sie den Fenster für die Dateien.",
         2,
@@ -257,26 +258,29 @@ def test_a_term_takes_the_place_of_the_models_own_word_for_it_or_of_the_words_al
             "Save",
             "Speichern",
             "Sichern",
+            DE,
         )
         == "Klicken Sie Sichern, um es zu behalten."
     )
     assert (
-        place_term("Open the folders.", "Öffnen Sie die Ordnern.", [], "folders", "Ordner", "Verzeichnisse")
+        place_term("Open the folders.", "Öffnen Sie die Ordnern.", [], "folders", "Ordner", "Verzeichnisse", DE)
         == "Öffnen Sie die Verzeichnisse."
     )
     source = "Type your last name and save it."
     # no word of its own: the aligned words, as many as the term has and a noun for a noun
     assert (
-        place_term(source, "Geben Sie Ihren Familiennamen ein.", [(2, 3), (3, 3)], "last name", "Nachname", "Nachname")
+        place_term(
+            source, "Geben Sie Ihren Familiennamen ein.", [(2, 3), (3, 3)], "last name", "Nachname", "Nachname", DE
+        )
         == "Geben Sie Ihren Nachname ein."
     )
     assert (
-        place_term(source, "Geben Sie ein und sichern Sie ihn.", [(5, 4)], "save", "Speichern", "Sichern")
+        place_term(source, "Geben Sie ein und sichern Sie ihn.", [(5, 4)], "save", "Speichern", "Sichern", DE)
         == "Geben Sie ein und sichern Sie ihn."
     )  # a verb, lower case: not replaced
     # two words aligned to a one-word term: too far from the term to replace
     assert (
-        place_term(source, "Geben Sie letzten Namen ein.", [(2, 2), (3, 3)], "last name", "Nachname", "Nachname")
+        place_term(source, "Geben Sie letzten Namen ein.", [(2, 2), (3, 3)], "last name", "Nachname", "Nachname", DE)
         == "Geben Sie letzten Namen ein."
     )
     # the term as it occurs outside a protected span is the one whose words are aligned
@@ -288,6 +292,7 @@ def test_a_term_takes_the_place_of_the_models_own_word_for_it_or_of_the_words_al
             "table",
             "Tisch",
             "Tabelle",
+            DE,
             [(4, 10)],
         )
         == "Siehe /table und die Tabelle."
@@ -345,7 +350,7 @@ def test_the_shipped_model_trained_on_annotations_writes_an_unseen_term(engine):
     source = "The widget could not be started."
     [plain] = translate_texts(model, [source], TranslationOptions())
     [termed] = translate_texts(model, [source], TranslationOptions(glossary={"widget": "Quirlgerät"}))
-    assert not term_used(plain[0][0], "Quirlgerät")
+    assert not term_used(plain[0][0], "Quirlgerät", DE)
     assert termed == [("Die Quirlgerät konnte nicht gestartet werden.", None)]
     assert termed.flags.terms_placed == termed.flags.terms_forced == termed.flags.terms_missed == ()
     # a source word it copies instead ("Frobnicator") gets the term from the placement step, in the copy's place

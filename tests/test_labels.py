@@ -7,29 +7,32 @@ from types import SimpleNamespace
 
 from transformer_mt.options import TranslationOptions
 from transformer_mt.text.labels import LabelForm, as_label, label_forms
+from transformer_mt.text.languages import DE, EN
 from transformer_mt.translation import translate_texts
 
 from .test_quality import calibration
 
 
 def test_a_label_is_tried_capitalised_lower_cased_and_as_its_words_alone():
-    assert label_forms("SUMMARY") == [LabelForm("Summary"), LabelForm("summary")]
-    assert label_forms("Summary") == [LabelForm("summary")]
-    assert label_forms("Summary:") == [
+    assert label_forms("SUMMARY", EN) == [LabelForm("Summary"), LabelForm("summary")]
+    assert label_forms("Summary", EN) == [LabelForm("summary")]
+    assert label_forms("Summary:", EN) == [
         LabelForm("summary:"),
         LabelForm("Summary", after=":"),
         LabelForm("summary", after=":"),
     ]
-    assert label_forms("&Lookup...") == [
+    assert label_forms("&Lookup...", EN) == [
         LabelForm("&lookup..."),
         LabelForm("Lookup", "&", "..."),
         LabelForm("lookup", "&", "..."),
     ]
-    assert label_forms("Show All Files") == [LabelForm("Show all files"), LabelForm("show all files")]  # 3 words
-    assert label_forms("%s") == [] and label_forms("42") == [] and label_forms("Open %s") == []  # kept as written
-    assert as_label("Summary:", LabelForm("summary", after=":"), "zusammenfassung") == "Zusammenfassung:"
-    assert as_label("SUMMARY", LabelForm("summary"), "Zusammenfassung") == "ZUSAMMENFASSUNG"
-    assert as_label("summary", LabelForm("Summary"), "Zusammenfassung") == "Zusammenfassung"  # the model's case
+    assert label_forms("Show All Files", EN) == [LabelForm("Show all files"), LabelForm("show all files")]  # 3 words
+    assert (
+        label_forms("%s", EN) == [] and label_forms("42", EN) == [] and label_forms("Open %s", EN) == []
+    )  # kept as written
+    assert as_label("Summary:", LabelForm("summary", after=":"), "zusammenfassung", DE) == "Zusammenfassung:"
+    assert as_label("SUMMARY", LabelForm("summary"), "Zusammenfassung", DE) == "ZUSAMMENFASSUNG"
+    assert as_label("summary", LabelForm("Summary"), "Zusammenfassung", DE) == "Zusammenfassung"  # the model's case
 
 
 class Words:

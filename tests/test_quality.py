@@ -26,6 +26,7 @@ from transformer_mt.quality import (
     weights_sha256,
 )
 from transformer_mt.serving.app import ServedModel, create_app
+from transformer_mt.text.languages import DE, EN, Languages
 from transformer_mt.translation import translate, translate_texts
 
 from .test_serving import CLIENTS, FakeEngine
@@ -47,13 +48,14 @@ from .utils import save_copy_model
     ],
 )
 def test_a_repetition_is_a_word_or_phrase_written_again_back_to_back(text, found):
-    assert repetition(text) == found
+    assert repetition(text, DE) == found
 
 
 def test_a_loop_is_a_repetition_the_source_does_not_hold():
-    assert is_loop("Include Time", "Zude Time Time")
-    assert not is_loop("Very very good.", "Sehr sehr gut.")  # the source repeats itself: so may its translation
-    assert not is_loop("Include Time", "Zeit einschließen")
+    en_de = Languages(EN, DE)
+    assert is_loop("Include Time", "Zude Time Time", en_de)
+    assert not is_loop("Very very good.", "Sehr sehr gut.", en_de)  # the source repeats itself: so may its translation
+    assert not is_loop("Include Time", "Zeit einschließen", en_de)
 
 
 def test_a_copy_is_a_long_source_again_or_a_short_one_at_low_confidence():
@@ -233,7 +235,7 @@ def test_a_model_trained_to_loop_is_decoded_again_and_flagged(tmp_path, caplog):
             [text] = translate_texts(
                 engine, [COPY_CORPUS[0]], TranslationOptions(split_sentences=False, confidence=True)
             )
-        assert is_loop(COPY_CORPUS[0], text[0][0]), text
+        assert is_loop(COPY_CORPUS[0], text[0][0], Languages(EN, DE)), text
         assert (text.flags.guards, text.flags.redecoded, text.flags.confidence) == (("loop",), True, 0.0)
         assert "still did (flagged)" in caplog.text
         caplog.clear()

@@ -16,6 +16,7 @@ from transformer_mt.steps import (
     pipeline,
     transforms,
 )
+from transformer_mt.text.languages import DE, EN, Languages
 from transformer_mt.translation import translate_texts
 
 from .utils import require
@@ -27,7 +28,7 @@ def record(source: str, prefix: str | None = None) -> Sentence:
 
 def test_case_step_folds_before_and_gives_the_case_back_after():
     sentences = [record("OPEN THE FILE."), record("Save The Document"), record("KEEP IT", prefix="KEEP")]
-    CaseStep(TranslationOptions()).before(sentences)
+    CaseStep(TranslationOptions(), Languages(EN, DE)).before(sentences)
     assert [(s.folded, s.shown, s.case) for s in sentences] == [
         ("Open the file.", "Open the file.", "upper"),
         ("Save the document", "Save the document", "title"),
@@ -35,14 +36,14 @@ def test_case_step_folds_before_and_gives_the_case_back_after():
     ]  # a sentence with a forced beginning is shown as given
     for sentence, text in zip(sentences, ["Öffnen Sie die Datei.", "Dokument speichern", "KEEP ES"]):
         sentence.hypotheses = [(text, -1.0)]
-    CaseStep(TranslationOptions()).after(sentences)
+    CaseStep(TranslationOptions(), Languages(EN, DE)).after(sentences)
     assert [s.hypotheses for s in sentences] == [
         [("ÖFFNEN SIE DIE DATEI.", -1.0)],
         [("Dokument speichern", -1.0)],
         [("KEEP ES", -1.0)],
     ]
     html = [record("Save The Document")]
-    CaseStep(TranslationOptions(format="html")).before(html)
+    CaseStep(TranslationOptions(format="html"), Languages(EN, DE)).before(html)
     assert (html[0].shown, html[0].case) == ("Save The Document", "normal")  # a label's case is the markup's
 
 
@@ -141,7 +142,7 @@ def test_the_decoder_redecodes_through_the_same_records_and_folds_once(monkeypat
     monkeypatch.setattr(
         transforms,
         "fold_sentences",
-        lambda sentences, titles: folds.append(sentences) or real(sentences, titles=titles),
+        lambda sentences, rules, titles: folds.append(sentences) or real(sentences, rules, titles=titles),
     )
     decoder = Decoder(engine, TranslationOptions(guards=False))
     first = decoder.decode(["OPEN %s NOW", "Close it"], ["1", "2"])

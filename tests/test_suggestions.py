@@ -298,7 +298,7 @@ def test_the_filter_reads_a_real_model(saved_tiny_model):
     from transformer_mt.engines import load_engine
 
     engine = load_engine(str(saved_tiny_model), "transformers")
-    reason, numbers = judge_suggestion(engine, "The cat sat.", "Die Katze saß auf der Matte.", "de")
+    reason, numbers = judge_suggestion(engine, "The cat sat.", "Die Katze saß auf der Matte.", "en", "de")
     assert numbers["margin"] == pytest.approx(numbers["score"] - numbers["own_score"], abs=1e-3)
     assert reason is None or reason.startswith("s is unlikely")
 

@@ -12,7 +12,9 @@ chrF against a reference is at least `Calibration.chrf_threshold`. The fit is st
 **Guards**, on the best hypothesis of each sentence, as the user will read it:
 - a *loop*: a word or phrase of up to `LOOP_MAX_WORDS` words written twice or more back to back (case-insensitive,
   within one stretch between punctuation marks) in an output whose source holds no such repetition itself; a
-  German article or pronoun written exactly twice ("..., die die Datei enthält") is grammatical and not one;
+  word its language may write exactly twice (`LanguageRules.doubling`: a German article then relative pronoun,
+  "..., die die Datei enthält"; French "vous vous connectez") is grammatical and not one: the output read by the
+  target language's rules, the source by the source language's;
 - a *copy*: an output equal to its source (case-insensitive, spaces collapsed) of more than `COPY_MIN_WORDS` words,
   or of any length at a confidence below `COPY_CONFIDENCE` (UI strings such as "Name", "Status", "OK" are
   rightly left as they are; a short one flagged is tried in its other forms, `trust.labels`);
@@ -20,7 +22,8 @@ chrF against a reference is at least `Calibration.chrf_threshold`. The fit is st
   band the calibration measured on the training data (its 0.5th to 99.5th percentile); without a calibration this
   guard is off.
 
-Imports nothing of the package but `spans`' report: the translation layer runs the guards and re-decodes.
+Imports nothing of the package but `spans`' report and `languages`' rules: the translation layer runs the guards
+and re-decodes.
 """
 
 import dataclasses
@@ -31,13 +34,12 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from .text.languages import LanguageRules, Languages
 from .text.spans import SpanReport
 
 
 CALIBRATION_FILE = "calibration.json"
 LOOP_MAX_WORDS = 4
-# German words that can stand twice in a row in a correct sentence (article then relative pronoun: "die die")
-DOUBLING = frozenset({"die", "der", "das", "den", "dem", "des", "sie", "es"})
 COPY_MIN_WORDS = 3
 COPY_CONFIDENCE = 0.2
 LENGTH_MIN_CHARS = 20
@@ -55,9 +57,10 @@ GUARDS = ("loop", "copy", "length")
 _STRETCH = re.compile(r"[^\s.,;:!?()\[\]\"„“”«»]+(?:\s+[^\s.,;:!?()\[\]\"„“”«»]+)*")
 
 
-def repetition(text: str) -> str | None:
+def repetition(text: str, rules: LanguageRules) -> str | None:
     """The first word or phrase (up to LOOP_MAX_WORDS words) `text` writes twice or more back to back, within a
-    stretch between punctuation marks, lower-cased; a DOUBLING word written exactly twice does not count."""
+    stretch between punctuation marks, lower-cased; a word of `rules.doubling` (the text's language's) written
+    exactly twice does not count."""
     for stretch in _STRETCH.findall(text):
         words = stretch.casefold().split()
         for n in range(1, LOOP_MAX_WORDS + 1):
@@ -66,14 +69,15 @@ def repetition(text: str) -> str | None:
                 copies = 1
                 while words[start + copies * n : start + (copies + 1) * n] == phrase:
                     copies += 1
-                if copies >= 2 and not (n == 1 and copies == 2 and phrase[0] in DOUBLING):
+                if copies >= 2 and not (n == 1 and copies == 2 and phrase[0] in rules.doubling):
                     return " ".join(phrase)
     return None
 
 
-def is_loop(source: str, output: str) -> bool:
-    """Whether `output` repeats a word or phrase back to back (`repetition`) that its source does not."""
-    return repetition(output) is not None and repetition(source) is None
+def is_loop(source: str, output: str, languages: Languages) -> bool:
+    """Whether `output` repeats a word or phrase back to back (`repetition`, by the target language's rules) that its
+    source does not (by the source language's)."""
+    return repetition(output, languages.target) is not None and repetition(source, languages.source) is None
 
 
 def _normal(text: str) -> str:
@@ -323,7 +327,6 @@ __all__ = [
     "COPY_MIN_WORDS",
     "Calibration",
     "CalibrationError",
-    "DOUBLING",
     "FEATURES",
     "Flags",
     "GUARDS",

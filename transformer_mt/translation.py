@@ -30,6 +30,7 @@ from .steps import Decoded, decode
 from .text import sentences
 from .text.casing import fold_label
 from .text.html_fragments import as_written
+from .text.languages import languages_of
 
 
 logger = logging.getLogger(__name__)
@@ -69,7 +70,8 @@ def segment(
         from .text.markup import HtmlDocuments  # BeautifulSoup: the [serve] or [files] extra
 
         documents = HtmlDocuments(texts)
-        own = list(map(fold_label, documents.own_texts)) if options.fold_case else documents.own_texts
+        source = languages_of(config, options.source_lang, options.target_lang).source
+        own = [fold_label(text, source) for text in documents.own_texts] if options.fold_case else documents.own_texts
         units, numbers = documents.texts + own, None  # the elements' own texts too, for `assemble`
     language = sentences.segmenter_language(config, options.source_lang) if options.split_sentences else None
     flat, names, layout = split_texts(units, language, numbers or range(1, len(units) + 1))

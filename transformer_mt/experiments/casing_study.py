@@ -28,6 +28,7 @@ from transformer_mt.experiments.studies import git_commit
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
 from transformer_mt.text.casing import case_of, fold, restore, title_case, upper_case
+from transformer_mt.text.languages import DE, EN
 from transformer_mt.translation import translate_texts
 
 
@@ -46,7 +47,7 @@ def variant_inputs(sources: list[str], references: list[str]) -> dict:
     for name, change in VARIANTS.items():
         changed, changed_references = [change(text) for text in sources], [change(text) for text in references]
         cased_references = changed_references if name == "upper" else references
-        cases = [case_of(text) for text in changed]
+        cases = [case_of(text, EN) for text in changed]
         runs[name] = (changed, changed_references, None, cased_references)
         runs[f"{name}, folded"] = (
             [fold(text, case) for text, case in zip(changed, cases)],
@@ -63,7 +64,7 @@ def score(runs: dict, translations: dict) -> dict:
     for name, (inputs, references, cases, cased_references) in runs.items():
         hypotheses = [translations[text] for text in inputs]
         if cases is not None:
-            hypotheses = [restore(text, case) for text, case in zip(hypotheses, cases)]
+            hypotheses = [restore(text, case, DE) for text, case in zip(hypotheses, cases)]
         results[name] = {
             "bleu_lowercase": sacrebleu.corpus_bleu(hypotheses, [references], lowercase=True).score,
             "bleu_cased": sacrebleu.corpus_bleu(hypotheses, [cased_references]).score,

@@ -27,6 +27,7 @@ from transformer_mt.engines import load_engine
 from transformer_mt.experiments.studies import git_commit
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.serving.suggestion_filter import (
+    TUNED_ON,
     Thresholds,
     model_numbers,
     model_reason,
@@ -91,7 +92,7 @@ def collect(engine, split: str, seed: int = 0) -> list[dict]:
         items += [{"kind": kind, "q": sources[i], "s": s, "own": own[i]} for kind, s in garbage.items() if s]
     found = model_numbers(engine, [(item["q"], item["s"]) for item in items], "de", [item["own"] for item in items])
     for item, numbers in zip(items, found):
-        item.update(text_numbers(item["q"], item["s"]), **numbers)
+        item.update(text_numbers(item["q"], item["s"], TUNED_ON), **numbers)
     return items
 
 

@@ -29,6 +29,7 @@ from transformer_mt.experiments.studies import git_commit
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
 from transformer_mt.text.glossary import annotate, read_glossary, term_index, term_used
+from transformer_mt.text.languages import DE
 from transformer_mt.text.spans import mask
 from transformer_mt.translation import translate_texts
 
@@ -48,7 +49,9 @@ def required_terms(source: str, reference: str, output: str, index: dict) -> tup
         sorted(
             (term, target)
             for term, target in candidates
-            if (term.casefold(), target) in taken and term_used(reference, target) and not term_used(output, target)
+            if (term.casefold(), target) in taken
+            and term_used(reference, target, DE)
+            and not term_used(output, target, DE)
         )
     )
 
@@ -71,7 +74,9 @@ def study(model: str, data: str) -> dict:
     ]
     with_glossary = [text[0][0] for text in decoded]
     required = sum(len(terms) for _, terms in tests)
-    used = sum(term_used(output, target) for (_, terms), output in zip(tests, with_glossary) for _, target in terms)
+    used = sum(
+        term_used(output, target, DE) for (_, terms), output in zip(tests, with_glossary) for _, target in terms
+    )
     steps = collections.Counter(
         "forced"
         if target in text.flags.terms_forced
@@ -82,7 +87,7 @@ def study(model: str, data: str) -> dict:
         else "annotation"
         for (_, terms), text in zip(tests, decoded)
         for _, target in terms
-        if term_used(text[0][0], target)
+        if term_used(text[0][0], target, DE)
     )
     compared = (
         compare_systems(
@@ -112,7 +117,7 @@ def study(model: str, data: str) -> dict:
         "missed": [
             {"source": sources[i], "reference": references[i], "terms": terms, "with": output}
             for (i, terms), output in zip(tests, with_glossary)
-            if not all(term_used(output, target) for _, target in terms)
+            if not all(term_used(output, target, DE) for _, target in terms)
         ],
     }
 

@@ -27,6 +27,7 @@ from transformer_mt.experiments.studies import git_commit
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.options import TranslationOptions
 from transformer_mt.quality import is_copy, is_loop
+from transformer_mt.text.languages import DE, EN, Languages
 from transformer_mt.translation import translate_texts
 
 
@@ -40,7 +41,7 @@ RESULTS = Path("docs/results/trust")
 
 
 def rates(sources: list[str], outputs: list[str], confidences: list[float | None]) -> dict:
-    loops = sum(is_loop(source, output) for source, output in zip(sources, outputs))
+    loops = sum(is_loop(source, output, Languages(EN, DE)) for source, output in zip(sources, outputs))
     copies = sum(
         is_copy(source, output, confidence) for source, output, confidence in zip(sources, outputs, confidences)
     )

@@ -8,13 +8,18 @@ asked, two checks that need none: the length ratio of s to q (`LENGTH_RATIO`, wi
 to both sides so that short texts are not judged by a ratio of a few letters) and s's language (py3langid, only for
 an s of `LANGUAGE_MIN_CHARS` or more letters: shorter texts, a label or a name, are left to the model's score).
 The thresholds were tuned on data/en-de's validation split and measured on its test split by
-`transformer_mt.experiments.suggestion_study` (docs/serving.md, "Suggestions").
+`transformer_mt.experiments.suggestion_study` (docs/serving.md, "Suggestions"). For another language pair
+(`Thresholds.for_pair`) the length band moves with the characters each language takes per English one
+(`LanguageRules.length_vs_english`: a German-to-English server's corrections are shorter than their sources, an
+English-to-German's longer), and is off where a language has no rules of its own (Chinese takes a fraction of
+English's characters); the marks that end a sentence are each language's (`LanguageRules.sentence_ends`).
 """
 
 import collections
 import dataclasses
 
 from ..options import TranslationOptions
+from ..text.languages import DE, EN, LATIN_SENTENCE_ENDS, LanguageRules, Languages, languages_of
 from ..translation import translate_texts
 from .languages import detect, language_name
 
@@ -35,23 +40,38 @@ LANGUAGE_SHORT_CHARS = 40
 REPEAT_WORDS = 4
 # A truncated output: q ends a sentence (SENTENCE_ENDS) and s does not (nor with an ellipsis or a closing quote after
 # one). No real correction of the validation split was refused by it.
-SENTENCE_ENDS = ".!?:"
+SENTENCE_ENDS = LATIN_SENTENCE_ENDS  # the filled languages'; each language's in LanguageRules.sentence_ends
 # s is refused when its per-token log-probability is more than MARGIN below the model's own translation's. Real
 # corrections of sentences the model gets wrong sit within about 3 nats per token of the model's own choice;
 # "aaaaaa", text in another language or German about something else sit 4-9 below. Tuned with the bounds above.
 MARGIN = 3.0
 
 
+TUNED_ON = Languages(EN, DE)  # the pair the constants above were tuned on
+
+
 @dataclasses.dataclass(frozen=True)
 class Thresholds:
-    """The filters' settings: the constants above by default; the study tunes them on a validation split."""
+    """The filters' settings: the constants above by default; the study tunes them on a validation split.
+    `length_ratio` None: no length check."""
 
-    length_ratio: tuple[float, float] = LENGTH_RATIO
+    length_ratio: tuple[float, float] | None = LENGTH_RATIO
     length_slack: int = LENGTH_SLACK
     language_min_chars: int = LANGUAGE_MIN_CHARS
     language_short_chars: int = LANGUAGE_SHORT_CHARS
     margin: float = MARGIN
     repeat_words: int = REPEAT_WORDS
+
+    def for_pair(self, languages: Languages) -> "Thresholds":
+        """These settings (tuned on TUNED_ON's pair) for `languages`: the length band times the pair's expected
+        length ratio over TUNED_ON's (`LanguageRules.length_vs_english`), or no band where either language's is not
+        known."""
+        source, target = languages.source.length_vs_english, languages.target.length_vs_english
+        if source is None or target is None or self.length_ratio is None:
+            return dataclasses.replace(self, length_ratio=None)
+        shift = (target / source) / (TUNED_ON.target.length_vs_english / TUNED_ON.source.length_vs_english)
+        low, high = self.length_ratio
+        return dataclasses.replace(self, length_ratio=(round(low * shift, 2), round(high * shift, 2)))
 
 
 def length_ratio(numbers: dict, slack: int = LENGTH_SLACK) -> float:
@@ -68,13 +88,16 @@ def repeated(text: str, words: int) -> str | None:
     return next((" ".join(run) for run, count in counts.items() if count >= 2), None)
 
 
-def ends_sentence(text: str) -> bool:
-    return text.strip().rstrip("\"'”“»«)").endswith((*SENTENCE_ENDS, "…"))
+def ends_sentence(text: str, rules: LanguageRules) -> bool:
+    """Whether `text` ends a sentence (`rules`: its language's marks, or an ellipsis), a closing quote or bracket
+    after one (French sets a space inside its guillemets: "« Fichier enregistré. »")."""
+    return text.strip().rstrip("\"'”“»«) \u00a0\u202f").endswith((*rules.sentence_ends, "…"))
 
 
-def text_numbers(q: str, s: str, repeat_words: int = REPEAT_WORDS) -> dict:
+def text_numbers(q: str, s: str, languages: Languages, repeat_words: int = REPEAT_WORDS) -> dict:
     """What the checks that need no model read: both lengths, s's letters, its likeliest language, what it repeats
-    (where q repeats nothing) and whether it ends a sentence that q ends."""
+    (where q repeats nothing) and whether it ends a sentence that q ends (each by its language's marks:
+    `languages`)."""
     ranked = detect(s, 2)
     return {
         "q_chars": len(q.strip()),
@@ -83,13 +106,16 @@ def text_numbers(q: str, s: str, repeat_words: int = REPEAT_WORDS) -> dict:
         "languages": [found["language"] for found in ranked],
         "language_confidence": ranked[0]["confidence"],
         "repeats": None if repeated(q, repeat_words) else repeated(s, repeat_words),
-        "unfinished": q.strip()[-1:] in SENTENCE_ENDS and not ends_sentence(s),
+        "unfinished": bool(q.strip()[-1:])
+        and q.strip()[-1:] in languages.source.sentence_ends
+        and not ends_sentence(s, languages.target),
     }
 
 
 def text_reason(numbers: dict, target: str, thresholds: Thresholds = Thresholds()) -> str | None:
     """Why the checks that need no model refuse a suggestion, or None."""
-    ratio, (low, high) = length_ratio(numbers, thresholds.length_slack), thresholds.length_ratio
+    ratio = length_ratio(numbers, thresholds.length_slack)
+    low, high = thresholds.length_ratio or (0, float("inf"))
     if not low <= ratio <= high:
         return (
             f"s is {ratio:.2f} times as long as q; a translation is {low}-{high} times as long (counting "
@@ -143,11 +169,14 @@ def model_reason(numbers: dict, thresholds: Thresholds = Thresholds()) -> str | 
 
 
 def judge_suggestion(
-    engine, q: str, s: str, target: str, thresholds: Thresholds = Thresholds()
+    engine, q: str, s: str, source: str, target: str, thresholds: Thresholds = Thresholds()
 ) -> tuple[str | None, dict]:
-    """(the reason a suggestion is refused, or None when it passes; every number the filters read). The model is
-    asked only when the text checks pass."""
-    numbers = text_numbers(q, s, thresholds.repeat_words)
+    """(the reason a suggestion of `s` for `q`, from `source` into `target`, is refused, or None when it passes;
+    every number the filters read). `thresholds` are for TUNED_ON's pair, moved to this one (`for_pair`); the
+    model is asked only when the text checks pass."""
+    languages = languages_of(None, source, target)
+    thresholds = thresholds.for_pair(languages)
+    numbers = text_numbers(q, s, languages, thresholds.repeat_words)
     reason = text_reason(numbers, target, thresholds)
     if reason is None:
         numbers.update(model_numbers(engine, [(q, s)], target)[0])
@@ -163,6 +192,7 @@ __all__ = [
     "MARGIN",
     "REPEAT_WORDS",
     "SENTENCE_ENDS",
+    "TUNED_ON",
     "Thresholds",
     "ends_sentence",
     "judge_suggestion",

@@ -9,6 +9,7 @@ import os
 
 from ..quality import weights_sha256
 from ..text.glossary import term_used
+from ..text.languages import LanguageRules, rules_for
 from ..trust import annotated
 from .fields import RequestError
 from .suggestion_filter import judge_suggestion
@@ -34,15 +35,16 @@ def weights_of(model) -> str | None:
     return None
 
 
-def passed_over(text: str, remembered: str, options) -> str | None:
+def passed_over(text: str, remembered: str, options, target: LanguageRules) -> str | None:
     """Why the memory's translation `remembered` of `text` cannot answer a request translated with `options`
     (`TranslationOptions`, the request's own), or None: "min_confidence" when the request asks for a minimum
     confidence (an accepted suggestion has no calibrated confidence, its field is null, so it cannot be held to
     one), "glossary" when a glossary term found in `text` (as the model's sentences are searched:
-    `trust.annotated`) is not used in it (`glossary.term_used`, the check a model's translation gets)."""
+    `trust.annotated`) is not used in it (`glossary.term_used` by the `target` language's rules, the check a model's
+    translation gets)."""
     if options.min_confidence is not None:
         return "min_confidence"
-    if options.glossary and not all(term_used(remembered, target) for _, target in annotated(text, options)[1]):
+    if options.glossary and not all(term_used(remembered, term, target) for _, term in annotated(text, options)[1]):
         return "glossary"
     return None
 
@@ -109,7 +111,7 @@ class Suggestions:
         for i, text in enumerate(asked.texts):
             if (remembered := memory.get(normalise(text))) is None:
                 continue
-            if (reason := passed_over(text, remembered, asked.options)) is None:
+            if (reason := passed_over(text, remembered, asked.options, rules_for(model.target))) is None:
                 found[i] = remembered
             else:
                 passed[i] = reason
@@ -120,7 +122,7 @@ class Suggestions:
         answers, a 400 naming the filter that refuses it, a 429 over a rate."""
         q, s = fields["q"], fields["s"]
         self.store.check_rate(client, self.per_hour, self.per_day)  # before the model is asked
-        reason, numbers = judge_suggestion(model.engine, q, s, model.target)
+        reason, numbers = judge_suggestion(model.engine, q, s, model.source, model.target)
         if id(model) not in self.weights:
             self.weights[id(model)] = weights_of(model)
         status = "rejected" if reason else "accepted" if self.mode == "accept" else "pending"

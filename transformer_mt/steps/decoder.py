@@ -9,7 +9,7 @@ from ..engines.inputs import Hypotheses, tagged
 from ..options import TranslationOptions
 from ..quality import Flags
 from ..text.spans import TOKEN, SpanReport, protected_spans
-from ..trust import Aligner, Decoded, calibration_of, has_offsets, judge
+from ..trust import Aligner, Decoded, calibration_of, has_offsets, judge, languages_for
 from .transforms import CaseStep, MarkupStep, Sentence, SpanRepairStep, SpanTokenStep, TermStep, records
 
 
@@ -23,7 +23,7 @@ _WARNED_TERMS = weakref.WeakSet()  # the engines whose missing term training was
 def pipeline(engine: Engine, options: TranslationOptions, sources: list[str], markup: bool = True) -> list:
     """The steps a decode of `sources` runs, outermost first, from the options and the model (`markup`: whether
     html sentences are aligned for their inline markup; an element's own text is not)."""
-    steps = [CaseStep(options)] if options.fold_case else []
+    steps = [CaseStep(options, languages_for(engine, options))] if options.fold_case else []
     aligner = Aligner(engine, options) if has_offsets(engine.tokenizer) else None  # alignments need char offsets
     if aligner is not None and options.format == "html" and markup:
         steps.append(MarkupStep(aligner))

@@ -9,6 +9,7 @@ from ..options import TranslationOptions
 from ..quality import Flags
 from ..text.casing import fold_sentences, restore
 from ..text.glossary import strip_annotations
+from ..text.languages import Languages
 from ..text.spans import SpanReport, mask, mask_as, repair_counted, span_problems, unmask
 from ..trust import Aligner, annotated
 
@@ -47,22 +48,26 @@ def records(sources: list[str], names: list[str], prefixes: list[str | None] | N
 
 
 class CaseStep:
-    """An ALL CAPS or Title Case sentence shown in sentence case (`options.fold_case`; Title Case left as it is in
-    html, where a label's case is the markup's), its translation given the case back; a sentence with a forced
-    beginning of its own is shown as given."""
+    """An ALL CAPS or Title Case sentence shown in sentence case (`options.fold_case`; Title Case told by the source
+    language's rules, and left as it is in html, where a label's case is the markup's), its translation given the
+    case back by the target language's; a sentence with a forced beginning of its own is shown as given."""
 
-    def __init__(self, options: TranslationOptions):
-        self.titles = options.format != "html"
+    def __init__(self, options: TranslationOptions, languages: Languages):
+        self.titles, self.languages = options.format != "html", languages
 
     def before(self, sentences: list[Sentence]) -> None:
-        folded, cases = fold_sentences([sentence.source for sentence in sentences], titles=self.titles)
+        folded, cases = fold_sentences(
+            [sentence.source for sentence in sentences], self.languages.source, titles=self.titles
+        )
         for sentence, text, case in zip(sentences, folded, cases):
             sentence.folded, sentence.case = (sentence.source, "normal") if sentence.prefix else (text, case)
             sentence.shown = sentence.folded
 
     def after(self, sentences: list[Sentence]) -> None:
         for sentence in sentences:
-            sentence.hypotheses = [(restore(text, sentence.case), score) for text, score in sentence.hypotheses]
+            sentence.hypotheses = [
+                (restore(text, sentence.case, self.languages.target), score) for text, score in sentence.hypotheses
+            ]
 
 
 class MarkupStep:

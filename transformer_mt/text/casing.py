@@ -8,29 +8,36 @@ The rules (tuned on the validation splits of data/en-de and en-de-ui):
 - "upper": no lower-case letter outside placeholders and URLs, and either two letter runs of two or more letters
   ("FILE NOT FOUND", "WORKDAY.INTL") or one of five or more ("RECOVERING"). One run of two to four letters is an
   acronym ("OK", "USB", "HTML", "ID: %s"): the corpus' upper-case runs inside mixed text are 86% two to four letters.
-- "title": not upper, and every word of four or more letters but the small ones ("from", "with", ...) and a
-  first of a sentence (a text ending in ".", "!" or "?") begins with a capital, two of them at least ("Restore
-  Last Query", "Start Game"; not "Click Save.", a sentence that names a label). In HTML (`fold_sentences(...,
-  titles=False)`) Title Case is left as it is: there it marks the UI labels of help text ("Choose <em>Tools -
-  Options</em>"), which the models learned in Title Case; folding them cost the markup study's help paragraphs
-  0.9 BLEU (26.07 against 26.94, the plain text's 26.86). An element's own text, translated alone as a hint for
-  where the element goes (`inline`), is folded when it is a Title Case label and not a menu path, a key combination
-  or a pair ("Screen Lock", not "Tools - Options", "Shift+Enter" or "Load/Save"; `fold_label`): in the markup study
-  that took `span.app` from 74.9 to 85.9 chrF and `span.gui` from 56.1 to 60.0, the BLEU cost unchanged.
+- "title": not upper, and every word of four or more letters but the small ones (the source language's
+  `title_small_words`: English "from", "with", ...) and a first of a sentence (a text ending in ".", "!" or "?")
+  begins with a capital, two of them at least ("Restore Last Query", "Start Game"; not "Click Save.", a sentence
+  that names a label). In HTML (`fold_sentences(..., titles=False)`) Title Case is left as it is: there it marks
+  the UI labels of help text ("Choose <em>Tools - Options</em>"), which the models learned in Title Case; folding
+  them cost the markup study's help paragraphs 0.9 BLEU (26.07 against 26.94, the plain text's 26.86). An
+  element's own text, translated alone as a hint for where the element goes (`inline`), is folded when it is a
+  Title Case label and not a menu path, a key combination or a pair ("Screen Lock", not "Tools - Options",
+  "Shift+Enter" or "Load/Save"; `fold_label`): in the markup study that took `span.app` from 74.9 to 85.9 chrF and
+  `span.gui` from 56.1 to 60.0, the BLEU cost unchanged.
+  A source whose language has no title to tell (`LanguageRules.detects_titles`: German, where every noun begins
+  with a capital and "Gespeicherte Dateien" is a noun phrase, and any language without rules of its own) is never
+  "title".
 
 `fold` gives both sentence case: an upper text all lower but each sentence's first letter, a title its capitalised
 words lower (names such as "KDE" or "AutoCorrect" kept); tokens holding a digit, a placeholder or a URL never
 change. Left as it is, a title cost the shipped broader model 40-60% of its BLEU on the validation splits; folded,
 1-6% (docs/results/casing/). `restore` upper-cases an upper source's translation outside placeholders and URLs
-(German all caps writes ß as SS, as `str.upper` does); a title's translation is left as the model wrote it, since
-German capitalises nouns, not titles (title-casing it halved the cased BLEU against the German reference).
-`upper_case` and `title_case` make such texts (training's case augmentation, the casing study): all caps, or the
-first letter of every word upper-cased, placeholders and URLs kept. Imports nothing of the package but `spans`'
-placeholder pattern.
+(ß as SS, as `str.upper` does: Unicode's unconditional mapping, the same in every language); a title's translation
+is title-cased again only where the target language writes titles so (`LanguageRules.titles_in_title_case`:
+English, each word but the minor ones capitalised) and left as the model wrote it otherwise: German capitalises
+nouns, not titles (title-casing it halved the cased BLEU against the German reference), and French and Spanish
+titles are written in sentence case. `upper_case` and `title_case` make such texts (training's case augmentation,
+the casing study): all caps, or the first letter of every word upper-cased, placeholders and URLs kept. Imports
+nothing of the package but `spans`' placeholder pattern and `languages`' rules.
 """
 
 import re
 
+from .languages import LanguageRules
 from .spans import PLACEHOLDER
 
 
@@ -41,8 +48,8 @@ PROTECTED = re.compile(f"{PLACEHOLDER.pattern}|{URL.pattern}")
 LETTER_RUN = re.compile(r"[^\W\d_]+")
 ACRONYM_LETTERS = 4  # one upper-case run this long or shorter is an acronym, not shouting
 TITLE_LETTERS = 4  # the words a title capitalises (shorter ones, "of", "and", "to", are left lower by style guides)
-SMALL_WORDS = frozenset({"from", "with", "into", "onto", "over", "than", "that", "this", "upon", "when", "your"})
 SENTENCE_START = re.compile(r"(^|[.!?:]\s+)([^\W\d_])")
+TITLE_WORD = re.compile(r"(?<![\w'’])[^\W\d_]+")  # a word: a letter run not after a letter, digit or apostrophe
 WORD_START = re.compile(r"(?<![\w'’])[^\W\d_]")  # a letter that begins a word: not after a letter, digit or apostrophe
 
 
@@ -51,14 +58,16 @@ def _unprotected(text: str) -> str:
     return PROTECTED.sub(" ", text)
 
 
-def case_of(text: str) -> str:
-    """ "upper", "title" or "normal", by the rules of the module docstring."""
+def case_of(text: str, rules: LanguageRules) -> str:
+    """ "upper", "title" or "normal", by the rules of the module docstring (`rules`: the text's language's)."""
     plain = _unprotected(text)
     runs = [run for run in LETTER_RUN.findall(plain) if len(run) >= 2]
     if not any(char.islower() for char in plain) and (
         len(runs) >= 2 or any(len(run) > ACRONYM_LETTERS for run in runs)
     ):
         return "upper"
+    if not rules.detects_titles:
+        return "normal"
     sentence = plain.rstrip().endswith((".", "!", "?"))  # a sentence's first word is capitalised anyway
     starts = {match.start(2) for match in SENTENCE_START.finditer(plain.lstrip())} if sentence else set()
     shift = len(plain) - len(plain.lstrip())
@@ -66,7 +75,7 @@ def case_of(text: str) -> str:
         match[0]
         for match in LETTER_RUN.finditer(plain)
         if len(match[0]) >= TITLE_LETTERS
-        and match[0].lower() not in SMALL_WORDS
+        and match[0].lower() not in rules.title_small_words
         and match.start() - shift not in starts
     ]
     if len(words) >= 2 and all(word[0].isupper() for word in words):
@@ -96,10 +105,11 @@ def _capitalised(word: str) -> bool:
 MENU_OR_KEYS = re.compile(r" [-–] |\+|/")  # "Tools - Options", "Shift+Enter", "Load/Save": learned as written
 
 
-def fold_label(text: str) -> str:
+def fold_label(text: str, rules: LanguageRules) -> str:
     """An HTML element's own text as the engine sees it alone: a Title Case label folded ("Screen Lock" ->
-    "Screen lock"), a menu path, key combination or pair left as written (module docstring)."""
-    return fold(text, "title") if case_of(text) == "title" and not MENU_OR_KEYS.search(text) else text
+    "Screen lock"), a menu path, key combination or pair left as written (module docstring; `rules`: the source
+    language's)."""
+    return fold(text, "title") if case_of(text, rules) == "title" and not MENU_OR_KEYS.search(text) else text
 
 
 def fold(text: str, case: str) -> str:
@@ -134,26 +144,50 @@ def title_case(text: str) -> str:
     return _outside_protected(text, lambda piece: WORD_START.sub(lambda start: start[0].upper(), piece))
 
 
-def restore(translation: str, case: str) -> str:
-    """The translation in its source's case: upper-cased outside placeholders and URLs for an "upper" source; as
-    the model wrote it otherwise."""
-    return upper_case(translation) if case == "upper" else translation
+def title_again(text: str, minor_words: frozenset[str]) -> str:
+    """`text` as a title: the first letter of its first word and of every other word not among `minor_words`
+    upper-cased, the rest as it was; placeholders, URLs and tokens holding a digit kept ("Save to file" -> "Save to
+    File")."""
+    kept = [match.span() for match in PROTECTED.finditer(text)]
+    kept += [match.span() for match in re.finditer(r"\S+", text) if any(char.isdigit() for char in match[0])]
+    words = [
+        match for match in TITLE_WORD.finditer(text) if not any(start <= match.start() < end for start, end in kept)
+    ]
+    letters = list(text)
+    for k, match in enumerate(words):
+        if k == 0 or match[0].lower() not in minor_words:
+            letters[match.start()] = match[0][0].upper()
+    return "".join(letters)
 
 
-def fold_sentences(sentences: list[str], titles: bool = True) -> tuple[list[str], list[str]]:
-    """Each sentence folded (`fold`), and each one's case (`case_of`) for `restore_hypotheses`; with `titles`
-    False, a Title Case one is left as it is ("normal")."""
-    cases = list(map(case_of, sentences))
+def restore(translation: str, case: str, rules: LanguageRules) -> str:
+    """The translation in its source's case (`rules`: the target language's): upper-cased outside placeholders and
+    URLs for an "upper" source; title-cased again (`title_again`) for a "title" source where the language writes
+    titles so; as the model wrote it otherwise."""
+    if case == "upper":
+        return upper_case(translation)
+    if case == "title" and rules.titles_in_title_case:
+        return title_again(translation, rules.title_minor_words)
+    return translation
+
+
+def fold_sentences(sentences: list[str], rules: LanguageRules, titles: bool = True) -> tuple[list[str], list[str]]:
+    """Each sentence folded (`fold`), and each one's case (`case_of`, by `rules`: the source language's) for
+    `restore_hypotheses`; with `titles` False, a Title Case one is left as it is ("normal")."""
+    cases = [case_of(sentence, rules) for sentence in sentences]
     if not titles:
         cases = ["normal" if case == "title" else case for case in cases]
     return [fold(sentence, case) for sentence, case in zip(sentences, cases)], cases
 
 
 def restore_hypotheses(
-    hypotheses: list[list[tuple[str, float | None]]], cases: list[str]
+    hypotheses: list[list[tuple[str, float | None]]], cases: list[str], rules: LanguageRules
 ) -> list[list[tuple[str, float | None]]]:
-    """Each sentence's hypotheses `(text, score)` restored to that sentence's case (`restore`), scores kept."""
-    return [[(restore(text, case), score) for text, score in sentence] for sentence, case in zip(hypotheses, cases)]
+    """Each sentence's hypotheses `(text, score)` restored to that sentence's case (`restore`, by `rules`: the target
+    language's), scores kept."""
+    return [
+        [(restore(text, case, rules), score) for text, score in sentence] for sentence, case in zip(hypotheses, cases)
+    ]
 
 
 __all__ = [
@@ -164,6 +198,7 @@ __all__ = [
     "fold_sentences",
     "restore",
     "restore_hypotheses",
+    "title_again",
     "title_case",
     "upper_case",
 ]

@@ -7,15 +7,21 @@ no target term is a name that stays as it is: annotated with itself.
 
 Terms match on word boundaries, case-sensitively unless asked otherwise; the longest term wins where two overlap.
 A term counts as *used* by a translation (`term_used`) when each of its words appears in it as a word that begins
-with that word less its last two letters (at least four kept) and no longer than it plus three, case-insensitive:
-`Datei` is used by `Dateien`, `Speichern` by `Speichern`, `Ordner` by `Ordnern`.
+with that word less its last letters and is not much longer, case-insensitive, by the target language's
+inflection (`LanguageRules.stem_cut`, `stem_min`, `form_extra`): in German, less its last two letters (at least
+four kept) and no longer than it plus three, so `Datei` is used by `Dateien`, `Speichern` by `Speichern`, `Ordner`
+by `Ordnern`; in English, less its last letter ("saving" uses "save", "folding" does not use "folder"); French and
+Spanish as German ("journaux" uses "journal", "funciones" "función"); a language without rules of its own only as
+written.
 
-Imports nothing of the package.
+Imports nothing of the package but `languages`' rules.
 """
 
 import collections
 import re
 from collections.abc import Iterable
+
+from .languages import LanguageRules
 
 
 OPEN, CLOSE = "\u27e6", "\u27e7"  # ⟦ ⟧: marks no real text uses, kept whole by byte-level BPE as they are
@@ -87,20 +93,23 @@ def strip_annotations(text: str) -> str:
     return _ANNOTATION.sub("", text) if OPEN in text or CLOSE in text else text
 
 
-def _stem(word: str) -> str:
-    return word[: max(4, len(word) - 2)] if len(word) > 4 else word
+def _stem(word: str, rules: LanguageRules) -> str:
+    """What every inflected form of `word` begins with, by `rules` (its language's)."""
+    return word[: max(rules.stem_min, len(word) - rules.stem_cut)] if len(word) > rules.stem_min else word
 
 
-def _inflects(word: str, part: str) -> bool:
+def _inflects(word: str, part: str, rules: LanguageRules) -> bool:
     """Whether a case-folded `word` is the case-folded `part` or an inflected form of it (the module's rule)."""
-    return word.startswith(_stem(part)) and len(word) <= len(part) + 3
+    return word.startswith(_stem(part, rules)) and len(word) <= len(part) + rules.form_extra
 
 
-def term_used(translation: str, term: str) -> bool:
-    """Whether `translation` uses `term` or an inflected form of it (the rule in the module's docstring)."""
+def term_used(translation: str, term: str, rules: LanguageRules) -> bool:
+    """Whether `translation` uses `term` or an inflected form of it (the rule in the module's docstring; `rules`:
+    the translation's language's)."""
     words = [word.casefold() for word in _WORD.findall(translation)]
     return all(
-        any(_inflects(word, part) for word in words) for part in (piece.casefold() for piece in _WORD.findall(term))
+        any(_inflects(word, part, rules) for word in words)
+        for part in (piece.casefold() for piece in _WORD.findall(term))
     )
 
 
@@ -136,19 +145,25 @@ def mine_terms(pairs: Iterable[tuple[str, str]], max_words: int = 3, min_count: 
 
 
 def annotate_pair(
-    source: str, target: str, index: dict[str, list[tuple[str, str]]], limit: int = 2, substitute: str | None = None
+    source: str,
+    target: str,
+    index: dict[str, list[tuple[str, str]]],
+    rules: LanguageRules,
+    limit: int = 2,
+    substitute: str | None = None,
 ) -> tuple[str, str, int]:
     """A training pair annotated with up to `limit` terms of `index` (`term_index`) whose source occurs in it
     (case-insensitive, on word boundaries) and whose target the pair's target uses: the source annotated, the
     target, and how many. With `substitute` (another term's target), the first one-word term's target word in the
     target is replaced by it and the annotation says it: the model learns to write what the annotation says even
-    where it would have written another word (a required term it has never seen as this source's translation)."""
+    where it would have written another word (a required term it has never seen as this source's translation).
+    `rules`: the target's language's (`term_used`)."""
     words = {word.casefold() for word in _WORD.findall(source)}
     candidates = [
         (term, translation)
         for word in words
         for term, translation in index.get(word, ())
-        if term_used(target, translation)
+        if term_used(target, translation, rules)
     ]
     chosen = sorted(set(candidates), key=lambda entry: (-len(entry[0]), entry))[:limit]
     if not chosen:
@@ -157,9 +172,9 @@ def annotate_pair(
         single = [entry for entry in chosen if len(_WORD.findall(entry[1])) == 1]
         if single:
             term, translation = single[0]
-            stem = _stem(translation.casefold())
+            stem = _stem(translation.casefold(), rules)
             replaced = re.sub(
-                rf"(?<!\w)(?i:{re.escape(stem)})\w{{0,{len(translation) - len(stem) + 3}}}(?!\w)",
+                rf"(?<!\w)(?i:{re.escape(stem)})\w{{0,{len(translation) - len(stem) + rules.form_extra}}}(?!\w)",
                 lambda _: substitute,
                 target,
                 count=1,
@@ -171,14 +186,14 @@ def annotate_pair(
     return annotated, target, len(used)
 
 
-EDGES = ".,;:!?\"'()[]«»„“”‚‘’…"  # punctuation at a replaced run's edges, kept outside the term
+EDGES = ".,;:!?¿¡\"'()[]«»„“”‚‘’…"  # punctuation at a replaced run's edges, kept outside the term
 
 
-def _alike(word: str, part: str) -> bool:
-    """Whether a translation word is `part` or an inflected form of it (`term_used`'s rule; a part of four letters
-    or fewer only as it is: "wo" is not "wobei")."""
+def _alike(word: str, part: str, rules: LanguageRules) -> bool:
+    """Whether a translation word is `part` or an inflected form of it (`term_used`'s rule; a part no longer than
+    the shortest stem only as it is: German "wo" is not "wobei")."""
     word, part = word.strip(EDGES).casefold(), part.strip(EDGES).casefold()
-    return word == part if len(part) <= 4 else _inflects(word, part)
+    return word == part if len(part) <= rules.stem_min else _inflects(word, part, rules)
 
 
 def place_term(
@@ -188,12 +203,14 @@ def place_term(
     found: str,
     own: str,
     target: str,
+    rules: LanguageRules,
     protected: Iterable[tuple[int, int]] = (),
 ) -> str:
     """`translation` with the model's own word for a term replaced by the term's required `target`: `own` is the
     term (`found`, as it occurs in `source` outside the `protected` character ranges) translated alone, and the
-    run of translation words alike it (`_alike`, word by word) is replaced, edge punctuation kept: the run the
-    alignment (Pharaoh pairs of whitespace words) gives the term's words where there is one, else the first.
+    run of translation words alike it (`_alike`, word by word, by `rules`: the translation's language's) is
+    replaced, edge punctuation kept: the run the alignment (Pharaoh pairs of whitespace words) gives the term's
+    words where there is one, else the first.
     Unchanged where the translation holds no such run: a word the alignment alone points at is too often another
     (a verb for a noun), so it is never replaced."""
     parts = own.split()
@@ -201,7 +218,7 @@ def place_term(
     runs = [
         k
         for k in range(len(words) - len(parts) + 1)
-        if parts and all(_alike(translation[slice(*words[k + n])], part) for n, part in enumerate(parts))
+        if parts and all(_alike(translation[slice(*words[k + n])], part, rules) for n, part in enumerate(parts))
     ]
     protected = list(protected)
     match = next(

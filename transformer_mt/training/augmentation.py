@@ -4,10 +4,10 @@ protected spans both sides hold replaced by reserved tokens `{k}` (`spans.mask_s
 `spans.mask` numbers them), so that the model learns to carry ALL CAPS, Title Case and reserved tokens.
 
 A share of the pairs can also carry term annotations (`glossary.annotate_pair`, Dinu et al. 2019): up to two source
-terms of the run's terms that the pair's target uses, each followed by its target term in annotation marks, so that
-the model learns to write the terms a glossary asks for; in half of them one term's target word is replaced, in the
-annotation and the target alike, by another term's target, so that it learns to follow the annotation over its
-own choice.
+terms of the run's terms that the pair's target uses (by the target language's rules), each followed by its target
+term in annotation marks, so that the model learns to write the terms a glossary asks for; in half of them one
+term's target word is replaced, in the annotation and the target alike, by another term's target, so that it learns
+to follow the annotation over its own choice.
 
 Side constraints (`side_constraints`): a share of the pairs whose target addresses the reader in a register the
 target language's rules recognise (`text.formality`) begin with that register's tag (`<formal>`, `<informal>`), the
@@ -25,6 +25,7 @@ import numpy as np
 from ..text.casing import title_case, upper_case
 from ..text.formality import TAGS, register
 from ..text.glossary import annotate_pair, term_index
+from ..text.languages import rules_for
 from ..text.spans import mask_shared
 
 
@@ -75,7 +76,7 @@ def augment(dataset, source_lang: str, target_lang: str, shares: dict[str, float
     annotated = (draws[:, 0] < shares.get("terms", 0)).tolist()
     index = term_index(terms or ())
     substitutes = sorted({target for _, target in terms or () if target and len(target.split()) == 1})
-    pairs, with_terms = [], 0
+    pairs, with_terms, rules = [], 0, rules_for(target_lang) if index else None
     for row, (source, target, case, tokens, annotate) in enumerate(
         zip(dataset[source_lang], dataset[target_lang], cases, span_tokens, annotated)
     ):
@@ -85,7 +86,7 @@ def augment(dataset, source_lang: str, target_lang: str, shares: dict[str, float
                 if substitutes and draws[row, 1] < TERM_SUBSTITUTION
                 else None
             )
-            source, target, count = annotate_pair(source, target, index, substitute=substitute)
+            source, target, count = annotate_pair(source, target, index, rules, substitute=substitute)
             with_terms += count > 0
         pairs.append(augment_pair(source, target, case, tokens))
     counts = {case: cases.count(case) for case in CASES} | {"span_tokens": sum(masked for *_, masked in pairs)}
@@ -115,7 +116,7 @@ def side_constraints(
     if formality_share:
         counts = {register_: 0 for register_ in TAGS}
         for row, (source, target) in enumerate(zip(sources, dataset[target_lang])):
-            label = register(source, target, target_lang)
+            label = register(source, target, target_lang, source_lang)
             if label and draws[row, 0] < formality_share:
                 sources[row] = f"{TAGS[label]} {source}"
                 counts[label] += 1

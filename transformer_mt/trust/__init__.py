@@ -9,10 +9,11 @@ other options; `decode_other`: other sentences) and whose records say how each s
 
 By concern: `judge` (the verdict: confidence, guards and their re-decode, abstaining), `labels` (a copied short label
 tried in its other forms), `terms` (a glossary's terms followed), `decoded` (what the step reads of a decode:
-`Decoded`, word alignments from the engine, the calibration's inputs, the guards a translation sets off).
+`Decoded`, word alignments from the engine, the calibration's inputs, the rules of the model's languages, the guards
+a translation sets off).
 """
 
-from .decoded import Aligner, Decoded, calibration_of, guards_fired, has_offsets, sentence_features
+from .decoded import Aligner, Decoded, calibration_of, guards_fired, has_offsets, languages_for, sentence_features
 from .judge import FALLBACK_CONFIDENCE_KEPT, FALLBACK_NO_REPEAT, FALLBACK_REPETITION_PENALTY, judge
 from .terms import TERM_BEAMS, TERM_PLACES, annotated, found_terms
 
@@ -31,5 +32,6 @@ __all__ = [
     "guards_fired",
     "has_offsets",
     "judge",
+    "languages_for",
     "sentence_features",
 ]

@@ -1,12 +1,14 @@
 """What the trust step reads of a decode: each sentence's hypotheses with their alignments and flags (`Decoded`), how
 the engine aligns them (`Aligner`, `has_offsets`), the calibration that rates them (`calibration_of`,
-`sentence_features`) and the guards the best one sets off (`guards_fired`)."""
+`sentence_features`), the rules of the languages it reads and writes (`languages_for`) and the guards the best one
+sets off (`guards_fired`)."""
 
 from ..engines import Engine
 from ..engines.alignment import check_tokenizer
 from ..engines.inputs import Hypotheses
 from ..options import OptionError, TranslationOptions
 from ..quality import Calibration, Flags, features, is_copy, is_loop
+from ..text.languages import Languages, languages_of
 from ..tokenization import target_side
 
 
@@ -78,15 +80,24 @@ def sentence_features(engine, sources: list[str], outputs: list[str], scores: li
     ]
 
 
-def guards_fired(source: str, sentence: Hypotheses, flags: Flags, calibration: Calibration | None) -> tuple[str, ...]:
-    """The guards the best hypothesis sets off (a short copy is judged by `flags.confidence`)."""
+def languages_for(engine, options: TranslationOptions) -> Languages:
+    """The rules of the languages the engine's model translates between: the options' `source_lang` and
+    `target_lang` where given, else its config's (`text.languages`)."""
+    return languages_of(getattr(engine, "config", None), options.source_lang, options.target_lang)
+
+
+def guards_fired(
+    source: str, sentence: Hypotheses, flags: Flags, calibration: Calibration | None, languages: Languages
+) -> tuple[str, ...]:
+    """The guards the best hypothesis sets off (a short copy is judged by `flags.confidence`; a loop by the rules of
+    `languages`)."""
     if not sentence:
         return ()
     output = sentence[0][0]
     fired = [
         name
         for name, test in (
-            ("loop", lambda: is_loop(source, output)),
+            ("loop", lambda: is_loop(source, output, languages)),
             ("copy", lambda: is_copy(source, output, flags.confidence)),
             ("length", lambda: calibration is not None and calibration.off_length(source, output)),
         )
@@ -95,4 +106,12 @@ def guards_fired(source: str, sentence: Hypotheses, flags: Flags, calibration: C
     return tuple(fired)
 
 
-__all__ = ["Aligner", "Decoded", "calibration_of", "guards_fired", "has_offsets", "sentence_features"]
+__all__ = [
+    "Aligner",
+    "Decoded",
+    "calibration_of",
+    "guards_fired",
+    "has_offsets",
+    "languages_for",
+    "sentence_features",
+]

@@ -6,7 +6,7 @@ import logging
 from ..engines.inputs import Hypotheses
 from ..options import TranslationOptions
 from ..quality import Flags
-from .decoded import calibration_of, guards_fired, sentence_features
+from .decoded import calibration_of, guards_fired, languages_for, sentence_features
 from .labels import retry_copied_labels
 from .terms import follow_terms
 
@@ -75,7 +75,10 @@ def _guard(
     the first stays, flagged with the guards it set off and confidence 0; a short label still flagged only as a copy
     is then tried in its other forms (`labels`). A sample (`do_sample`) is flagged, never decoded again: it is what
     was asked for, and its seed must give it again."""
-    fired = {i: guards_fired(sentences[i], hypotheses[i], flags[i], calibration) for i in range(len(sentences))}
+    languages = languages_for(decoder.engine, options)
+    fired = {
+        i: guards_fired(sentences[i], hypotheses[i], flags[i], calibration, languages) for i in range(len(sentences))
+    }
     fired = {i: guards for i, guards in fired.items() if guards}
     if fired and options.do_sample:  # a sample is what was asked for (and a seed must give it again): flagged
         for i, guards in fired.items():
@@ -86,7 +89,7 @@ def _guard(
     again = sorted(fired)
     redecoded = decoder.redecode(again, _fallback(decoder.engine, options))
     for i, sentence in zip(again, redecoded, strict=True):
-        still = guards_fired(sentences[i], sentence, sentence.flags, calibration)
+        still = guards_fired(sentences[i], sentence, sentence.flags, calibration, languages)
         worse = (
             calibration is not None
             and sentence.flags.confidence is not None

@@ -10,8 +10,9 @@ from ..options import TranslationOptions
 from ..quality import Calibration, Flags
 from ..text.casing import fold, restore
 from ..text.glossary import annotate, place_term, term_used
+from ..text.languages import LanguageRules
 from ..text.spans import mask, protected_ranges, unmask
-from .decoded import Decoded, guards_fired, has_offsets, sentence_features
+from .decoded import Decoded, guards_fired, has_offsets, languages_for, sentence_features
 
 
 TERM_BEAMS = 8  # the beams (and hypotheses) a sentence that missed a glossary term is decoded again with
@@ -32,8 +33,9 @@ def follow_terms(
     each on what the one before left missed); `hypotheses` and `flags` changed in place."""
     found = [found_terms(record, options) for record in decoder.sentences]
     wanted = [tuple(dict.fromkeys(target for _, target in terms)) for terms in found]
+    target = languages_for(decoder.engine, options).target
     for i, sentence in enumerate(hypotheses):
-        flags[i].terms_missed = missed(sentence[0][0], wanted[i]) if sentence else ()
+        flags[i].terms_missed = missed(sentence[0][0], wanted[i], target) if sentence else ()
     if options.guards and not options.do_sample:
         engine = decoder.engine
         _redecode_terms(engine, sentences, hypotheses, flags, wanted, options, calibration, decoder.redecode)
@@ -41,8 +43,10 @@ def follow_terms(
         _force_terms(decoder, sentences, hypotheses, flags, found, wanted, options, calibration, prefixes)
 
 
-def missed(translation: str, wanted: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(target for target in wanted if not term_used(translation, target))
+def missed(translation: str, wanted: tuple[str, ...], rules: LanguageRules) -> tuple[str, ...]:
+    """The target terms of `wanted` that `translation` does not use (`glossary.term_used`, by `rules`: the
+    translation's language's)."""
+    return tuple(target for target in wanted if not term_used(translation, target, rules))
 
 
 def _redecode_terms(
@@ -64,6 +68,7 @@ def _redecode_terms(
     if not todo or getattr(engine.generation_config, "early_stopping", None) is not True:
         return  # n-best needs beam search, which CTranslate2 decodes only as generate(early_stopping=True) does
     beams = max(TERM_BEAMS, options.beams(engine.generation_config))
+    languages = languages_for(engine, options)
     nbest = redecode(
         todo,
         options.replace(
@@ -76,12 +81,12 @@ def _redecode_terms(
         ),
     )
     for i, sentence in zip(todo, nbest, strict=True):
-        counts = [len(missed(text, wanted[i])) for text, _ in sentence]
+        counts = [len(missed(text, wanted[i], languages.target)) for text, _ in sentence]
         ranks = [
             k
             for k in sorted(range(len(sentence)), key=lambda k: (counts[k], k))
             if counts[k] < len(flags[i].terms_missed)
-            and not guards_fired(sentences[i], [sentence[k]], Flags(confidence=1.0), calibration)
+            and not guards_fired(sentences[i], [sentence[k]], Flags(confidence=1.0), calibration, languages)
         ]
         if not ranks:
             continue
@@ -89,7 +94,7 @@ def _redecode_terms(
         order = [k] + [rank for rank in range(len(sentence)) if rank != k]
         chosen = [sentence[rank] for rank in order][: options.num_return_sequences]
         alignments = [sentence.alignments[rank] for rank in order][: len(chosen)] if sentence.alignments else None
-        flags[i].terms_missed, flags[i].terms_redecoded = missed(chosen[0][0], wanted[i]), True
+        flags[i].terms_missed, flags[i].terms_redecoded = missed(chosen[0][0], wanted[i], languages.target), True
         if calibration is not None and chosen[0][1] is not None:
             features_of = sentence_features(engine, [sentences[i]], [chosen[0][0]], [chosen[0][1]])[0]
             flags[i].confidence = calibration.confidence(features_of)
@@ -113,6 +118,7 @@ def _place_terms(
     if not todo or not has_offsets(engine.tokenizer):
         return
     terms = {i: [(term, target) for term, target in found[i] if target in flags[i].terms_missed] for i in todo}
+    rules = languages_for(engine, options).target
     alone = sorted({term for sentence_terms in terms.values() for term, _ in sentence_terms})
     plain = options.replace(
         glossary=(),
@@ -131,13 +137,13 @@ def _place_terms(
     for i, alignment in zip(todo, alignments, strict=True):
         text, protected = hypotheses[i][0][0], protected_ranges(sentences[i])
         for term, target in terms[i]:
-            placed = place_term(sentences[i], text, alignment, term, own[term], target, protected)
-            if placed != text and term_used(placed, target):
+            placed = place_term(sentences[i], text, alignment, term, own[term], target, rules, protected)
+            if placed != text and term_used(placed, target, rules):
                 text = placed
                 flags[i].terms_placed += (target,)
         if text == hypotheses[i][0][0]:
             continue
-        flags[i].terms_missed = missed(text, flags[i].terms_missed)
+        flags[i].terms_missed = missed(text, flags[i].terms_missed, rules)
         aligned = getattr(hypotheses[i], "alignments", None)
         realigned = engine.align_pairs([sentences[i]], [text], options) + aligned[1:] if aligned else None
         hypotheses[i] = Decoded([(text, hypotheses[i][0][1]), *hypotheses[i][1:]], realigned, flags[i])
@@ -162,9 +168,10 @@ def _force_terms(
     taken; the terms it brings in are named in `flags[i].terms_forced`. Constrained beam search is in neither
     engine, a forced beginning in both. A sentence given a forced beginning of its own is left as it is."""
     engine, decode = decoder.engine, decoder.decode_other
+    languages = languages_for(engine, options)
 
     def guards(i: int, sentence: Hypotheses) -> set[str]:
-        return set(guards_fired(sentences[i], sentence, Flags(confidence=1.0), calibration))
+        return set(guards_fired(sentences[i], sentence, Flags(confidence=1.0), calibration, languages))
 
     tried = {
         i: set()
@@ -196,8 +203,8 @@ def _force_terms(
         )
         best, fired = {}, {i: guards(i, hypotheses[i]) for i in todo}
         for ((i, _, case, _), output), score in zip(written, scores, strict=True):
-            text = restore(output, case)
-            left = missed(text, wanted[i])
+            text = restore(output, case, languages.target)
+            left = missed(text, wanted[i], languages.target)
             if (
                 len(left) < len(flags[i].terms_missed)
                 and guards(i, [(text, None)]) <= fired[i]
