@@ -246,6 +246,7 @@ REFERENCE = [
     ("docs/serving.md", "| filter | refuses | threshold |"),
     ("docs/serving.md", "| option | default | over it |"),
     ("docs/translation.md", "| extension | format | read with | what is translated |"),
+    ("docs/translation.md", "| field | read from | en | de | fr | es | neutral |"),
 ]
 
 
