@@ -10,7 +10,7 @@ import pytest
 from transformer_mt.data import data_sources
 from transformer_mt.experiments import language_models
 
-from .utils import save_tiny
+from .utils import REPO, save_tiny
 
 
 def corpus(root, language="fr"):
@@ -98,3 +98,11 @@ def test_the_card_is_written_from_the_models_files(tmp_path):
     assert "A French→English TransformerMT model" in card and "its second segment" in card
     assert "| lohelp | 1,200 | MPL-2.0 | help |" in card and "30 UI messages of 1 gettext catalogues" in card
     assert "train it\nship it\n" in card and "12,000 steps" in card
+
+
+def test_the_languages_page_lists_every_shipped_model_as_its_files_say():
+    page = (REPO / "docs" / "languages.md").read_text(encoding="utf-8")
+    table = page[page.index("<!-- languages table -->\n") :].splitlines()[1:]
+    table = table[: next(i for i, line in enumerate(table) if not line.startswith("|"))]
+    assert table == language_models.languages_table()
+    assert len(table) - 2 == len([path for path in (REPO / "models").iterdir() if path.is_dir()])

@@ -277,15 +277,60 @@ def ship(run: Path, source_lang: str, target_lang: str, output: Path, data: Path
     return report
 
 
+# the en->de models' UI test scores, measured when each was fine-tuned (their scores.json holds data/en-de's test)
+EN_DE_UI = {
+    "transformer-mt-en-de": "docs/results/help_ui/new-en-de-ui.json",
+    "transformer-mt-en-de-broad": "docs/results/broad_ui/new-en-de-ui.json",
+}
+
+
+def shipped_scores(model: Path) -> dict[str, float]:
+    """A shipped model's BLEU on its UI test split and its help rows (beam 4), from its files and, for the two
+    en->de models, docs/results/."""
+    report = json.loads((model / "scores.json").read_text(encoding="utf-8"))
+    if "sets" in report:
+        return {name: report["sets"][name]["scores"]["bleu"]["score"] for name in ("ui", "help")}
+    ui = json.loads((REPO / EN_DE_UI[model.name]).read_text(encoding="utf-8"))
+    return {"ui": ui["scores"]["bleu"]["score"], "help": report["scores"]["bleu"]["score"]}
+
+
+def languages_table(models: Path = REPO / "models") -> list[str]:
+    """docs/languages.md's table: every shipped model, its pair, BLEU on its UI and help test splits, weights'
+    size and what it reads besides the text."""
+    rows = [
+        "| model | pair | UI messages BLEU | help text BLEU | weights | reads |",
+        "| --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for model in sorted(path for path in models.iterdir() if (path / "scores.json").is_file()):
+        config = json.loads((model / "config.json").read_text(encoding="utf-8"))
+        scores = shipped_scores(model)
+        reads = [
+            name for name, key in (("context", "source_context"), ("formality", "formality_tags")) if config.get(key)
+        ]
+        rows.append(
+            f"| `models/{model.name}` | {config['source_lang']}→{config['target_lang']} | {scores['ui']:.1f} | "
+            f"{scores['help']:.1f} | {(model / 'model.safetensors').stat().st_size / 2**20:.1f} MB | "
+            f"{', '.join(reads) or 'text'} |"
+        )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", type=Path, required=True, help="the training run's output directory")
-    parser.add_argument("--source_lang", required=True)
-    parser.add_argument("--target_lang", required=True)
-    parser.add_argument("--output", type=Path, required=True, help="the model directory to write (empty or new)")
+    parser.add_argument("--run", type=Path, help="the training run's output directory")
+    parser.add_argument("--source_lang")
+    parser.add_argument("--target_lang")
+    parser.add_argument("--output", type=Path, help="the model directory to write (empty or new)")
     parser.add_argument("--data", type=Path, help="the pair corpus (default runs/data/en-X) for the calibration")
     parser.add_argument("--card_only", action="store_true", help="write README.md again from the model's files")
+    parser.add_argument("--table", action="store_true", help="print docs/languages.md's table of shipped models")
     args = parser.parse_args(argv)
+    if args.table:
+        print("\n".join(languages_table()))
+        return
+    missing = [f"--{name}" for name in ("run", "source_lang", "target_lang", "output") if not getattr(args, name)]
+    if missing and not (args.card_only and args.output):
+        parser.error(f"making a model needs {', '.join(missing)} (or --table; --card_only needs --output)")
     command = "python -m transformer_mt.experiments.language_models " + " ".join(
         f"--{key} {value}"
         for key, value in (
@@ -308,9 +353,11 @@ __all__ = [
     "card_licenses",
     "front_matter",
     "half_precision_copy",
+    "languages_table",
     "licensed_sources",
     "other_language",
     "score_rows",
+    "shipped_scores",
     "ship",
     "sources_section",
     "test_scores",
