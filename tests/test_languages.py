@@ -10,7 +10,7 @@ import pytest
 
 from transformer_mt.options import TranslationOptions
 from transformer_mt.quality import is_loop, repetition
-from transformer_mt.serving.suggestion_filter import Thresholds, ends_sentence
+from transformer_mt.serving.suggestion_filter import Thresholds, ends_sentence, repeated
 from transformer_mt.text import languages
 from transformer_mt.text.casing import case_of, fold, restore
 from transformer_mt.text.formality import register
@@ -220,9 +220,16 @@ def test_the_register_is_read_by_the_targets_words_and_the_reader_by_the_sources
     assert register("Ouvrez votre fichier.", formal, code, source_language="fi") is None  # neutral: cannot tell
 
 
+SHORT_DOUBLINGS = {"en": "had had enough", "de": "die die Daten", "fr": "Vous vous connectez", "es": "Y y Z"}
+
+
 @pytest.mark.parametrize("code", FILLED)
-def test_the_suggestion_filters_length_band_and_sentence_ends_follow_the_pair(code):
+def test_the_suggestion_filters_length_band_sentence_ends_and_repeats_follow_the_pair(code):
     rules = FILLED[code]
+    short = SHORT_DOUBLINGS[code]  # a short s is judged word by word: its language's doubling is no repeat
+    assert repeated(short, 4, rules.doubling) is None
+    assert repeated(short, 4, NEUTRAL.doubling) == short.split()[0].casefold()
+    assert repeated(f"{short} {short}", 4, rules.doubling) == short.casefold()  # a doubled output still is
     assert ends_sentence("¿Desea guardar el archivo?", rules) and ends_sentence("« Fichier enregistré. »", rules)
     assert not ends_sentence("文件已保存。", rules) and ends_sentence("文件已保存。", NEUTRAL)
     into, back = Thresholds().for_pair(Languages(EN, rules)), Thresholds().for_pair(Languages(rules, EN))

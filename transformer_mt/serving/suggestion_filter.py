@@ -78,14 +78,23 @@ def length_ratio(numbers: dict, slack: int = LENGTH_SLACK) -> float:
     return (numbers["s_chars"] + slack) / (numbers["q_chars"] + slack)
 
 
-def repeated(text: str, words: int) -> str | None:
-    """A run of `words` words (half the text's, when shorter) that `text` writes twice or more, lower-cased."""
+def repeated(text: str, words: int, doubling: frozenset[str] = frozenset()) -> str | None:
+    """A run of `words` words (half the text's, when shorter) that `text` writes twice or more, lower-cased; a word
+    of `doubling` (its language's, `LanguageRules.doubling`: French "Vous vous connectez") written exactly twice
+    does not count."""
     tokens = text.casefold().split()
     n = min(words, len(tokens) // 2)
     if n < 1:
         return None
     counts = collections.Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
-    return next((" ".join(run) for run, count in counts.items() if count >= 2), None)
+    return next(
+        (
+            " ".join(run)
+            for run, count in counts.items()
+            if count >= 2 and not (n == 1 and count == 2 and run[0] in doubling)
+        ),
+        None,
+    )
 
 
 def ends_sentence(text: str, rules: LanguageRules) -> bool:
@@ -105,7 +114,9 @@ def text_numbers(q: str, s: str, languages: Languages, repeat_words: int = REPEA
         "letters": sum(c.isalpha() for c in s),
         "languages": [found["language"] for found in ranked],
         "language_confidence": ranked[0]["confidence"],
-        "repeats": None if repeated(q, repeat_words) else repeated(s, repeat_words),
+        "repeats": None
+        if repeated(q, repeat_words, languages.source.doubling)
+        else repeated(s, repeat_words, languages.target.doubling),
         "unfinished": bool(q.strip()[-1:])
         and q.strip()[-1:] in languages.source.sentence_ends
         and not ends_sentence(s, languages.target),
