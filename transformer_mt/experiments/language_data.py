@@ -26,6 +26,8 @@ import itertools
 import random
 from pathlib import Path
 
+from transformer_mt.text.formality import register
+
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 LEFT_OUT_ORIGINS = frozenset({"ding"})
@@ -76,8 +78,6 @@ def formality_mix(
     addresses the reader in a register (`text.formality.register`), the informal ones `informal_copies` times (they
     are about one in ten), and `general` of the other pairs drawn at random (so the model keeps what it knew),
     shuffled; validation and test as they are."""
-    from transformer_mt.text.formality import register
-
     registers = {"formal": [], "informal": [], None: []}
     for row in corpus["train"]:
         registers[register(row["en"], row[language], language)].append(row)
