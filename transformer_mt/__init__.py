@@ -8,7 +8,7 @@ in modules named after what they do, each on a floor of docs/development.md's ta
    `evaluate` module), `data`, `checkpoints`, `constraints` (prefixes, forbidden words), `tags` (language tags),
    `generation` (compiled generation), `diagnostics` (the alignment probe), `lengths` (length bounds), `text` (the
    pure text transforms: sentences, case folding, protected spans, glossary terms, HTML runs and inline markup,
-   formal and informal address, and `languages`: each language's rules as one table);
+   formal and informal address, each language's rules as one table: `text.languages`);
 2. `hub` (remote code, model card, push), `plots` (a training run's plots), `quality` (confidence, guards, a
    sentence's flags), `options` (`TranslationOptions`, how to translate);
 3. `bridges` (Marian, BERT, CTranslate2); 4. `training` (the Seq2SeqTrainer entry point, token batches, averaging);
