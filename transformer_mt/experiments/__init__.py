@@ -6,6 +6,8 @@ it (tests/test_layout.py holds that); it imports the library like any user.
   `position_report`), `recipe_search` (candidate recipes across seeds);
 - `benchmarks` (speed against MarianMT, CTranslate2 and the engines, batches, positions, the server under load);
 - `spans_study` (protected spans carried by the model, repaired, lost; BLEU and chrF with and without repair);
+- `context_study` (a model trained with context and register tags: messages told apart by their context, the UI
+  test split with and without context, the register asked for, against an untagged baseline);
 - `gpu_check` (what a CUDA machine is checked for);
 - `translation_hashes` (what the shipped models translate, hashed, before and after a change; `hash_compare`
   compares two runs, `hash_recheck` translates their differing lines again in a third checkout) and `bitcheck`
