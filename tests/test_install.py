@@ -78,7 +78,10 @@ def test_setuptools_packages_every_package_folder_of_the_tree_and_nothing_else()
         f"package (a folder without __init__.py?), and leave out {sorted(expected.items() - packaged.items())}"
     )
     assert config["py_modules"] == []  # nothing generic at the top of site-packages
-    assert config["package_data"] == {"transformer_mt.serving": ["page.html"]}  # the files read beside the modules
+    assert config["package_data"] == {  # the files read beside the modules
+        "transformer_mt.serving": ["page.html"],
+        "transformer_mt.installer": ["index.json"],
+    }
 
 
 def test_every_command_file_is_a_console_script():
@@ -277,6 +280,7 @@ def test_twine_accepts_the_sdist_and_the_wheel_and_the_sdist_holds_the_sources_o
         "CHANGELOG.md",
         "MANIFEST.in",
         "transformer_mt/serving/page.html",
+        "transformer_mt/installer/index.json",
     } <= names
     top = {name.split("/")[0] for name in names}
     assert top <= {
@@ -306,6 +310,7 @@ def test_the_wheel_installs_one_package_with_every_folder_inside_it(installed):
         ".".join(["transformer_mt", *p.parent.relative_to(package).parts]) for p in package.rglob("__init__.py")
     } == set(expected)
     assert (package / "serving" / "page.html").is_file()
+    assert (package / "installer" / "index.json").is_file()
     assert (purelib / f"transformer_mt-{__version__}.dist-info" / "licenses" / "LICENSE").is_file()
     layout = {package.joinpath(*name.split(".")[1:]): name for name in SOURCE_PACKAGES.values()}
     assert import_violations(layout) == []

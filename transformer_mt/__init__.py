@@ -11,7 +11,8 @@ in modules named after what they do, each on a floor of docs/development.md's ta
    formal and informal address, each language's rules as one table: `text.languages`);
 2. `hub` (remote code, model card, push), `plots` (a training run's plots), `quality` (confidence, guards, a
    sentence's flags), `options` (`TranslationOptions`, how to translate);
-3. `bridges` (Marian, BERT, CTranslate2); 4. `training` (the Seq2SeqTrainer entry point, token batches, averaging);
+3. `bridges` (Marian, BERT, CTranslate2); 4. `training` (the Seq2SeqTrainer entry point, token batches, averaging),
+   `installer` (models installed from the package's index, verified file by file; Opus-MT through the bridge);
 5. `engines` (the `Engine` protocol, generate() and CTranslate2, the loader, what every engine shares, word
    alignments, pair scores); 6. `trust` (the trust step: confidence, guards and their re-decode, abstaining, a
    glossary's terms followed; a subpackage by concern);
@@ -22,7 +23,7 @@ in modules named after what they do, each on a floor of docs/development.md's ta
    their formats: .po, XLIFF, HTML, Markdown, subtitles, string files, office documents), `pipelines`
    (`pipeline("translation")`), `recipes` (the main job);
 10. `serving` (the server, a fine-tuned model's promotion and the switch of what a server serves);
-11. `commands` (the translate, score and serve commands and what every command shares).
+11. `commands` (the translate, score, serve and models commands and what every command shares).
 
 Research lives apart in `experiments` (studies, the recipe search, benchmarks, the GPU check), which the library
 never imports.

@@ -1,2 +1,2 @@
-"""The commands' library side: the translate, score and serve commands, and what every command shares (`cli`,
+"""The commands' library side: the translate, score, serve and models commands, and what every command shares (`cli`,
 `streams`); scripts/ holds only their entry points."""
