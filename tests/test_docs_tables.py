@@ -236,6 +236,7 @@ FIGURES = [
 # (page, header row): tables without a measured figure
 REFERENCE = [
     ("README.md", "| page | what it holds |"),
+    ("docs/bridges-and-hub.md", "| source `kind` | where | fetched with |"),
     ("docs/configuration.md", "| field | default | meaning |"),
     ("docs/configuration.md", "| type | what it does | length limit | CTranslate2 export |"),
     ("docs/development.md", "| folder (installed as) | what lives there | may import |"),
