@@ -277,6 +277,7 @@ def test_an_opus_mt_repository_installs_converted(tmp_path, tiny, hub, monkeypat
     done = install("Helsinki-NLP/opus-mt-en-de", tmp_path / "models")
     target = tmp_path / "models" / "opus-mt-en-de"
     assert done["path"] == target and "converted from MarianMT" in done["source"]
+    assert done["version"] == manifest(target)["model.safetensors"]["sha256"][:12]
     assert "no calibration" in done["notes"][0]
     assert f"python scripts/score.py --model {target} --data DATA --calibrate" in done["notes"][0]
     config = json.loads((target / "config.json").read_text())

@@ -50,6 +50,12 @@ def version_of(model_dir: str | os.PathLike) -> str:
     return weights_sha256(str(model_dir))[:VERSION_DIGITS]
 
 
+def files_version(files: dict[str, dict]) -> str | None:
+    """The version of the model a manifest holds (None without a `model.safetensors`)."""
+    weights = files.get("model.safetensors")
+    return weights["sha256"][:VERSION_DIGITS] if weights else None
+
+
 def model_scores(model_dir: Path) -> dict[str, dict]:
     """{set: {data, split, pairs, bleu, chrf}} of every test split `scores.json` scores: the one set of a score
     command's output (named by its split), or each of a shipped pair model's `sets` that names its data."""
@@ -156,8 +162,7 @@ def hub_source(repo_id: str, revision: str = "main") -> dict:
     with tempfile.TemporaryDirectory(prefix="transformer-mt-hub-source-") as folder:
         fetch_hub(repo_id, commit, names, Path(folder))
         files = manifest(folder)
-        version = version_of(folder) if "model.safetensors" in files else None
-    return {"kind": "hub", "repo_id": repo_id, "revision": commit, "files": files, "version": version}
+    return {"kind": "hub", "repo_id": repo_id, "revision": commit, "files": files, "version": files_version(files)}
 
 
 def add_hub_source(name: str, repo_id: str, revision: str = "main", path: str | os.PathLike | None = None) -> dict:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..bridges import convert_marian
 from ..hub import NetworkError
+from .index import files_version
 from .integrity import manifest
 from .sources import describe, fetch_hub, hub_api
 from .store import calibration_note, staged, write_receipt
@@ -60,7 +61,7 @@ def install_marian(repo_id: str, folder: Path, revision: str = "main", overwrite
             staging,
             {
                 "name": name,
-                "version": None,
+                "version": files_version(files),
                 "source_lang": model.config.source_lang,
                 "target_lang": model.config.target_lang,
                 "source": {**source, "converted": "MarianMT -> TransformerMT (transformer_mt.bridges.marian)"},
@@ -71,6 +72,6 @@ def install_marian(repo_id: str, folder: Path, revision: str = "main", overwrite
         "name": name,
         "path": folder / name,
         "source": f"{describe(source)}, converted from MarianMT",
-        "version": None,
+        "version": files_version(files),
         "notes": [calibration_note(folder / name)],
     }
