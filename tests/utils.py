@@ -392,8 +392,9 @@ MARIAN_TEXT = [
 ] * 20
 
 
-def marian_checkpoint(path: Path, share: bool = True):
-    """A randomly initialised MarianMTModel with a real (tiny) sentencepiece tokenizer, saved to `path`."""
+def marian_checkpoint(path: Path, share: bool = True, language_tokens: tuple[str, ...] = ()):
+    """A randomly initialised MarianMTModel with a real (tiny) sentencepiece tokenizer, saved to `path`; its
+    vocabulary lists `language_tokens` (`>>fra<<`, ...) before `<pad>`, as an Opus-MT model of several targets'."""
     import json
 
     import sentencepiece as spm
@@ -411,11 +412,13 @@ def marian_checkpoint(path: Path, share: bool = True):
         eos_id=1,
         unk_id=2,
         pad_id=-1,
+        minloglevel=2,
     )
     corpus.unlink()
     processor = spm.SentencePieceProcessor(model_file=str(path / "spm.model"))
     vocab = {processor.id_to_piece(i): i for i in range(processor.get_piece_size())}
-    vocab["<pad>"] = len(vocab)
+    for token in (*language_tokens, "<pad>"):
+        vocab[token] = len(vocab)
     (path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     tokenizer = MarianTokenizer(str(path / "spm.model"), str(path / "spm.model"), str(path / "vocab.json"))
     torch.manual_seed(0)

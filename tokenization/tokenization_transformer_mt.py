@@ -92,6 +92,10 @@ class TransformerMTTokenizerFast(PreTrainedTokenizerFast):
                 tokenizer_object=target_tokenizer_object,
                 model_max_length=self.model_max_length,
                 clean_up_tokenization_spaces=self.clean_up_tokenization_spaces,
+                pad_token=pad_token,  # the same special tokens on both sides (an imported Marian model has no bos)
+                bos_token=bos_token,
+                eos_token=eos_token,
+                unk_token=unk_token,
             )
             for name in ("pad_token", "bos_token", "eos_token", "unk_token"):
                 source_id, target_id = getattr(self, name + "_id"), getattr(self.target_tokenizer, name + "_id")

@@ -1,4 +1,5 @@
-"""Marian -> TransformerMT: identical logits and decoding, Marian's own tokenizer kept, bad checkpoints named."""
+"""Marian -> TransformerMT: identical logits and decoding, a fast tokenizer with Marian's ids (offsets: span repair),
+bad checkpoints named."""
 
 import json
 import subprocess
@@ -32,7 +33,7 @@ def test_converted_model_matches_marian_logits_and_decoding(converted):
     assert model.config.sinusoidal_layout == "concatenated" and model.config.type_vocab_size == 0
     marian = MarianMTModel.from_pretrained(marian_dir).eval()
     tokenizer = AutoTokenizer.from_pretrained(output_dir)
-    assert type(tokenizer).__name__ == "MarianTokenizer"  # the checkpoint's own tokenizer, unchanged
+    assert type(tokenizer).__name__ == "TransformerMTTokenizerFast"  # built from its files: the same ids
     batch = tokenizer(
         ["Click the Save button.", "Schließen Sie das Fenster bitte."], return_tensors="pt", padding=True
     )
@@ -170,3 +171,13 @@ def test_command_line_refuses_to_overwrite(tmp_path):
     result = subprocess.run([*script, "--overwrite"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / "model.safetensors").exists() and (tmp_path / "out" / "keep.txt").exists()
+
+
+def test_a_placeholder_the_model_loses_is_put_back_from_the_offsets(tmp_path, capsys, caplog):
+    from transformer_mt.scripts.translate import main
+
+    marian_checkpoint(tmp_path / "marian")  # random weights: the model writes no placeholder
+    convert_marian(str(tmp_path / "marian"), str(tmp_path / "out"), source_lang="en", target_lang="de")
+    main(["--model", str(tmp_path / "out"), "--engine", "transformers", "--max_new_tokens", "8", "Click %s now."])
+    assert capsys.readouterr().out.rstrip("\n").endswith(" %s")  # lost with MarianTokenizer, which has no offsets
+    assert "did not write %s; put back from the word alignment" in caplog.text

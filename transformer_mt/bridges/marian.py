@@ -2,22 +2,26 @@
 
 Marian is the same architecture: post-LN layers with the same module names, sinusoidal positions in the
 concatenated layout (sines, then cosines), token embeddings scaled by sqrt(d_model), a fixed `final_logits_bias`,
-shared or separate vocabularies. The converted directory holds our config and safetensors weights next to the
-checkpoint's own tokenizer files and generation config, so `AutoTokenizer` still gives the Marian tokenizer.
+shared or separate vocabularies. The converted directory holds our config and safetensors weights, the checkpoint's
+generation config, and a fast tokenizer built from its SentencePiece models and vocab.json that gives
+MarianTokenizer's ids with character offsets (`marian_tokenizer`); where its files allow none, it keeps them as they
+are, and `AutoTokenizer` gives MarianTokenizer.
 """
 
 import json
 import logging
 import os
+import shutil
 
 import torch
 from safetensors.torch import load_file
-from transformers import AutoConfig, AutoTokenizer, GenerationConfig, MarianMTModel
+from transformers import AutoConfig, AutoTokenizer, GenerationConfig, MarianMTModel, MarianTokenizer
 
 from ..checkpoints import check_output_dir, copy_tokenizer_files, read_config
 from ..configuration import TransformerMTConfig
 from ..modeling import TransformerMTForConditionalGeneration
 from ..tokenization import tokenizer_fingerprint
+from .marian_tokenizer import fast_marian_tokenizer
 
 
 logger = logging.getLogger(__name__)
@@ -37,6 +41,16 @@ _MODEL_FILES = (
     "pytorch_model.bin.index.json",
     "tf_model.h5",
     "flax_model.msgpack",
+)
+# MarianTokenizer's own files, which a converted directory with the fast tokenizer does not keep.
+_TOKENIZER_FILES = (
+    "source.spm",
+    "target.spm",
+    "vocab.json",
+    "target_vocab.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
 )
 
 
@@ -169,12 +183,36 @@ def convert_marian(
         model.generation_config = GenerationConfig.from_pretrained(marian_dir)
     else:
         model.generation_config = GenerationConfig.from_model_config(config)
-    # Every file but the model's own: the tokenizer (and generation config) stay the checkpoint's.
-    tokenizer_files = [name for name in os.listdir(marian_dir) if name not in _MODEL_FILES]
-    copy_tokenizer_files(marian_dir, output_dir, tokenizer_files, "MarianTokenizer")
-    model.config.tokenizer_fingerprint = tokenizer_fingerprint(AutoTokenizer.from_pretrained(output_dir))
+    tokenizer = save_tokenizer(marian_dir, output_dir)
+    model.config.tokenizer_fingerprint = tokenizer_fingerprint(tokenizer)
     model.save_pretrained(output_dir)
     return model
+
+
+def save_tokenizer(marian_dir: str, output_dir: str):
+    """Write the tokenizer of the converted model, with every file of `marian_dir` but the model's own (its
+    generation config, README, ...), and return it: the fast tokenizer with MarianTokenizer's ids
+    (`marian_tokenizer`), else, where the files allow none (named in a warning), MarianTokenizer's files as they
+    are."""
+    others = [name for name in os.listdir(marian_dir) if name not in _MODEL_FILES]
+    slow = AutoTokenizer.from_pretrained(marian_dir)
+    try:
+        if not isinstance(slow, MarianTokenizer):
+            raise ValueError(f"its tokenizer is a {type(slow).__name__}, not a MarianTokenizer")
+        tokenizer = fast_marian_tokenizer(slow)
+    except ValueError as error:
+        logger.warning(
+            f"{marian_dir}: {error}. The converted model keeps MarianTokenizer, which gives no character offsets "
+            "(no word alignments, span repair or inline markup placement)."
+        )
+        copy_tokenizer_files(marian_dir, output_dir, others, "MarianTokenizer")
+        return AutoTokenizer.from_pretrained(output_dir)
+    os.makedirs(output_dir, exist_ok=True)
+    for name in others:
+        if name not in _TOKENIZER_FILES and os.path.isfile(os.path.join(marian_dir, name)):
+            shutil.copy2(os.path.join(marian_dir, name), os.path.join(output_dir, name))
+    tokenizer.save_pretrained(output_dir)
+    return tokenizer
 
 
 CONVERTED_FOR_RUN = "converted-from-marian"  # where a run converts a MarianMT starting point, in its output_dir

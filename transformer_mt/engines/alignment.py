@@ -94,7 +94,8 @@ def check_tokenizer(tokenizer) -> None:
         if not getattr(side, "is_fast", False):
             raise ValueError(
                 f"word alignments need a fast tokenizer's character offsets; this model's is "
-                f"{type(side).__name__} (a converted Opus-MT model keeps its SentencePiece one)"
+                f"{type(side).__name__} (a converted Opus-MT model whose files allow no fast one keeps "
+                "MarianTokenizer)"
             )
 
 
