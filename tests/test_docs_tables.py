@@ -57,6 +57,10 @@ def read(name: str) -> dict:
 
 # (page, heading, the header row's start, tables there, the test that builds them from their JSON). A name alone
 # is a test of this module; "file::name" one of another test module, kept beside the code that writes the table.
+# the language models' cards are written from their files, and a test writes each again and compares
+LANGUAGE_CARD_TEST = (
+    "test_language_models.py::test_a_shipped_language_model_is_small_half_precision_of_its_pair_and_calibrated"
+)
 FIGURES = [
     (
         "README.md",
@@ -66,6 +70,20 @@ FIGURES = [
         "test_shipped_model.py::test_the_readme_examples_are_its_translations",
     ),
     ("README.md", "## Quick start", "| model | knows |", 1, "test_the_models_table_is_their_scores"),
+    (
+        "README.md",
+        "## Quick start",
+        "| model | pair |",
+        1,
+        "test_language_models.py::test_the_languages_table_lists_every_shipped_model_as_its_files_say",
+    ),
+    (
+        "docs/languages.md",
+        "## The shipped models",
+        "| model | pair |",
+        1,
+        "test_language_models.py::test_the_languages_table_lists_every_shipped_model_as_its_files_say",
+    ),
     ("README.md", "## Results", "| engine | sentences/s | BLEU |", 1, "test_the_engine_tables_are_their_json"),
     (
         "docs/results.md",
@@ -232,6 +250,11 @@ FIGURES = [
         "test_shipped_model.py::test_the_cards_give_the_scores_before_and_after_the_last_fine_tune",
     ),
     (HELP_CARD, "## Scores", "| BLEU | chrF |", 1, "test_the_cards_scores_are_their_scores_json"),
+    *(
+        (f"models/transformer-mt-{pair}/README.md", section, header, 1, LANGUAGE_CARD_TEST)
+        for pair in ("de-en",)
+        for section, header in (("## Scores", "| test set | pairs |"), ("## Data", "| origin | training pairs |"))
+    ),
 ]
 # (page, header row): tables without a measured figure
 REFERENCE = [

@@ -6,11 +6,19 @@ translates its first UI test pairs as scores.json says."""
 import json
 
 import pytest
+import torch
+from safetensors.torch import load_file
+from transformers import AutoModelForSeq2SeqLM
 
 from transformer_mt.data import data_sources
+from transformer_mt.evaluation import translator
 from transformer_mt.experiments import language_models
+from transformer_mt.quality import weights_sha256
 
 from .utils import REPO, save_tiny
+
+
+SHIPPED_PAIRS = ["de-en"]  # each one's models/transformer-mt-<pair> must exist: a missing one fails
 
 
 def corpus(root, language="fr"):
@@ -100,9 +108,35 @@ def test_the_card_is_written_from_the_models_files(tmp_path):
     assert "train it\nship it\n" in card and "12,000 steps" in card
 
 
-def test_the_languages_page_lists_every_shipped_model_as_its_files_say():
-    page = (REPO / "docs" / "languages.md").read_text(encoding="utf-8")
-    table = page[page.index("<!-- languages table -->\n") :].splitlines()[1:]
+@pytest.mark.parametrize("page", ["docs/languages.md", "README.md"])
+def test_the_languages_table_lists_every_shipped_model_as_its_files_say(page):
+    text = (REPO / page).read_text(encoding="utf-8")
+    table = text[text.index("<!-- languages table -->\n") :].splitlines()[1:]
     table = table[: next(i for i, line in enumerate(table) if not line.startswith("|"))]
     assert table == language_models.languages_table()
     assert len(table) - 2 == len([path for path in (REPO / "models").iterdir() if path.is_dir()])
+
+
+@pytest.mark.parametrize("pair", SHIPPED_PAIRS)
+def test_a_shipped_language_model_is_small_half_precision_of_its_pair_and_calibrated(pair):
+    model_dir = REPO / "models" / f"transformer-mt-{pair}"
+    assert (model_dir / "model.safetensors").stat().st_size < 20 * 2**20
+    assert {tensor.dtype for tensor in load_file(model_dir / "model.safetensors").values()} == {torch.float16}
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir)
+    assert {parameter.dtype for parameter in model.parameters()} == {torch.float32}
+    assert f"{model.config.source_lang}-{model.config.target_lang}" == pair
+    calibration = json.loads((model_dir / "calibration.json").read_text())
+    assert calibration["weights_sha256"] == weights_sha256(str(model_dir))
+    report = json.loads((model_dir / "scores.json").read_text())
+    assert language_models.card(model_dir, report) == (model_dir / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow  # beam 4 over 100 UI test messages
+@pytest.mark.parametrize("pair", SHIPPED_PAIRS)
+def test_a_shipped_language_model_translates_its_first_ui_test_pairs_as_it_says(pair):
+    model_dir = REPO / "models" / f"transformer-mt-{pair}"
+    check = json.loads((model_dir / "scores.json").read_text())["sets"]["check"]
+    assert len(check["sources"]) == len(check["hypotheses"]) == check["pairs"] == 100
+    hypotheses = translator(str(model_dir), num_beams=4, batch_size=32)(check["sources"])
+    differing = [i for i, (a, b) in enumerate(zip(hypotheses, check["hypotheses"])) if a != b]
+    assert len(differing) <= 2, differing  # another CPU's float rounding may flip a near-tie or two

@@ -20,9 +20,11 @@ splits the issue names (beam 4, the default engine), and a card written from tho
 
 import argparse
 import collections
+import dataclasses
 import json
 import os
 import shutil
+import textwrap
 from pathlib import Path
 
 import torch
@@ -44,6 +46,14 @@ RESULTS = REPO / "docs" / "results" / "languages"
 HELP_ORIGINS = ("lohelp", "gnomehelp")
 NUM_BEAMS = 4
 CHECK_PAIRS = 100
+CARD_WIDTH = 116
+EXAMPLES = {
+    "de": "Klicken Sie auf Speichern, um die Datei zu sichern.",
+    "en": "Click Save to keep the file.",
+    "fr": "Cliquez sur Enregistrer pour conserver le fichier.",
+    "es": "Haga clic en Guardar para conservar el archivo.",
+}
+LICENSES_SHOWN = 8  # the card names the commonest licences of the UI catalogues; training_info.json has all
 # what a run leaves that the model needs (weights are written apart, in float16)
 MODEL_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "terms.tsv")
 AIMS = {"ui": 28.0, "help": 30.0}  # issue 52's aims in BLEU (beam 4, default engine)
@@ -146,13 +156,31 @@ def sources_section(sources: list[dict]) -> list[str]:
     by_license = collections.Counter(source.get("license") or "not stated" for source in catalogues)
     lines = [*sources_markdown(help_rows)]
     if catalogues:
-        lines.append(
-            f"and {sum(source['pairs'] for source in catalogues):,} UI messages of {len(catalogues)} gettext "
-            "catalogues of Debian packages, each under its package's licence ("
-            + ", ".join(f"{license}: {count}" for license, count in by_license.most_common())
-            + " catalogues); `training_info.json`'s `data_sources` names every catalogue with its licence."
+        common = by_license.most_common(LICENSES_SHOWN)
+        rest = len(catalogues) - sum(count for _, count in common)
+        pairs = sum(source["pairs"] for source in catalogues)
+        sentence = (
+            f"And {pairs:,} UI messages of {len(catalogues)} gettext catalogues (text domains) of Debian packages, "
+            "each under its package's licence as its `debian/copyright` states it: "
+            + ", ".join(f"{license} {count}" for license, count in common)
+            + (f", {len(by_license) - len(common)} other licences {rest}" if rest else "")
+            + " catalogues. `training_info.json`'s `data_sources` names every catalogue with its licence."
         )
+        lines.append(textwrap.fill(sentence, CARD_WIDTH))
     return lines
+
+
+def shell_lines(command: str) -> str:
+    """`command` broken before its options into lines of at most CARD_WIDTH characters, ending in `\\`; a trailing
+    comment (after two spaces and `#`) on a line of its own above it."""
+    code, _, comment = command.partition("  # ")
+    lines = [""]
+    for part in code.split(" --"):
+        piece = part if not lines[0] else f"--{part}"
+        if lines[-1] and len(lines[-1]) + len(piece) + 3 > CARD_WIDTH:
+            lines.append("    ")
+        lines[-1] += ("" if lines[-1].strip() == "" else " ") + piece
+    return (f"# {comment}\n" if comment else "") + " \\\n".join(lines)
 
 
 def score_rows(sets: dict) -> list[str]:
@@ -198,31 +226,40 @@ def card(model: Path, report: dict) -> str:
     rows = score_rows(report["sets"])
     recipe = info.get("recipe", {})
     front = front_matter(card_licenses(info["data_sources"]), source, target)
+    intro = textwrap.fill(
+        f"A {names[0]}→{names[1]} TransformerMT model (d_model {config['d_model']}, {config['encoder_layers']}+"
+        f"{config['decoder_layers']} layers, {config['position_embedding_type']} positions) trained once, from "
+        f"scratch, by the project's own training script on ../shared/data's {names[0 if source != 'en' else 1]}-"
+        f"English help text and UI messages: {recipe.get('steps', 0):,} steps of {recipe.get('batch', '?')}, with a "
+        "share of its pairs upper-cased, title-cased, with placeholders as span tokens and with term annotations"
+        + ("; it reads " + " and ".join(reads) if reads else "")
+        + ". Made by `transformer_mt.experiments.language_models`, which wrote this card from `scores.json`, "
+        "`training_info.json` and `calibration.json`.",
+        CARD_WIDTH,
+    )
+    scores_intro = textwrap.fill(
+        f"Beam {report['num_beams']}, the default engine (transformers' `generate`), each source whole and without "
+        f"its context, at commit {report['commit'][:7]} on a machine whose fp32 2048x2048 matmul read "
+        f"{report['gflops']} GFLOP/s (2 threads); issue 52's aims are {AIMS['ui']:g} BLEU on the UI messages and "
+        f"{AIMS['help']:g} on the help text:",
+        CARD_WIDTH,
+    )
     body = f"""
 # {model.name} (shipped with the repository)
 
-A {names[0]}→{names[1]} TransformerMT model (d_model {config["d_model"]}, {config["encoder_layers"]}+{
-        config["decoder_layers"]
-    } layers, {config["position_embedding_type"]} positions) trained once, from scratch, by the project's own training
-script on ../shared/data's {names[0 if source != "en" else 1]}-English help text and UI messages: {
-        recipe.get("steps", "?"):,} steps,
-{recipe.get("batch", "?")} a step, with a share of its pairs upper-cased, title-cased, with placeholders as span tokens
-and with term annotations{"; it reads " + " and ".join(reads) if reads else ""}. Made by
-`transformer_mt.experiments.language_models`, which wrote this card from `scores.json`, `training_info.json` and
-`calibration.json`.
+{intro}
 
 ```python
 import transformer_mt  # registers the model, its tokenizer and the "translation" pipeline
 from transformers import pipeline
 
 translator = pipeline("translation", model="models/{model.name}")
+translator(["{EXAMPLES[source]}"])
 ```
 
 ## Scores
 
-Beam {report["num_beams"]}, the default engine (transformers' `generate`), each source whole and without its context,
-at commit {report["commit"]} on a machine whose fp32 2048x2048 matmul read {report["gflops"]} GFLOP/s (2 threads);
-issue 52's aims are {AIMS["ui"]:g} BLEU on the UI messages and {AIMS["help"]:g} on the help text:
+{scores_intro}
 
 | test set | pairs | BLEU | chrF |
 | --- | ---: | ---: | ---: |
@@ -230,7 +267,7 @@ issue 52's aims are {AIMS["ui"]:g} BLEU on the UI messages and {AIMS["help"]:g} 
 
 ## Data
 
-{chr(10).join(sources_section(info["data_sources"]))}
+{chr(10).join(sources_section(info["data_sources"])).strip()}
 
 ## How it was made
 
@@ -239,8 +276,8 @@ python -m transformer_mt.experiments.language_data --language {other_language(so
         other_language(source, target)
     }
 # from a worktree pinned at {report["training"]["commit"]} (docs/results/languages/README.md):
-{report["training"]["command"]}
-{report["command"]}
+{shell_lines(report["training"]["command"])}
+{shell_lines(report["command"])}
 ```
 
 ## Confidence
@@ -262,10 +299,11 @@ def ship(run: Path, source_lang: str, target_lang: str, output: Path, data: Path
     info["data_sources"] = licensed_sources(info["data_sources"], language)
     info_path.write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     data = data or REPO / "runs" / "data" / f"en-{language}"
-    fit(str(output), str(data), "validation", source_lang=source_lang, target_lang=target_lang).save(str(output))
+    calibration = fit(str(output), str(data), "validation", source_lang=source_lang, target_lang=target_lang)
+    dataclasses.replace(calibration, fitted_on=f"{os.path.relpath(data, REPO)} (validation)").save(str(output))
     report = {
         "command": command,
-        "commit": git_commit(),
+        "commit": git_commit()[:7],
         "gflops": round(matmul_gflops(), 1),
         "training": {key: progress[key] for key in ("commit", "command")},
         "engine": "generate",
@@ -357,6 +395,7 @@ __all__ = [
     "licensed_sources",
     "other_language",
     "score_rows",
+    "shell_lines",
     "shipped_scores",
     "ship",
     "sources_section",
