@@ -153,6 +153,9 @@ class TransformerMTConfig(PreTrainedConfig):
     # Trained with register tags (training's --formality_share): a translation asked to be formal or informal begins
     # its source with `<formal>` or `<informal>` (transformer_mt.text.formality).
     formality_tags: bool = False
+    # Imported from an Opus-MT model of several targets (transformer_mt.bridges.marian): each source begins with the
+    # target language's token, `>>fra<<` as its vocabulary lists it, instead of the decoder being forced to write it.
+    source_language_tokens: bool = False
 
     def __post_init__(self, **kwargs):
         if self.decoder_vocab_size is None:

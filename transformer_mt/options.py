@@ -123,8 +123,8 @@ class TranslationOptions:
     )
     target_lang: str | None = option(
         None,
-        "The language to write, for a model trained on several "
-        "(--target_lang_column): its token, >>xx<<, is forced first.",
+        "The language to write, for a model trained on several (--target_lang_column): its token, >>xx<<, is "
+        "forced first; for an imported Opus-MT model of several, the source begins with it.",
         group="given",
     )
     source_prefix: str | None = option(

@@ -15,7 +15,7 @@ from .checkpoints import check_tokenizer_matches
 from .engines import attach_calibration, resolve_engine
 from .lengths import length_budget, length_settings
 from .options import from_keywords
-from .tags import target_language_id
+from .tags import source_language_token, target_language_id
 from .translation import translate_texts
 
 
@@ -66,7 +66,9 @@ class TranslationPipeline(Pipeline):
         streamed = not isinstance(inputs, (str, list, tuple))  # a dataset, a generator: the Pipeline's own loop
         if not split and streamed and self.engine.name == "transformers":
             forced = {"forced_bos_token_id": language_id} if language_id is not None else {}
-            results = super().__call__(inputs, **forced, **kwargs)
+            # an imported Opus-MT model of several targets reads the language at the start of the source instead
+            language = source_language_token(self.model.config, self.tokenizer, tgt_lang)
+            results = super().__call__(inputs, **forced, **({"language": language} if language else {}), **kwargs)
         else:
             results = self._translate_by_sentence(
                 inputs, source_lang or self.source_lang, split, target_lang=tgt_lang, **kwargs
@@ -111,15 +113,17 @@ class TranslationPipeline(Pipeline):
                 result[0]["confidence"] = hypotheses.flags.confidence
         return results[0] if isinstance(inputs, str) else results
 
-    def _sanitize_parameters(self, max_length=None, truncation=None, **generate_kwargs):
+    def _sanitize_parameters(self, max_length=None, truncation=None, language=None, **generate_kwargs):
         preprocess_params = {} if truncation is None else {"truncation": truncation}
+        if language is not None:
+            preprocess_params["language"] = language
         if max_length is not None:
             generate_kwargs["max_length"] = max_length
         return preprocess_params, {"generate_kwargs": generate_kwargs}, {}
 
-    def preprocess(self, text, truncation=False):
+    def preprocess(self, text, truncation=False, language=None):
         _check_text(text)
-        return self.tokenizer(text, return_tensors="pt", truncation=truncation)
+        return self.tokenizer(f"{language} {text}" if language else text, return_tensors="pt", truncation=truncation)
 
     def _forward(self, model_inputs, generate_kwargs=None):
         generate_kwargs = self._prepare_generate_kwargs(generate_kwargs or {})

@@ -9,6 +9,9 @@ writes several languages.
   sequence begins with its language's token, `>>de<<` as Opus-MT (Marian) writes them, and translation forces that
   token first: generate()'s `forced_bos_token_id`, CTranslate2's `target_prefix` (`target_language_id`). The
   languages a model writes are the language tokens of its tokenizer.
+- Opus-MT models of several targets (imported: `config.source_language_tokens`) read the token on the source side
+  instead: each source begins with the one its vocabulary lists for the target, `>>fra<<` or `>>fr<<`
+  (`source_language_token`).
 """
 
 import logging
@@ -20,6 +23,22 @@ from .tokenization import target_side, tokenizer_fingerprint
 logger = logging.getLogger(__name__)
 
 LANGUAGE_TOKEN = re.compile(r">>([^\s<>]+)<<")
+# ISO 639-1 codes and their ISO 639-3 ones (Debian's iso-codes), which Opus-MT's language tokens mostly use.
+_ISO_639 = (
+    "aaaar ababk aeave afafr akaka amamh anarg arara asasm avava ayaym azaze babak bebel bgbul bibis bmbam bnben "
+    "bobod brbre bsbos cacat ceche chcha cocos crcre csces cuchu cvchv cycym dadan dedeu dvdiv dzdzo eeewe elell "
+    "eneng eoepo esspa etest eueus fafas ffful fifin fjfij fofao frfra fyfry gagle gdgla glglg gngrn guguj gvglv "
+    "hahau heheb hihin hohmo hrhrv hthat huhun hyhye hzher iaina idind ieile igibo iiiii ikipk ioido isisl itita "
+    "iuiku jajpn jvjav kakat kgkon kikik kjkua kkkaz klkal kmkhm knkan kokor krkau kskas kukur kvkom kwcor kykir "
+    "lalat lbltz lglug lilim lnlin lolao ltlit lulub lvlav mgmlg mhmah mimri mkmkd mlmal mnmon mrmar msmsa mtmlt "
+    "mymya nanau nbnob ndnde nenep ngndo nlnld nnnno nonor nrnbl nvnav nynya ococi ojoji omorm orori ososs papan "
+    "pipli plpol pspus ptpor quque rmroh rnrun roron rurus rwkin sasan scsrd sdsnd sesme sgsag shhbs sisin skslk "
+    "slslv smsmo snsna sosom sqsqi srsrp ssssw stsot susun svswe swswa tatam tetel tgtgk ththa titir tktuk tltgl "
+    "tntsn toton trtur tstso tttat twtwi tytah uguig ukukr ururd uzuzb veven vivie vovol wawln wowol xhxho yiyid "
+    "yoyor zazha zhzho zuzul"
+)
+ISO_639_3 = {pair[:2]: pair[2:] for pair in _ISO_639.split()}  # "fr" -> "fra"
+ISO_639_1 = {three: two for two, three in ISO_639_3.items()}  # "fra" -> "fr"
 
 
 def language_token(code: str) -> str:
@@ -38,8 +57,39 @@ def target_languages(tokenizer) -> list[str]:
 
 def model_target_languages(config, tokenizer) -> list[str]:
     """The languages a model of several targets writes; empty for a model of one, whose config names its
-    `target_lang` (a `>>fr<<` tag it was trained with on the source side makes no target language)."""
+    `target_lang` (a `>>fr<<` tag it was trained with on the source side makes no target language). An imported
+    Opus-MT model of several targets writes those its source vocabulary lists (`source_languages`), by their ISO
+    639-1 codes where they have one (`fr` for `>>fra<<`, as `source_language_token` reads it)."""
+    if getattr(config, "source_language_tokens", False):
+        return sorted({ISO_639_1.get(code, code) for code in source_languages(tokenizer)})
     return [] if getattr(config, "target_lang", None) else target_languages(tokenizer)
+
+
+def source_languages(tokenizer) -> list[str]:
+    """The languages of the `>>xx<<` tokens of a tokenizer's source vocabulary, sorted."""
+    tokens = (token for token in tokenizer.get_vocab() if token.startswith(">>"))
+    return sorted(match[1] for token in tokens if (match := LANGUAGE_TOKEN.fullmatch(token)))
+
+
+def source_language_token(config, tokenizer, target_lang: str | None) -> str | None:
+    """The token that begins each source of an imported Opus-MT model of several targets (`config.
+    source_language_tokens`) for `target_lang` (else its config's): the one its vocabulary lists, as given or in
+    the other ISO 639 form ("fr" finds `>>fr<<`, else `>>fra<<`); None for any other model. A ValueError names the
+    target and the listed codes when the vocabulary lists neither, and asks for one when none is given."""
+    if not getattr(config, "source_language_tokens", False):
+        return None
+    listed = source_languages(tokenizer)
+    name = getattr(config, "_name_or_path", "") or "the model"
+    target = target_lang or getattr(config, "target_lang", None)
+    for code in (target, ISO_639_3.get(target), ISO_639_1.get(target)):
+        if code in listed:
+            return language_token(code)
+    if target_lang is None:
+        raise ValueError(
+            f"{name} writes several languages ({', '.join(listed)}): say which, with --target_lang "
+            "(target_lang= from Python)"
+        )
+    raise ValueError(f"{name} does not write {target_lang!r}: its vocabulary lists {', '.join(listed)}")
 
 
 def add_special_tokens(tokenizer, tokens) -> list[str]:
@@ -84,7 +134,10 @@ def fit_model_to_tokenizer(model, tokenizer) -> bool:
 def target_language_id(config, tokenizer, target_lang: str | None) -> int | None:
     """The id of the token that starts a translation into `target_lang`, for a model of several targets; None for a
     model of one. A ValueError names the languages when a multi-target model is given none or another one, and a
-    one-target model's language when asked for another."""
+    one-target model's language when asked for another. An imported Opus-MT model of several targets reads the
+    language on the source side (`source_language_token`, checked here): None."""
+    if source_language_token(config, tokenizer, target_lang) is not None:
+        return None
     languages = model_target_languages(config, tokenizer)
     name = getattr(config, "_name_or_path", "") or "the model"
     if not languages:
@@ -107,11 +160,15 @@ def target_language_id(config, tokenizer, target_lang: str | None) -> int | None
 
 
 __all__ = [
+    "ISO_639_1",
+    "ISO_639_3",
     "LANGUAGE_TOKEN",
     "add_special_tokens",
     "fit_model_to_tokenizer",
     "language_token",
     "model_target_languages",
+    "source_language_token",
+    "source_languages",
     "target_language_id",
     "target_languages",
 ]

@@ -1,5 +1,5 @@
 """Marian -> TransformerMT: identical logits and decoding, a fast tokenizer with Marian's ids (offsets: span repair),
-bad checkpoints named."""
+the target language of an Opus-MT model of several targets on the source side, bad checkpoints named."""
 
 import json
 import subprocess
@@ -7,10 +7,24 @@ import sys
 
 import pytest
 import torch
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BertConfig, BertModel, MarianConfig, MarianMTModel
+from transformers import (
+    AutoModelForSeq2SeqLM,
+    AutoTokenizer,
+    BertConfig,
+    BertModel,
+    MarianConfig,
+    MarianMTModel,
+    pipeline,
+)
 
 from transformer_mt import TransformerMTForConditionalGeneration
 from transformer_mt.bridges.marian import convert_marian, convert_marian_model
+from transformer_mt.checkpoints import load_translator
+from transformer_mt.engines.alignment import encode_aligned_pairs
+from transformer_mt.engines.inputs import source_rows
+from transformer_mt.options import TranslationOptions
+from transformer_mt.tags import model_target_languages, target_language_id
+from transformer_mt.translation import translate
 
 from ..utils import REPO, marian_checkpoint, remove_weight, require
 
@@ -171,6 +185,39 @@ def test_command_line_refuses_to_overwrite(tmp_path):
     result = subprocess.run([*script, "--overwrite"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / "model.safetensors").exists() and (tmp_path / "out" / "keep.txt").exists()
+
+
+def test_an_opus_mt_model_of_several_targets_reads_the_target_on_the_source_side(tmp_path, caplog):
+    marian_checkpoint(tmp_path / "marian", language_tokens=(">>fra<<", ">>de<<"))
+    convert_marian(str(tmp_path / "marian"), str(tmp_path / "out"), source_lang="en")
+    model, tokenizer = load_translator(str(tmp_path / "out"))
+    assert model.config.source_language_tokens and model_target_languages(model.config, tokenizer) == ["de", "fr"]
+    vocab, sentence = tokenizer.get_vocab(), "Click the Save button."
+    # ISO 639-1 or 639-3, whichever the vocabulary lists; the decoder is forced to write nothing
+    for target, token in (("fr", ">>fra<<"), ("fra", ">>fra<<"), ("de", ">>de<<"), ("deu", ">>de<<")):
+        ids, _ = source_rows(tokenizer, model.config, [sentence], TranslationOptions(target_lang=target), ["1"], None)
+        assert ids == [[vocab[token], *tokenizer(sentence)["input_ids"]]]
+        assert target_language_id(model.config, tokenizer, target) is None
+    french = TranslationOptions(target_lang="fr")
+    assert translate(model, tokenizer, [sentence], target_lang="fr", num_beams=1, max_new_tokens=3)
+    # word alignments read the source so begun, and the language token belongs to no word
+    source, _, words, _ = encode_aligned_pairs(tokenizer, model.config, [sentence], ["Hallo."], french)
+    assert source["input_ids"][0][0] == vocab[">>fra<<"] and words[0][0] is None and words[0][1] == 0
+    with pytest.raises(ValueError, match="does not write 'it': its vocabulary lists de, fra"):
+        translate(model, tokenizer, [sentence], target_lang="it", max_new_tokens=3)
+    with pytest.raises(ValueError, match=r"writes several languages \(de, fra\): say which, with --target_lang"):
+        translate(model, tokenizer, [sentence], max_new_tokens=3)
+    # pipeline("translation") on a stream of strings: the Pipeline's own loop reads the language too
+    translator = pipeline("translation", model=str(tmp_path / "out"), engine="transformers", split_sentences=False)
+    read = []
+    generate = translator.model.generate
+    translator.model.generate = lambda input_ids, **settings: read.append(input_ids) or generate(input_ids, **settings)
+    assert list(translator((text for text in [sentence]), tgt_lang="fr", max_new_tokens=3))
+    assert read[0][0].tolist() == [vocab[">>fra<<"], *tokenizer(sentence)["input_ids"]]
+    # no segments: a context is not read, with one warning, as for any model trained without one
+    with caplog.at_level("WARNING"):
+        translate(model, tokenizer, [sentence, "Close."], target_lang="de", context="Menu", max_new_tokens=3)
+    assert caplog.text.count("not trained with context (--context_column): the context is not read") == 1
 
 
 def test_a_placeholder_the_model_loses_is_put_back_from_the_offsets(tmp_path, capsys, caplog):

@@ -5,7 +5,8 @@ concatenated layout (sines, then cosines), token embeddings scaled by sqrt(d_mod
 shared or separate vocabularies. The converted directory holds our config and safetensors weights, the checkpoint's
 generation config, and a fast tokenizer built from its SentencePiece models and vocab.json that gives
 MarianTokenizer's ids with character offsets (`marian_tokenizer`); where its files allow none, it keeps them as they
-are, and `AutoTokenizer` gives MarianTokenizer.
+are, and `AutoTokenizer` gives MarianTokenizer. A vocabulary that lists `>>fra<<`-style tokens is a model of several
+targets: its config's `source_language_tokens` makes translation begin each source with the target's token.
 """
 
 import json
@@ -20,6 +21,7 @@ from transformers import AutoConfig, AutoTokenizer, GenerationConfig, MarianMTMo
 from ..checkpoints import check_output_dir, copy_tokenizer_files, read_config
 from ..configuration import TransformerMTConfig
 from ..modeling import TransformerMTForConditionalGeneration
+from ..tags import source_languages
 from ..tokenization import tokenizer_fingerprint
 from .marian_tokenizer import fast_marian_tokenizer
 
@@ -185,6 +187,7 @@ def convert_marian(
         model.generation_config = GenerationConfig.from_model_config(config)
     tokenizer = save_tokenizer(marian_dir, output_dir)
     model.config.tokenizer_fingerprint = tokenizer_fingerprint(tokenizer)
+    model.config.source_language_tokens = bool(source_languages(tokenizer))
     model.save_pretrained(output_dir)
     return model
 

@@ -128,7 +128,7 @@ def encode_aligned_pairs(
     source_words = [
         cut(sentence_words(shown, sentence, offsets, row_segments), limit)
         for shown, sentence, offsets, row_segments in zip(
-            shown_sources(config, read, options), sources, rows["offset_mapping"], segments
+            shown_sources(tokenizer, config, read, options), sources, rows["offset_mapping"], segments
         )
     ]
     source = {key: [cut(row, limit) for row in rows[key]] for key in ("input_ids", "token_type_ids") if key in rows}

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 
 from ..lengths import input_limit
 from ..options import OptionError, TranslationOptions
+from ..tags import source_language_token
 from ..text import sentences
 from ..text.formality import FORMAL, INFORMAL, TAGS
 
@@ -105,18 +106,21 @@ def reads_context(config, options: TranslationOptions) -> bool:
     return True
 
 
-def shown_sources(config, sentences: list[str], options: TranslationOptions) -> list[str]:
+def shown_sources(tokenizer, config, sentences: list[str], options: TranslationOptions) -> list[str]:
     """`sentences` begun with the tag of the register `options.formality` asks for (`register_tag`), after
-    `options.source_prefix` where a sentence begins with it: the first segment of each row the model reads."""
+    `options.source_prefix` where a sentence begins with it, and, for an imported Opus-MT model of several targets,
+    with the token of `options.target_lang` before all (`tags.source_language_token`): the first segment of each row
+    the model reads."""
     tag, prefix = register_tag(config, options), options.source_prefix
-    if tag is None:
-        return sentences
-    return [
-        f"{prefix} {tag} {sentence[len(prefix) + 1 :]}"
-        if prefix and sentence.startswith(f"{prefix} ")
-        else f"{tag} {sentence}"
-        for sentence in sentences
-    ]
+    language = source_language_token(config, tokenizer, options.target_lang)
+    if tag is not None:
+        sentences = [
+            f"{prefix} {tag} {sentence[len(prefix) + 1 :]}"
+            if prefix and sentence.startswith(f"{prefix} ")
+            else f"{tag} {sentence}"
+            for sentence in sentences
+        ]
+    return sentences if language is None else [f"{language} {sentence}" for sentence in sentences]
 
 
 def source_encoding(
@@ -131,7 +135,7 @@ def source_encoding(
     """`source_rows` as lists by name: `input_ids`, `token_type_ids` (only where the model reads the context) and,
     with `offsets` (a fast tokenizer's), `offset_mapping`: each token's characters in its sentence as shown
     (`shown_sources`) on segment 0, in the context on segment 1."""
-    sentences = shown_sources(config, sentences, options)
+    sentences = shown_sources(tokenizer, config, sentences, options)
     keys = ["input_ids", *(["offset_mapping"] if offsets else [])]
     asked = {"return_offsets_mapping": True} if offsets else {}
     if not sentences or not reads_context(config, options):
