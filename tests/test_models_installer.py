@@ -32,6 +32,7 @@ from transformer_mt.installer import (
     sources,
     verify,
 )
+from transformer_mt.installer.index import model_license
 from transformer_mt.scripts import push_to_hub
 
 from .hub.server import local_hub
@@ -63,6 +64,22 @@ def test_a_pair_names_its_model():
     assert find(index, "Helsinki-NLP/opus-mt-en-fr") is None  # a Hub repository id: converted, if Marian
     with pytest.raises(ValueError, match="no model of the index translates en-fr"):
         find(index, "en-fr")
+
+
+@pytest.mark.parametrize(
+    "header, licenses",
+    [
+        ("license: mit", ["mit"]),
+        ('license:\n- mpl-2.0\n- other\nlicense_name: "a: b"', ["mpl-2.0", "other (a: b)"]),
+        (
+            "license:\n- mpl-2.0\n- other\nlicense_name: each origin's: see below\nlanguage:\n- de",
+            ["mpl-2.0", "other (each origin's: see below)"],
+        ),
+    ],
+)
+def test_a_cards_license_is_read_even_where_yaml_cannot_read_its_header(tmp_path, header, licenses):
+    (tmp_path / "README.md").write_text(f"---\n{header}\n---\n# A model\n", encoding="utf-8")
+    assert model_license(tmp_path) == licenses
 
 
 def cli(capsys, *argv) -> tuple[int, str]:

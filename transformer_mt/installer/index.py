@@ -11,17 +11,21 @@ adds one (`add_hub_source`: after a push, from what the Hub then serves).
 """
 
 import json
+import logging
 import os
 import re
 import tempfile
 from pathlib import Path
 
+import yaml
 from huggingface_hub.repocard import metadata_load
 
 from ..quality import Calibration, weights_sha256
 from .integrity import manifest
 from .sources import KINDS, fetch_hub, hub_api
 
+
+logger = logging.getLogger(__name__)
 
 INDEX = Path(__file__).with_name("index.json")
 FORMAT = 1
@@ -76,10 +80,28 @@ def model_scores(model_dir: Path) -> dict[str, dict]:
     }
 
 
+def card_metadata(card: Path) -> dict:
+    """The YAML header of a model card; one that YAML cannot read (an unquoted `: ` in a value) is read line by line
+    for its `license` and `license_name`, with a warning naming the file."""
+    if not card.is_file():
+        return {}
+    try:
+        return metadata_load(card) or {}
+    except yaml.YAMLError as error:
+        logger.warning(f"{card}: its YAML header cannot be read ({error.problem}); its license read line by line")
+    header = card.read_text(encoding="utf-8").split("---", 2)[1]
+    found = re.search(r"^license:[ \t]*(\S[^\n]*)?((?:\n- [^\n]+)*)", header, re.M)
+    name = re.search(r"^license_name:[ \t]*(\S[^\n]*)", header, re.M)
+    if found is None:
+        return {}
+    licenses = [found[1]] if found[1] else re.findall(r"^- (.+)$", found[2], re.M)
+    return {"license": [license.strip() for license in licenses], "license_name": name and name[1].strip()}
+
+
 def model_license(model_dir: Path) -> list[str]:
     """The licenses the model's card states (its `license`, with `license_name` for "other"), else its training
     data's (`training_info.json`), else none."""
-    card = metadata_load(model_dir / "README.md") if (model_dir / "README.md").is_file() else None
+    card = card_metadata(model_dir / "README.md")
     if card and card.get("license"):
         licenses = card["license"] if isinstance(card["license"], list) else [card["license"]]
         return [
