@@ -12,7 +12,7 @@ from transformers import AutoModelForSeq2SeqLM
 
 from transformer_mt.data import data_sources
 from transformer_mt.evaluation import translator
-from transformer_mt.experiments import language_models
+from transformer_mt.experiments import language_models, model_cards
 from transformer_mt.quality import weights_sha256
 
 from .utils import REPO, save_tiny
@@ -66,7 +66,7 @@ def test_the_card_licences_are_the_spdx_ids_then_other():
         {"origin": "lohelp", "license": "MPL-2.0"},
         {"origin": "gnomehelp", "license": "CC-BY-SA-3.0"},
     ]
-    assert language_models.card_licenses(sources) == ["mpl-2.0", "cc-by-sa-3.0", "other"]
+    assert model_cards.card_licenses(sources) == ["mpl-2.0", "cc-by-sa-3.0", "other"]
 
 
 @pytest.mark.parametrize("pair", [("en", "en"), ("fr", "de"), ("de", "de")])
@@ -96,7 +96,7 @@ def test_the_card_is_written_from_the_models_files(tmp_path):
     sets["by_origin"] = {"lohelp": scored(32.5, 56.0, 554), "ddtp": scored(20.0, 45.0, 900)}
     report = {"sets": sets, "num_beams": 4, "commit": "abc", "gflops": 150.0}
     report |= {"training": {"commit": "def", "command": "train it"}, "command": "ship it"}
-    card = language_models.card(model, report)
+    card = model_cards.card(model, report)
     assert (
         "| 1,500 | 28.25 | 50.50 |" in card
         and "| help text (lohelp and gnomehelp of `d`, test) | 600 | 31.00 |" in card
@@ -128,7 +128,7 @@ def test_a_shipped_language_model_is_small_half_precision_of_its_pair_and_calibr
     calibration = json.loads((model_dir / "calibration.json").read_text())
     assert calibration["weights_sha256"] == weights_sha256(str(model_dir))
     report = json.loads((model_dir / "scores.json").read_text())
-    assert language_models.card(model_dir, report) == (model_dir / "README.md").read_text(encoding="utf-8")
+    assert model_cards.card(model_dir, report) == (model_dir / "README.md").read_text(encoding="utf-8")
 
 
 @pytest.mark.slow  # beam 4 over 100 UI test messages

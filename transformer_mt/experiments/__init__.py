@@ -15,7 +15,7 @@ it (tests/test_layout.py holds that); it imports the library like any user.
   hashed);
 - `language_data` (a language pair's corpus from ../shared/data's help text and UI messages), `language_runs` (the
   pairs' training runs' validations as they go) and `language_models` (a run made into a shipped model: float16,
-  calibrated, scored, its card written from those files).
+  calibrated, scored, its card written from those files by `model_cards`).
 
 The commands in scripts/ (position_study.py, recipe_search.py, benchmark*.py, load_test.py, gpu_check.py) run them.
 """
