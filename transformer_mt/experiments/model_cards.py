@@ -94,7 +94,9 @@ def front_matter(tags: list[str], source: str, target: str) -> str:
     """The card's YAML metadata: licences, languages, tags."""
     lines = ["---", "license:", *(f"- {tag}" for tag in tags)]
     if "other" in tags:
-        lines.append("license_name: each origin's licence below; other: each Debian package's own")
+        lines.append(
+            "license_name: each origin's licence as the card's Data section gives it, and each Debian package's own"
+        )
     return "\n".join(
         [*lines, "language:", f"- {source}", f"- {target}", "tags:", "- translation", "- transformer-mt", "---"]
     )
