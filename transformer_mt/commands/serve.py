@@ -8,6 +8,7 @@ import os
 import sys
 
 from ..engines import add_engine_arguments, engine_settings, load_engine
+from ..serving.folder import ModelFolder, add_folder_arguments, check_folder_args, offered_pairs, parse_pairs
 from ..serving.languages import warm_up
 from ..serving.limits import Limits
 from ..serving.reload import POLL_SECONDS, watch
@@ -20,10 +21,11 @@ from ..tags import model_target_languages
 def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     """The serve command's flags, checked: a one-line parser error (exit 2) for a value that cannot work."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("models", nargs="+", metavar="MODEL", help="Model directories, one per language direction.")
+    parser.add_argument("models", nargs="*", metavar="MODEL", help="Model directories, one per language direction.")
     parser.add_argument("--host", default="127.0.0.1", help="Address to listen on (default: loopback only).")
     parser.add_argument("--port", type=int, default=5000, help="LibreTranslate's default port, 5000.")
     add_engine_arguments(parser, export=False)  # one export per --model would need a flag per model
+    add_folder_arguments(parser)
     add_limit_arguments(parser)
     add_file_arguments(parser)
     add_suggestion_arguments(parser)
@@ -157,6 +159,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
         parser.error(f"--files_expiry_minutes must be > 0, got {args.files_expiry_minutes}")
     if args.watch_seconds < 0:
         parser.error(f"--watch_seconds must be >= 0 (0: never), got {args.watch_seconds}")
+    check_folder_args(parser, args)
     if args.workers < 1:
         parser.error(f"--workers must be >= 1, got {args.workers}")
     if args.suggestions == "accept" and not args.api_keys:
@@ -209,14 +212,56 @@ def served_models(args: argparse.Namespace) -> list:
             )
         for target in targets:
             print(f"{directory}: {source}->{target}, engine: {engine.name} ({engine.reason})", flush=True)
-            if args.min_confidence is not None and engine.calibration is None:
-                raise ValueError(
-                    f"--min_confidence needs {directory}'s calibrated confidence, and "
-                    f"{engine.calibration_problem or 'it holds no calibration.json'}: fit one with "
-                    f"transformer-mt-score --model {directory} --calibrate DATA"
-                )
+            check_calibration(directory, engine, args)
             models.append(ServedModel(engine, source, target, args.min_confidence, weights))
     return models
+
+
+def model_folder(args: argparse.Namespace, explicit: list) -> "ModelFolder | None":
+    """The --models folder's pairs that no MODEL of `explicit` serves, their ServedModels unloaded (then the
+    --preload pairs loaded); None without --models."""
+    from ..serving.app import ServedModel
+
+    if not args.models_dir:
+        return None
+    pairs, passed_over = offered_pairs(args.models_dir, [name for name in args.prefer.split(",") if name])
+    for directory in passed_over:
+        print(f"{directory}: passed over, another model of its pair wins (--prefer)", flush=True)
+    served = {(model.source, model.target) for model in explicit}
+    groups = {}
+    for (source, target), directory in sorted(pairs.items(), key=lambda item: item[1]):
+        if (source, target) in served:
+            print(f"{directory}: passed over, a MODEL given by itself serves {source}->{target}", flush=True)
+            continue
+        groups[directory] = [ServedModel(None, source, target, args.min_confidence)]
+        print(f"{directory}: {source}->{target}, loaded on its first request", flush=True)
+    settings = engine_settings(args)
+    workers = (
+        1
+        if settings.engine == "transformers"
+        else settings.inter_threads or max(1, (os.cpu_count() or 1) // settings.intra_threads)
+    )
+    folder = ModelFolder(groups, lambda directory: load_checked(directory, args), args.max_loaded_models, workers)
+    for pair in parse_pairs(args.preload):
+        if pairs[pair] in groups:
+            folder.load_now(pairs[pair])
+    return folder
+
+
+def load_checked(directory: str, args: argparse.Namespace) -> tuple:
+    """`load_served`, and the calibration --min_confidence needs (a folder's model is checked when it loads)."""
+    engine, weights = load_served(directory, args)
+    check_calibration(directory, engine, args)
+    return engine, weights
+
+
+def check_calibration(directory: str, engine, args: argparse.Namespace) -> None:
+    if args.min_confidence is not None and engine.calibration is None:
+        raise ValueError(
+            f"--min_confidence needs {directory}'s calibrated confidence, and "
+            f"{engine.calibration_problem or 'it holds no calibration.json'}: fit one with "
+            f"transformer-mt-score --model {directory} --calibrate DATA"
+        )
 
 
 def load_served(directory: str, args: argparse.Namespace) -> tuple:
@@ -240,7 +285,11 @@ def app_of(args: argparse.Namespace):
     """The app the serve command's `args` describe, its models loaded: what `serve` runs, and each worker builds."""
     from ..serving.app import create_app
 
-    app = create_app(served_models(args), limits_of(args), file_store(args), args.redis, suggestions_of(args))
+    models = served_models(args)
+    folder = model_folder(args, models)
+    if folder is not None:
+        models += [model for group in folder.groups.values() for model in group]
+    app = create_app(models, limits_of(args), file_store(args), args.redis, suggestions_of(args), folder)
     warm_up()
     if args.watch_seconds:  # each process polls its models: a promotion reaches every one
         app.state.watcher = watch(app, args.models, lambda directory: load_served(directory, args), args.watch_seconds)
@@ -270,7 +319,7 @@ def serve(args: argparse.Namespace) -> None:
             file=sys.stderr,
             flush=True,
         )
-    served_models(args)
+    model_folder(argparse.Namespace(**{**vars(args), "preload": None}), served_models(args))
     os.environ[WORKERS_ENV] = json.dumps(vars(args))
     uvicorn.run(
         FACTORY,
@@ -291,7 +340,9 @@ __all__ = [
     "create",
     "file_store",
     "limits_of",
+    "load_checked",
     "load_served",
+    "model_folder",
     "parse_args",
     "read_api_keys",
     "serve",

@@ -22,6 +22,7 @@ from ..engines.alignment import check_tokenizer as check_alignment_tokenizer
 from ..engines.inputs import Hypotheses
 from ..options import OptionError, TranslationOptions, add_arguments, from_args
 from ..quality import Translation
+from ..serving.folder import pick
 from ..text.glossary import read_glossary
 from ..translation import process_state, translate_stream, translate_texts
 from .streams import atomic_output, read_lines
@@ -31,7 +32,14 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     """The translate command's flags, checked: a one-line parser error (exit 2) for a value that cannot work.
     `args.options` is the `TranslationOptions` they give, `args.engine_settings` the `EngineSettings`."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="A directory written by the training script.")
+    parser.add_argument("--model", help="A directory written by the training script.")
+    parser.add_argument(
+        "--models",
+        dest="models_dir",
+        metavar="DIR",
+        help="A folder of models (as transformer-mt-serve --models takes): the one translating "
+        "--source_lang into --target_lang (the first by name of several) instead of --model.",
+    )
     parser.add_argument("text", nargs="*", help="Texts to translate (default: read --input or stdin).")
     parser.add_argument(
         "--input",
@@ -84,6 +92,7 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
         help="Translate each line as it arrives (on by default when stdin is a terminal).",
     )
     args = parser.parse_args(argv)
+    pick_model(parser, args)
     if args.glossary is not None and not os.path.isfile(args.glossary):
         parser.error(f"--glossary {args.glossary!r} does not exist")
     try:
@@ -94,6 +103,19 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
         parser.error(f"--glossary: {error}")
     check_args(parser, args)
     return args
+
+
+def pick_model(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """--model, or --models DIR's model of --source_lang -> --target_lang: there the two flags choose the model,
+    whose config then gives both (with --model they override its config's)."""
+    if (args.model is None) == (args.models_dir is None):
+        parser.error("give --model DIR, or --models DIR with --source_lang and --target_lang (one of the two)")
+    if args.models_dir is not None:
+        try:
+            args.model = pick(args.models_dir, args.source_lang, args.target_lang)
+        except ValueError as error:
+            parser.error(str(error))
+        args.source_lang = args.target_lang = None
 
 
 def command_options(options: TranslationOptions, args: argparse.Namespace) -> TranslationOptions:

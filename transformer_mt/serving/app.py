@@ -2,7 +2,8 @@
 
 Routes: `POST /translate`, `POST /detect`, `GET /languages`, `GET /frontend/settings`, `POST /translate_file` and
 `GET /download_file/...` (`serving.uploads`), `POST /suggest` (`serving.suggestions`) in LibreTranslate's shapes,
-`GET /health` (`{"status": "ok"}`, as LibreTranslate answers), `GET /metrics` (Prometheus' counters:
+`GET /health` (`{"status": "ok"}`, as LibreTranslate answers), `GET /ready` (what is loaded and what can be: a
+`--models` folder's pairs load on demand, `serving.folder`), `GET /metrics` (Prometheus' counters:
 `serving.counters`), `GET /spec` (the OpenAPI description), and `GET /`, a page that calls the same API. Fields are
 read from the query string and from a JSON, urlencoded or multipart body alike (`request_values`), because each
 client sends them its own way; unknown fields are ignored. Errors are `{"error": "..."}`: 400 for a bad or missing
@@ -12,6 +13,7 @@ full; 500 otherwise. Every answer carries CORS headers, and preflights are answe
 """
 
 import asyncio
+import contextlib
 import logging
 from importlib import resources
 
@@ -21,7 +23,8 @@ from ..text.markup import html_text
 from ..translation import assemble, decode, segment, text_flags
 from .batcher import Batcher, Overloaded
 from .counters import Counters
-from .fields import RequestError, TranslateRequest, request_values, translate_request
+from .fields import RequestError, TranslateRequest, add_error_handlers, request_values, translate_request
+from .folder import ModelFolder
 from .languages import CONFIDENT, detect, language_name
 from .limits import Limits
 from .shared import SharedState
@@ -85,15 +88,16 @@ class Service:
         files: FileStore | None = None,
         redis: str | None = None,
         suggestions: Suggestions | None = None,
+        folder: ModelFolder | None = None,
     ):
-        self.models, self.limits, self.files = models, limits, files
+        self.models, self.limits, self.files, self.folder = models, limits, files, folder
         self.suggestions = suggestions  # None: /suggest is off
         self.pairs = {(model.source, model.target): model for model in models}
         if len(self.pairs) < len(models):
             raise ValueError(
                 f"two models serve the same language pair: {', '.join(f'{m.source}->{m.target}' for m in models)}"
             )
-        concurrency = max(model.engine.workers for model in models)
+        concurrency = max(model.engine.workers if model.engine else folder.workers for model in models)
         self.batcher = Batcher(
             lambda key, sentences: self.pairs[key[0]].translate(sentences, *key[1:]),
             max_batch=limits.batch_size(concurrency),
@@ -115,7 +119,8 @@ class Service:
     async def translate(self, request, fields: dict) -> dict:
         asked = translate_request(fields, self.limits)
         detected, model = self.choose_model(asked)
-        answer = await self.translated(request, asked, model)
+        async with self.hold(model):  # a model of a --models folder: loaded, and never unloaded meanwhile
+            answer = await self.translated(request, asked, model)
         if asked.source == "auto":
             answer["detectedLanguage"] = detected if asked.is_list else detected[0]
         return answer
@@ -221,7 +226,22 @@ class Service:
         self.shared.store.require_up()  # with --redis, a 503 while Redis is down (serving.shared)
         fields = suggest_fields(fields, self.limits.char_limit)
         model = self.served(fields["source"], fields["target"])
-        return await asyncio.to_thread(self.suggestions.suggest, model, fields, client_of(request, fields))
+        async with self.hold(model):
+            return await asyncio.to_thread(self.suggestions.suggest, model, fields, client_of(request, fields))
+
+    def hold(self, model: ServedModel):
+        """An async context in which `model` is loaded and stays loaded (`folder.ModelFolder.hold`)."""
+        return self.folder.hold(model) if self.folder is not None else contextlib.nullcontext(model)
+
+    def ready(self) -> dict:
+        """What is loaded and what can be (a --models folder's pairs load on their first request)."""
+        pairs = {
+            f"{model.source}-{model.target}": self.folder is None or self.folder.is_loaded(model)
+            for model in self.models
+        }
+        loaded = [pair for pair, is_loaded in pairs.items() if is_loaded]
+        answer = {"status": "ready", "loaded": loaded, "available": list(pairs)}
+        return answer | (self.folder.status() if self.folder is not None else {})
 
     def detect(self, fields: dict) -> list[dict]:
         text = fields.get("q")
@@ -270,51 +290,25 @@ class Service:
         return {"status": "ok"}
 
 
-def add_error_handlers(app) -> None:
-    """Every error answered as `{"error": ...}`: a refused request with its status (a 503 with Retry-After), an
-    unknown route or method, and anything else as a 500 whose detail goes to the log."""
-    from fastapi.responses import JSONResponse
-    from starlette.exceptions import HTTPException as StarletteHTTPException
-
-    @app.exception_handler(RequestError)
-    async def request_error(request, error: RequestError):
-        headers = {"Retry-After": "1"} if error.status == 503 else None
-        return JSONResponse({"error": str(error)}, status_code=error.status, headers=headers)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request, error: StarletteHTTPException):
-        """An unknown route (404) or method (405), answered as every error is: `{"error": ...}`."""
-        return JSONResponse({"error": str(error.detail)}, status_code=error.status_code, headers=error.headers)
-
-    @app.exception_handler(Exception)
-    async def server_error(request, error: Exception):
-        # Starlette answers this outside the CORS middleware: its headers are added here. The detail goes to the
-        # log, not to the client.
-        logger.exception("error answering %s %s", request.method, request.url.path)
-        return JSONResponse(
-            {"error": f"Internal server error ({type(error).__name__})"},
-            status_code=500,
-            headers={"Access-Control-Allow-Origin": "*"},
-        )
-
-
 def create_app(
     models: list[ServedModel],
     limits: Limits | None = None,
     files: FileStore | None = None,
     redis: str | None = None,
     suggestions: Suggestions | None = None,
+    folder: ModelFolder | None = None,
 ):
     """The FastAPI application serving `models` (one per language direction) under `limits` (batching included):
     LibreTranslate's routes over a `Service`, its errors as `{"error": ...}`, CORS on every answer; `files` keeps
     translated files for their download (None: /translate_file is off); `redis`: the URL of the Redis that several
     processes share limits and cache through (`serving.shared`; None: this process's own); `suggestions`: /suggest
-    and the translation memory (`serving.suggestions`; None: off)."""
+    and the translation memory (`serving.suggestions`; None: off); `folder`: the models
+    among `models` loaded on demand (`serving.folder`; None: all loaded)."""
     from fastapi import FastAPI, Request
     from fastapi.middleware.cors import CORSMiddleware
     from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-    service = Service(models, limits or Limits(), files, redis, suggestions)
+    service = Service(models, limits or Limits(), files, redis, suggestions, folder)
 
     async def lifespan(app):
         service.batcher.start()
@@ -350,6 +344,7 @@ def create_app(
     app.get("/languages")(service.languages)
     app.get("/frontend/settings")(service.frontend_settings)
     app.get("/health")(service.health)
+    app.get("/ready")(service.ready)
 
     @app.get("/spec")
     async def spec():

@@ -48,6 +48,8 @@ class Counters:
             registry=self.registry,
         )
         for model in models:
+            if model.engine is None:  # a --models folder's, not loaded yet: /ready lists it
+                continue
             served.labels(
                 model.source,
                 model.target,

@@ -4,14 +4,19 @@ LibreTranslate's clients send the same fields in four ways: a JSON body (Mastodo
 (Discourse, libretranslatepy), a multipart form (Nextcloud), the query string of a POST (Translate You, Nextcloud's
 /detect). `request_values` merges the query string and the body (the body wins); `translate_request` checks what
 /translate needs and names the field, the value and what is allowed when it is wrong; the fields that set
-translation options (`format`, `fold_case`) are read as `transformer_mt.options` says.
+translation options (`format`, `fold_case`) are read as `transformer_mt.options` says; `add_error_handlers` answers
+every refused request, unknown route and failure as `{"error": ...}`.
 """
 
 import dataclasses
 import json
+import logging
 
 from ..options import OptionError, TranslationOptions
 from ..options import request_fields as option_fields
+
+
+logger = logging.getLogger(__name__)
 
 
 class RequestError(Exception):
@@ -134,3 +139,31 @@ def request_options(fields: dict) -> TranslationOptions:
         return TranslationOptions(**given)
     except (OptionError, TypeError) as error:
         raise RequestError(f"Invalid request: {error}") from None
+
+
+def add_error_handlers(app) -> None:
+    """Every error answered as `{"error": ...}`: a refused request with its status (a 503 with Retry-After), an
+    unknown route or method, and anything else as a 500 whose detail goes to the log."""
+    from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    @app.exception_handler(RequestError)
+    async def request_error(request, error: RequestError):
+        headers = {"Retry-After": "1"} if error.status == 503 else None
+        return JSONResponse({"error": str(error)}, status_code=error.status, headers=headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request, error: StarletteHTTPException):
+        """An unknown route (404) or method (405), answered as every error is: `{"error": ...}`."""
+        return JSONResponse({"error": str(error.detail)}, status_code=error.status_code, headers=error.headers)
+
+    @app.exception_handler(Exception)
+    async def server_error(request, error: Exception):
+        # Starlette answers this outside the CORS middleware: its headers are added here. The detail goes to the
+        # log, not to the client.
+        logger.exception("error answering %s %s", request.method, request.url.path)
+        return JSONResponse(
+            {"error": f"Internal server error ({type(error).__name__})"},
+            status_code=500,
+            headers={"Access-Control-Allow-Origin": "*"},
+        )

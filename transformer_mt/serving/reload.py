@@ -77,6 +77,8 @@ class ModelWatcher:
             if now == self.stamps[index]:
                 continue
             self.stamps[index] = now
+            if self.groups[index][0].engine is None:  # a --models folder's model not loaded: it loads what is there
+                continue
             try:
                 engine, weights = self.load(now[0])  # the resolved directory: a later switch cannot split the load
             except Exception:  # a damaged or half-copied model: keep serving the old one
@@ -84,8 +86,10 @@ class ModelWatcher:
                     "%s changed (now %s) but does not load: still serving the model loaded before", directory, now[0]
                 )
                 continue
-            if weights is not None and weights == self.groups[index][0].weights:
-                continue  # the same weights (touched, or re-linked): nothing to swap
+            if self.groups[index][0].engine is None or (
+                weights is not None and weights == self.groups[index][0].weights
+            ):
+                continue  # unloaded meanwhile (--max_loaded_models), or the same weights: no swap
             swap(self.groups[index], engine, weights, self.service)
             self.swaps += 1
             swapped.append(directory)
@@ -125,9 +129,18 @@ def groups_of(directories: list[str], models: list) -> list[list]:
 
 
 def watch(app, directories: list[str], load: Callable[[str], tuple], every: float = POLL_SECONDS) -> ModelWatcher:
-    """Start polling `directories` for the models `app` serves (its state's models and service)."""
-    models = app.state.models
-    return ModelWatcher(directories, groups_of(directories, models), load, every, app.state.service).start()
+    """Start polling `directories` for the models `app` serves (its state's models and service), and each model of
+    its --models folder (`serving.folder`), which is swapped only while it is loaded."""
+    folder = app.state.service.folder
+    groups = folder.groups if folder is not None else {}
+    models = [model for model in app.state.models if folder is None or not folder.manages(model)]
+    return ModelWatcher(
+        [*directories, *groups],
+        [*groups_of(directories, models), *groups.values()],
+        load,
+        every,
+        app.state.service,
+    ).start()
 
 
 __all__ = ["ModelWatcher", "POLL_SECONDS", "groups_of", "stamp", "swap", "watch"]

@@ -134,6 +134,12 @@ async def translate_upload(service, request, fields: dict, upload) -> dict:
     if len(data) > limit:
         raise RequestError(f"Invalid request: the file exceeds the file size limit ({limit} bytes)")
     model = service.served(*_pair(service, fields))
+    async with service.hold(model):  # a --models folder's model: loaded, and kept while the file is translated
+        return await _upload_translated(service, request, fields, model, data, kind, filename)
+
+
+async def _upload_translated(service, request, fields: dict, model, data: bytes, kind: str, filename: str) -> dict:
+    """The file's texts translated by `model` (held loaded) in pieces through the batcher, stored for download."""
     options = model.options(TranslateRequest([], True, model.source, model.target, 0, request_options(fields)))
     loop, sent = asyncio.get_running_loop(), [0]
 
