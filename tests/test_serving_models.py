@@ -6,6 +6,7 @@ translate.py --models picking the pair."""
 import json
 import shutil
 import threading
+import weakref
 
 import pytest
 
@@ -105,6 +106,17 @@ def test_a_model_serving_a_request_is_never_unloaded(tmp_path):
         assert loaded == ["en-de", "de-en"] and client.get("/ready").json()["loaded"] == ["en-de"]
 
 
+def test_a_model_that_fails_to_load_is_a_500_and_is_tried_again(tmp_path):
+    app, folder, loaded = fake_folder(tmp_path)
+    load = folder.load
+    folder.load = lambda directory: 1 / 0  # a damaged model
+    with TestClient(app, raise_server_exceptions=False) as client:
+        assert translate(client, "en", "de").json() == {"error": "Internal server error (ZeroDivisionError)"}
+        assert client.get("/ready").json()["loaded"] == [] and folder.in_use[str(tmp_path / "en-de")] == 0
+        folder.load = load  # mended
+        assert translate(client, "en", "de").status_code == 200 and loaded == ["en-de"]
+
+
 def test_the_watcher_swaps_a_loaded_model_and_leaves_an_unloaded_one(tmp_path):
     app, folder, loaded = fake_folder(tmp_path)
     with TestClient(app) as client:
@@ -148,9 +160,11 @@ def test_the_serve_command_preloads_what_it_is_told_and_loads_the_rest_on_demand
     with TestClient(command.app_of(args)) as client:
         ready = client.get("/ready").json()
         assert (ready["loaded"], ready["available"], ready["loads"]) == (["de-en"], ["en-de", "de-en"], 1)
+        preloaded = weakref.ref(client.app.state.service.pairs[("de", "en")].engine)
         answer = translate(client, "en", "de", "Open the file.")
         assert answer.status_code == 200 and answer.json()["translatedText"]
         assert client.get("/ready").json()["loaded"] == ["en-de"]  # de-en, the least recently used, went
+        assert preloaded() is None  # nothing else kept the unloaded engine: its memory is free
     with pytest.raises(SystemExit):
         command.parse_args([*flags, "--preload", "en-fr"])
     assert "--preload en-fr: not in --models" in capsys.readouterr().err
