@@ -186,3 +186,19 @@ def test_a_folder_without_models_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         command.parse_args(["--models", str(tmp_path)])
     assert "holds no model" in capsys.readouterr().err
+
+
+def test_a_model_given_by_itself_wins_its_pair_and_load_only_restricts_the_languages(tiny_folder, capsys):
+    flags = ["--engine", "transformers", "--watch_seconds", "0"]
+    args = command.parse_args(
+        [str(tiny_folder / "c-de-en"), "--models", str(tiny_folder), "--load_only", "de,en", *flags]
+    )
+    with TestClient(command.app_of(args)) as client:
+        ready = client.get("/ready").json()
+        assert (ready["loaded"], ready["available"]) == (["de-en"], ["de-en", "en-de"])  # the MODEL at the start
+    assert "c-de-en: passed over, a MODEL given by itself serves de->en" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        command.parse_args(["--models", str(tiny_folder), "--load_only", "en,fr", *flags])
+    assert "holds no model of --load_only en,fr" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="c-de-en translates none of --load_only en,fr"):
+        command.app_of(command.parse_args([str(tiny_folder / "c-de-en"), "--load_only", "en,fr", *flags]))

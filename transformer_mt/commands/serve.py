@@ -8,7 +8,7 @@ import os
 import sys
 
 from ..engines import add_engine_arguments, engine_settings, load_engine
-from ..serving.folder import ModelFolder, add_folder_arguments, check_folder_args, offered_pairs, parse_pairs
+from ..serving.folder import ModelFolder, add_folder_arguments, check_folder_args, codes, offered_pairs, parse_pairs
 from ..serving.languages import warm_up
 from ..serving.limits import Limits
 from ..serving.reload import POLL_SECONDS, watch
@@ -211,9 +211,14 @@ def served_models(args: argparse.Namespace) -> list:
                 "it serves: set them in config.json (training, averaging and converting write them)"
             )
         for target in targets:
+            if args.load_only is not None and not {source, target} <= set(codes(args.load_only)):
+                print(f"{directory}: {source}->{target} passed over, not of --load_only {args.load_only}", flush=True)
+                continue
             print(f"{directory}: {source}->{target}, engine: {engine.name} ({engine.reason})", flush=True)
             check_calibration(directory, engine, args)
             models.append(ServedModel(engine, source, target, args.min_confidence, weights))
+        if not models or models[-1].engine is not engine:
+            raise ValueError(f"{directory} translates none of --load_only {args.load_only}: drop it or widen the list")
     return models
 
 
@@ -224,7 +229,7 @@ def model_folder(args: argparse.Namespace, explicit: list) -> "ModelFolder | Non
 
     if not args.models_dir:
         return None
-    pairs, passed_over = offered_pairs(args.models_dir, [name for name in args.prefer.split(",") if name])
+    pairs, passed_over = offered_pairs(args.models_dir, codes(args.prefer) or [], codes(args.load_only))
     for directory in passed_over:
         print(f"{directory}: passed over, another model of its pair wins (--prefer)", flush=True)
     served = {(model.source, model.target) for model in explicit}

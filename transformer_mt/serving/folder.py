@@ -34,9 +34,12 @@ def languages_of(directory: str) -> tuple[str, str] | None:
     return (source, target) if isinstance(source, str) and isinstance(target, str) and source and target else None
 
 
-def offered_pairs(folder: str, prefer: list[str] = ()) -> tuple[dict[tuple[str, str], str], list[str]]:
-    """`{(source, target): directory}` of every model in `folder` and the directories passed over: of several models
-    of one pair the one named in `prefer` wins, else the first by name. A ValueError when `folder` holds none."""
+def offered_pairs(
+    folder: str, prefer: list[str] = (), only: list[str] | None = None
+) -> tuple[dict[tuple[str, str], str], list[str]]:
+    """`{(source, target): directory}` of every model in `folder` (of both languages in `only`, when given) and the
+    directories passed over: of several models of one pair the one named in `prefer` wins, else the first by name.
+    A ValueError when `folder` holds none."""
     if not os.path.isdir(folder):
         raise ValueError(f"--models {folder!r} is not a folder")
     pairs: dict[tuple[str, str], str] = {}
@@ -44,7 +47,7 @@ def offered_pairs(folder: str, prefer: list[str] = ()) -> tuple[dict[tuple[str, 
     for name in sorted(os.listdir(folder)):
         directory = os.path.join(folder, name)
         pair = languages_of(directory) if os.path.isdir(directory) else None
-        if pair is None:
+        if pair is None or (only is not None and not set(pair) <= set(only)):
             continue
         if pair in pairs and name not in prefer:
             passed_over.append(directory)
@@ -54,10 +57,16 @@ def offered_pairs(folder: str, prefer: list[str] = ()) -> tuple[dict[tuple[str, 
         pairs[pair] = directory
     if not pairs:
         raise ValueError(
-            f"--models {folder!r} holds no model: each model is a subfolder whose config.json names its "
+            f"--models {folder!r} holds no model{' of --load_only ' + ','.join(only) if only else ''}: each "
+            "model is a subfolder whose config.json names its "
             "source_lang and target_lang"
         )
     return pairs, passed_over
+
+
+def codes(text: str | None) -> list[str] | None:
+    """`en,de` -> ["en", "de"]; None for None (--load_only not given)."""
+    return None if text is None else [code.strip() for code in text.split(",") if code.strip()]
 
 
 def pair_names(pairs) -> str:
@@ -109,6 +118,12 @@ def add_folder_arguments(parser: argparse.ArgumentParser) -> None:
         "--preload", metavar="PAIRS", help="Pairs of --models loaded at the start, e.g. en-de,de-en (default: none)."
     )
     parser.add_argument(
+        "--load_only",
+        metavar="CODES",
+        help="Offer only the pairs of these languages, e.g. en,de (LibreTranslate's --load_only; "
+        "default: every pair of the MODELs and of --models).",
+    )
+    parser.add_argument(
         "--max_loaded_models",
         type=int,
         metavar="N",
@@ -124,11 +139,13 @@ def check_folder_args(parser: argparse.ArgumentParser, args: argparse.Namespace)
         parser.error("give MODEL directories, --models DIR (a folder of them), or both")
     if (args.preload or args.max_loaded_models is not None or args.prefer) and not args.models_dir:
         parser.error("--preload, --prefer and --max_loaded_models apply to --models DIR")
+    if args.load_only is not None and not codes(args.load_only):
+        parser.error(f"--load_only takes language codes, e.g. en,de; got {args.load_only!r}")
     if args.max_loaded_models is not None and args.max_loaded_models < 1:
         parser.error(f"--max_loaded_models must be >= 1, got {args.max_loaded_models}")
     if args.models_dir:
         try:
-            pairs, _ = offered_pairs(args.models_dir)
+            pairs, _ = offered_pairs(args.models_dir, only=codes(args.load_only))
             preload = parse_pairs(args.preload)
         except ValueError as error:
             parser.error(str(error))
@@ -219,6 +236,7 @@ __all__ = [
     "ModelFolder",
     "add_folder_arguments",
     "check_folder_args",
+    "codes",
     "languages_of",
     "offered_pairs",
     "pair_names",
