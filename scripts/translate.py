@@ -3,6 +3,7 @@
     python scripts/translate.py --model runs/main-sinusoidal "Click the Save button." "Close the dialog."
     python scripts/translate.py --model runs/main-sinusoidal --input sentences.txt --output sentences.de
     echo "Open the file." | python scripts/translate.py --model runs/main-sinusoidal
+    python scripts/translate.py --models models --source_lang de --target_lang en "Öffnen Sie die Datei."
     python scripts/translate.py --model runs/main-sinusoidal --num_beams 5 --num_return_sequences 5 "Close it."
     python scripts/translate.py --model runs/main-sinusoidal --do_sample --top_p 0.9 --seed 1 --input mono.en
     accelerate launch --multi_gpu --num_processes 2 scripts/translate.py --model ... --input big.txt --output big.de

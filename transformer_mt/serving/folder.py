@@ -224,7 +224,7 @@ class ModelFolder:
         return directory is None or directory in self.loaded
 
     def status(self) -> dict:
-        """What /ready shows of the folder: each pair's directory, whether it is loaded and the requests holding it."""
+        """What /ready adds for a folder: the limit, and the loads and unloads since the start."""
         return {
             "max_loaded_models": self.max_loaded,
             "loads": self.loads,
