@@ -78,6 +78,10 @@ def test_the_least_recently_used_model_is_unloaded_past_the_limit(tmp_path):
         assert (ready["loaded"], ready["max_loaded_models"], ready["evictions"]) == (["en-de"], 1, 2)
         engine_of = {(model.source, model.target): model.engine for model in app.state.models}
         assert engine_of[("de", "en")] is None and engine_of[("en", "de")] is not None
+        series = [
+            line for line in client.get("/metrics").text.splitlines() if line.startswith("transformer_mt_model_info")
+        ]
+        assert series == ['transformer_mt_model_info{calibrated="false",engine="fake",source="en",target="de"} 1.0']
 
 
 def test_a_model_serving_a_request_is_never_unloaded(tmp_path):

@@ -27,6 +27,7 @@ from .fields import RequestError, TranslateRequest, add_error_handlers, request_
 from .folder import ModelFolder
 from .languages import CONFIDENT, detect, language_name
 from .limits import Limits
+from .reload import forget_weights
 from .shared import SharedState
 from .suggestions import Suggestions, client_of, suggest_fields
 from .uploads import FileStore, add_file_routes, supported_formats
@@ -107,6 +108,14 @@ class Service:
         )
         self.counters = Counters(self.batcher, models)
         self.shared = SharedState(limits.req_limit, redis, self.counters.cache)  # limits, cache: --redis shares them
+        if folder is not None:
+            folder.changed = self.model_changed
+
+    def model_changed(self, models: list[ServedModel], loaded: bool) -> None:
+        """A --models folder's model loaded or unloaded: its /metrics series, and the weights suggestions knew."""
+        for model in models:
+            self.counters.model_served(model, loaded)
+        forget_weights(models, self)
 
     def check_client(self, request, fields: dict) -> None:
         """Every request counts towards its client's limit per minute, a refused one too; then the API key."""

@@ -41,21 +41,29 @@ class Counters:
             registry=self.registry,
         )
         self.registry.register(_BatcherCollector(batcher))
-        served = Gauge(
+        self.served = Gauge(
             "transformer_mt_model_info",
-            "The models served: one series per language pair.",
+            "The models served: one series per language pair (a --models folder's while it is loaded).",
             ["source", "target", "engine", "calibrated"],
             registry=self.registry,
         )
         for model in models:
-            if model.engine is None:  # a --models folder's, not loaded yet: /ready lists it
-                continue
-            served.labels(
-                model.source,
-                model.target,
-                model.engine.name,
-                str(getattr(model.engine, "calibration", None) is not None).lower(),
-            ).set(1)
+            if model.engine is not None:  # a --models folder's is counted when it loads
+                self.model_served(model, True)
+
+    def model_served(self, model, served: bool) -> None:
+        """`model`'s series, set when it is loaded, removed when a --models folder unloads it (its engine still
+        set)."""
+        labels = (
+            model.source,
+            model.target,
+            model.engine.name,
+            str(getattr(model.engine, "calibration", None) is not None).lower(),
+        )
+        if served:
+            self.served.labels(*labels).set(1)
+        else:
+            self.served.remove(*labels)
 
     def count_flags(self, flags) -> None:
         """Count the flags of the sentences of one answer (`quality.Flags` each)."""

@@ -171,6 +171,7 @@ class ModelFolder:
         self.in_use = dict.fromkeys(groups, 0)  # requests in flight per directory
         self.locks: dict[str, asyncio.Lock] = {}  # made on the server's loop, on first use
         self.loads = self.evictions = 0
+        self.changed: Callable[[list, bool], None] | None = None  # the server's: told of each load and unload
 
     def manages(self, model) -> bool:
         return id(model) in self.directory_of
@@ -182,6 +183,8 @@ class ModelFolder:
             model.engine, model.weights = engine, weights
         self.loaded[directory] = time.monotonic()
         self.loads += 1
+        if self.changed is not None:
+            self.changed(self.groups[directory], True)
         logger.warning("%s: loaded (%d of %s)", directory, len(self.loaded), self.max_loaded or "any number")
 
     @contextlib.asynccontextmanager
@@ -213,6 +216,8 @@ class ModelFolder:
             if idle is None:  # every loaded model serves a request: the limit waits for one to finish
                 return
             del self.loaded[idle]
+            if self.changed is not None:
+                self.changed(self.groups[idle], False)
             for model in self.groups[idle]:
                 model.engine, model.weights = None, None
             self.evictions += 1

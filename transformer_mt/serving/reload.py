@@ -44,7 +44,14 @@ def swap(models: list, engine, weights: str | None, service=None) -> None:
     for model in models:
         model.engine = engine
         model.weights = weights
-        remembered = getattr(getattr(service, "suggestions", None), "weights", None)
+    forget_weights(models, service)
+
+
+def forget_weights(models: list, service) -> None:
+    """The suggestions' record of the weights `models` were judged against, forgotten: taken again from the engine
+    they serve next (a swap, or a --models folder's load)."""
+    remembered = getattr(getattr(service, "suggestions", None), "weights", None)
+    for model in models:
         if isinstance(remembered, dict):
             remembered.pop(id(model), None)
 
@@ -143,4 +150,4 @@ def watch(app, directories: list[str], load: Callable[[str], tuple], every: floa
     ).start()
 
 
-__all__ = ["ModelWatcher", "POLL_SECONDS", "groups_of", "stamp", "swap", "watch"]
+__all__ = ["ModelWatcher", "POLL_SECONDS", "forget_weights", "groups_of", "stamp", "swap", "watch"]
