@@ -177,8 +177,12 @@ class ModelFolder:
         return id(model) in self.directory_of
 
     def load_now(self, directory: str) -> None:
-        """Load `directory`'s model (blocking): the start's --preload, and `hold` on a thread."""
-        engine, weights = self.load(directory)
+        """Load `directory`'s model (blocking): the start's --preload."""
+        self.serve(directory, *self.load(directory))
+
+    def serve(self, directory: str, engine, weights: str | None) -> None:
+        """`directory`'s models serve the loaded `engine` from now on (on the server's loop: the bookkeeping is never
+        touched from two threads)."""
         for model in self.groups[directory]:
             model.engine, model.weights = engine, weights
         self.loaded[directory] = time.monotonic()
@@ -200,7 +204,7 @@ class ModelFolder:
             if directory not in self.loaded:
                 async with self.locks.setdefault(directory, asyncio.Lock()):
                     if directory not in self.loaded:
-                        await asyncio.to_thread(self.load_now, directory)
+                        self.serve(directory, *await asyncio.to_thread(self.load, directory))
             self.loaded[directory] = time.monotonic()
             self.loaded.move_to_end(directory)
             self.evict()
