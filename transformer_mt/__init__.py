@@ -22,7 +22,8 @@ in modules named after what they do, each on a floor of docs/development.md's ta
 9. `evaluation` (scores of saved models), `calibration` (a model's confidence fitted), `documents` (files in
    their formats: .po, XLIFF, HTML, Markdown, subtitles, string files, office documents), `pipelines`
    (`pipeline("translation")`), `recipes` (the main job);
-10. `serving` (the server, a fine-tuned model's promotion and the switch of what a server serves);
+10. `serving` (the server, a folder of models loaded on demand, a fine-tuned model's promotion and the switch of
+    what a server serves);
 11. `commands` (the translate, score, serve and models commands and what every command shares).
 
 Research lives apart in `experiments` (studies, the recipe search, benchmarks, the GPU check), which the library
