@@ -200,7 +200,7 @@ def served_models(args: argparse.Namespace) -> list:
     """One ServedModel per direction: a model trained on several targets (transformer_mt.tags) serves each."""
     from ..serving.app import ServedModel
 
-    models = []
+    models, only = [], codes(getattr(args, "load_only", None))  # a Namespace of its own may not have it
     for directory in args.models:
         engine, weights = load_served(directory, args)
         source = engine.config.source_lang
@@ -211,7 +211,7 @@ def served_models(args: argparse.Namespace) -> list:
                 "it serves: set them in config.json (training, averaging and converting write them)"
             )
         for target in targets:
-            if args.load_only is not None and not {source, target} <= set(codes(args.load_only)):
+            if only is not None and not {source, target} <= set(only):
                 print(f"{directory}: {source}->{target} passed over, not of --load_only {args.load_only}", flush=True)
                 continue
             print(f"{directory}: {source}->{target}, engine: {engine.name} ({engine.reason})", flush=True)
