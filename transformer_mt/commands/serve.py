@@ -3,6 +3,7 @@ settings' flags, the translate command's (`parse_args`), the models it serves, o
 (`served_models`), and `serve`, which starts the app."""
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -241,11 +242,9 @@ def model_folder(args: argparse.Namespace, explicit: list) -> "ModelFolder | Non
         groups[directory] = [ServedModel(None, source, target, args.min_confidence)]
         print(f"{directory}: {source}->{target}, loaded on its first request", flush=True)
     settings = engine_settings(args)
-    workers = (
-        1
-        if settings.engine == "transformers"
-        else settings.inter_threads or max(1, (os.cpu_count() or 1) // settings.intra_threads)
-    )
+    # the engine calls the batcher runs at once, before any engine is loaded: generate()'s 1, CTranslate2's workers
+    generate = settings.engine == "transformers" or importlib.util.find_spec("ctranslate2") is None
+    workers = 1 if generate else settings.inter_threads or max(1, (os.cpu_count() or 1) // settings.intra_threads)
     folder = ModelFolder(groups, lambda directory: load_checked(directory, args), args.max_loaded_models, workers)
     for pair in parse_pairs(args.preload):
         if pairs[pair] in groups:
