@@ -5,13 +5,12 @@ read first; what a model cannot read is refused by name or falls back with a wor
 import logging
 
 import pytest
-import torch
 
 from transformer_mt.engines import load_engine
 from transformer_mt.engines.inputs import source_rows
 from transformer_mt.options import OptionError, TranslationOptions
 
-from .utils import copy_tokenizer, require, train_copy_model
+from .utils import copy_tokenizer, require, save_context_model, train_copy_model
 
 
 require("ctranslate2", "the fast engine needs ctranslate2: pip install 'transformer-mt[fast]'")
@@ -25,14 +24,7 @@ def context_model(tmp_path_factory):
     """A copy-trained tiny model saved as trained with context (`source_context`), its segment-1 vector made to
     matter, and a generation config CTranslate2 decodes alike (greedy)."""
     directory = tmp_path_factory.mktemp("context") / "model"
-    tokenizer = copy_tokenizer()
-    model = train_copy_model(tokenizer, source_context=True)
-    with torch.no_grad():
-        model.model.encoder.embeddings.token_type_embeddings.weight[1].normal_(std=1.0)
-    model.config.source_lang, model.config.target_lang = "en", "de"
-    model.generation_config.update(num_beams=1, max_length=64)
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
+    save_context_model(directory)
     return directory
 
 

@@ -16,7 +16,7 @@ from transformer_mt.engines.alignment import token_words
 from transformer_mt.options import TranslationOptions
 from transformer_mt.tokenization import target_side
 
-from .utils import copy_tokenizer, require, train_copy_model
+from .utils import copy_tokenizer, require, save_context_model
 
 
 require("ctranslate2", "the fast engine needs ctranslate2: pip install 'transformer-mt[fast]'")
@@ -37,15 +37,9 @@ def saved(request, tmp_path_factory):
     directory = tmp_path_factory.mktemp(f"context-{request.param}") / "model"
     tokenizer = copy_tokenizer()
     tokenizer.add_special_tokens({"additional_special_tokens": ["<formal>", "<informal>"]})
-    model = train_copy_model(
-        tokenizer, position_embedding_type=request.param, source_context=True, formality_tags=True
+    model, tokenizer = save_context_model(
+        directory, tokenizer, position_embedding_type=request.param, formality_tags=True
     )
-    with torch.no_grad():
-        model.model.encoder.embeddings.token_type_embeddings.weight[1].normal_(std=1.0)
-    model.config.source_lang, model.config.target_lang = "en", "de"
-    model.generation_config.update(num_beams=1, max_length=64)
-    model.save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
     return directory, model, tokenizer
 
 

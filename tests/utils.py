@@ -495,3 +495,20 @@ def save_copy_model(
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return AutoModelForSeq2SeqLM.from_pretrained(directory).eval(), AutoTokenizer.from_pretrained(directory)
+
+
+def save_context_model(directory: Path, tokenizer=None, **overrides):
+    """A copy-trained tiny model (`train_copy_model`, `overrides` to its config) saved as trained with context
+    (`source_context`), its segment-1 vector made to matter, en -> de, greedy (CTranslate2 decodes it alike);
+    `tokenizer` (default `copy_tokenizer()`) is the one it reads. Returns (model, tokenizer) as saved."""
+    import torch
+
+    tokenizer = tokenizer or copy_tokenizer()
+    model = train_copy_model(tokenizer, source_context=True, **overrides)
+    with torch.no_grad():
+        model.model.encoder.embeddings.token_type_embeddings.weight[1].normal_(std=1.0)
+    model.config.source_lang, model.config.target_lang = "en", "de"
+    model.generation_config.update(num_beams=1, max_length=64)
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return model, tokenizer
