@@ -5,8 +5,9 @@ downloaded from PyPI once into a cache folder (`pip download libretranslate==1.9
 are taken out of it: they are AGPL-3.0, so never committed, and their conftest.py, which imports LibreTranslate's
 Flask app, is never collected. Each test function gets a `client` that turns its Flask test-client calls into HTTP
 requests, exactly as they wrote them, to a server process on loopback serving a tiny English→Spanish model (their
-tests translate en→es), the way tests/test_transformers_common.py runs transformers' own tests. Offline and not
-cached, the module skips with a one-line reason (under CI=true it fails instead: CI has PyPI).
+tests translate en→es), given by itself and in a folder of models loaded on demand (`--models`), the way
+tests/test_transformers_common.py runs transformers' own tests. Offline and not cached, the module skips with a
+one-line reason (under CI=true it fails instead: CI has PyPI).
 """
 
 import importlib.util
@@ -113,11 +114,19 @@ class HttpClient:
         return FlaskResponse(httpx.get(self.url + path, timeout=60))
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory):
-    path = tmp_path_factory.mktemp("conformance")
-    save_copy_model(path, dict(num_beams=2, early_stopping=True, max_length=40), languages=("en", "es"))
-    with server_process(str(path), "--engine", "transformers") as url:
+@pytest.fixture(scope="module", params=["model", "folder"])
+def client(request, tmp_path_factory):
+    """A server of one tiny en->es model given by itself, or of a folder of models (en->es and de->en) each loaded on
+    its first request (`--models`, issue 53)."""
+    folder = tmp_path_factory.mktemp("conformance")
+    generation = dict(num_beams=2, early_stopping=True, max_length=40)
+    save_copy_model(folder / "tiny-en-es", generation, languages=("en", "es"))
+    if request.param == "model":
+        served = [str(folder / "tiny-en-es")]
+    else:
+        save_copy_model(folder / "tiny-de-en", generation, languages=("de", "en"))
+        served = ["--models", str(folder)]
+    with server_process(*served, "--engine", "transformers") as url:
         yield HttpClient(url)
 
 
