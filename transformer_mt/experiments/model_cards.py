@@ -121,7 +121,8 @@ def card(model: Path, report: dict) -> str:
     recipe = info.get("recipe", {})
     front = front_matter(card_licenses(info["data_sources"]), source, target)
     intro = textwrap.fill(
-        f"A {names[0]}→{names[1]} TransformerMT model (d_model {config['d_model']}, {config['encoder_layers']}+"
+        f"{'An' if names[0][0] in 'AEIOU' else 'A'} {names[0]}→{names[1]} TransformerMT model (d_model "
+        f"{config['d_model']}, {config['encoder_layers']}+"
         f"{config['decoder_layers']} layers, {config['position_embedding_type']} positions) trained once, from "
         f"scratch, by the project's own training script on ../shared/data's {names[0 if source != 'en' else 1]}-"
         f"English help text and UI messages: {recipe.get('steps', 0):,} steps of {recipe.get('batch', '?')}, with a "
