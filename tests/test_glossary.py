@@ -365,3 +365,19 @@ def test_the_shipped_model_trained_on_annotations_writes_an_unseen_term(engine):
     )
     assert forced == [("Thema »%s« konnte nicht geladen werden! „%s“", None)]
     assert forced.flags.terms_forced == ("Thema",) and forced.flags.terms_missed == ()
+
+
+def test_a_term_put_into_an_html_translation_keeps_the_markup_s_alignment(beam4_copy_model):
+    from lxml import etree
+
+    from transformer_mt.engines import load_engine
+
+    engine = load_engine(str(beam4_copy_model[0]))
+    post = '<p>Open the <a href="https://example.org/f">file</a>.</p>'
+    options = TranslationOptions(format="html", glossary=(("file", "Datei"),))
+    (translated,) = translate_texts(engine, [post], options)
+    link = etree.fromstring(translated[0][0].encode()).find("a")
+    assert translated.flags.terms_forced == ("Datei",)  # the copy model never writes it: forced in
+    assert (
+        "Datei" in link.text and "file" not in translated[0][0]
+    )  # the link where the alignment of the new text puts it

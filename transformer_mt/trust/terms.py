@@ -31,6 +31,9 @@ def follow_terms(
     """Each sentence's glossary terms checked (`flags[i].terms_missed`) and, unless the guards are off or the
     translation is a sample, followed where missed: decoded again with more beams, placed, forced (in that order,
     each on what the one before left missed); `hypotheses` and `flags` changed in place."""
+    for i, record in enumerate(decoder.sentences):  # the markup's alignments travel with a translation a term changes
+        if record.alignments is not None and not isinstance(hypotheses[i], Decoded):
+            hypotheses[i] = Decoded(hypotheses[i], record.alignments, flags[i])
     found = [found_terms(record, options) for record in decoder.sentences]
     wanted = [tuple(dict.fromkeys(target for _, target in terms)) for terms in found]
     target = languages_for(decoder.engine, options).target
