@@ -57,7 +57,7 @@ def test_every_pair_is_offered_before_any_loads_and_each_loads_on_its_first_requ
     app, folder, loaded = fake_folder(tmp_path)
     with TestClient(app) as client:
         codes = {entry["code"]: entry["targets"] for entry in client.get("/languages").json()}
-        assert codes == {"en": ["de", "fr"], "de": ["en"], "fr": []}
+        assert codes == {"en": ["de", "fr"], "de": ["en", "fr"], "fr": []}  # de->fr through English
         ready = client.get("/ready").json()
         assert (ready["loaded"], ready["available"], loaded) == ([], ["en-de", "de-en", "en-fr"], [])
         assert all(model.engine is None for model in app.state.models)

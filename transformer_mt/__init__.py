@@ -17,13 +17,13 @@ in modules named after what they do, each on a floor of docs/development.md's ta
    alignments, pair scores); 6. `trust` (the trust step: confidence, guards and their re-decode, abstaining, a
    glossary's terms followed; a subpackage by concern);
 7. `steps` (the steps around the engine: case, spans, markup alignments, then the trust step; a subpackage:
-   the record and the steps, the pipeline and the `Decoder`);
+   the record and the steps, the pipeline and the `Decoder`, two models' decode through English);
 8. `translation` (the batch API and the stream);
 9. `evaluation` (scores of saved models), `calibration` (a model's confidence fitted), `documents` (files in
    their formats: .po, XLIFF, HTML, Markdown, subtitles, string files, office documents), `pipelines`
    (`pipeline("translation")`), `recipes` (the main job);
-10. `serving` (the server, a folder of models loaded on demand, a fine-tuned model's promotion and the switch of
-    what a server serves);
+10. `serving` (the server, a folder of models loaded on demand, pairs served through English, a fine-tuned
+    model's promotion and the switch of what a server serves);
 11. `commands` (the translate, score, serve and models commands and what every command shares).
 
 Research lives apart in `experiments` (studies, the recipe search, benchmarks, the GPU check), which the library

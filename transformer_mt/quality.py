@@ -210,6 +210,7 @@ class Flags:
     terms_forced: tuple[str, ...] = ()  # glossary target terms forced into a new decode as its beginning's last words
     # a register asked for with prefer_more / prefer_less that the model has no tag for: its own register was kept
     register_unknown: bool = False
+    pivot: bool = False  # translated through English by two models (`steps.pivot`)
 
     def names(self) -> list[str]:
         """The flags set, as the server's counters name them."""
@@ -225,11 +226,13 @@ class Flags:
             *(["term_placed"] * len(self.terms_placed)),
             *(["term_forced"] * len(self.terms_forced)),
             *(["register_unknown"] if self.register_unknown else []),
+            *(["pivot"] if self.pivot else []),
         ]
 
     @property
     def notable(self) -> bool:
-        """Whether a reader should hear of it: a span put back or lost, a guard, a re-decode or an abstention."""
+        """Whether a reader should hear of it: a span put back or lost, a guard, a re-decode, an abstention, a
+        glossary term, a register unknown or a pivot through English."""
         return bool(self.names())
 
     def as_json(self) -> dict:
@@ -255,6 +258,8 @@ class Flags:
             shown["terms_forced"] = list(self.terms_forced)
         if self.register_unknown:
             shown["register_unknown"] = True
+        if self.pivot:
+            shown["pivot"] = True
         return shown
 
     def comment(self) -> str:
@@ -281,6 +286,8 @@ class Flags:
             parts.append(f"glossary terms forced into the translation: {', '.join(self.terms_forced)}")
         if self.register_unknown:
             parts.append("the register asked for is not one this model can be asked for: its own kept")
+        if self.pivot:
+            parts.append("translated through English")
         return "; ".join(parts)
 
 
@@ -316,6 +323,7 @@ def together(flags: list[Flags]) -> Flags:
         joined.terms_placed += sentence.terms_placed
         joined.terms_forced += sentence.terms_forced
         joined.register_unknown |= sentence.register_unknown
+        joined.pivot |= sentence.pivot
     known = [sentence.confidence for sentence in flags if sentence.confidence is not None]
     joined.confidence = min(known) if known else None
     return joined

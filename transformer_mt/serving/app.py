@@ -17,10 +17,9 @@ import contextlib
 import logging
 from importlib import resources
 
-from ..engines.inputs import default_names, register_tag
-from ..options import OptionError, TranslationOptions
+from ..options import TranslationOptions
 from ..text.markup import html_text
-from ..translation import assemble, decode, segment, text_flags
+from ..translation import assemble, segment, text_flags
 from .batcher import Batcher, Overloaded
 from .counters import Counters
 from .fields import RequestError, TranslateRequest, add_error_handlers, request_values, translate_request
@@ -28,55 +27,13 @@ from .folder import ModelFolder
 from .languages import CONFIDENT, detect, language_name
 from .limits import Limits
 from .reload import forget_weights
+from .served import Direction, PivotModel, ServedModel, pivot_models
 from .shared import SharedState
 from .suggestions import Suggestions, client_of, suggest_fields
 from .uploads import FileStore, add_file_routes, supported_formats
 
 
 logger = logging.getLogger(__name__)
-
-
-class ServedModel:
-    """One language direction: an engine (`transformer_mt.engines`) with its source and target language (for a
-    model of several targets, one ServedModel per target: `options.target_lang` picks its language token), and the
-    server's `min_confidence` for requests that give none (the serve command's --min_confidence); `weights`: what
-    its answers depend on beyond the request (`shared.model_identity`; None: its answers are not cached)."""
-
-    def __init__(
-        self, engine, source: str, target: str, min_confidence: float | None = None, weights: str | None = None
-    ):
-        self.engine, self.source, self.target, self.min_confidence = engine, source, target, min_confidence
-        self.weights = weights
-
-    def options(self, asked: TranslateRequest) -> TranslationOptions:
-        """The options a request translates with: its own (format, hypotheses), this direction's languages, and
-        at least as many beams as hypotheses."""
-        count = asked.alternatives + 1
-        try:  # a register this model was not trained to write is refused with the request, by name
-            register_tag(self.engine.config, asked.options)
-        except OptionError as error:
-            raise RequestError(f"Invalid request: {error}") from None
-        return asked.options.replace(
-            num_return_sequences=count,
-            source_lang=self.source,
-            target_lang=self.target,
-            num_beams=max(self.engine.generation_config.num_beams or 1, count),
-            confidence=getattr(self.engine, "calibration", None) is not None,
-            min_confidence=asked.options.min_confidence
-            if asked.options.min_confidence is not None
-            else self.min_confidence,
-        )
-
-    def translate(self, sentences: list[str], options: TranslationOptions, alone: bool = False) -> list:
-        """One batch's hypotheses; `alone`: the batch holds inline elements' own texts (`translation.segment`),
-        decoded without guards or alignment."""
-        return decode(
-            self.engine,
-            sentences,
-            options.replace(batch_size=len(sentences) or 1),
-            default_names(len(sentences)),
-            alone=[alone] * len(sentences) if alone else None,
-        )
 
 
 class Service:
@@ -98,9 +55,10 @@ class Service:
             raise ValueError(
                 f"two models serve the same language pair: {', '.join(f'{m.source}->{m.target}' for m in models)}"
             )
+        self.routes = self.pairs | pivot_models(models)  # and the pairs two models translate through English
         concurrency = max(model.engine.workers if model.engine else folder.workers for model in models)
         self.batcher = Batcher(
-            lambda key, sentences: self.pairs[key[0]].translate(sentences, *key[1:]),
+            lambda key, sentences: self.routes[key[0]].translate(sentences, *key[1:]),
             max_batch=limits.batch_size(concurrency),
             max_wait=limits.max_wait_ms / 1000,
             max_queued=limits.queue_limit,
@@ -134,7 +92,7 @@ class Service:
             answer["detectedLanguage"] = detected if asked.is_list else detected[0]
         return answer
 
-    def choose_model(self, asked: TranslateRequest) -> tuple[list[dict] | None, ServedModel]:
+    def choose_model(self, asked: TranslateRequest) -> tuple[list[dict] | None, Direction]:
         """The model for the request's pair; for source "auto", each text's detected language (a text detected
         with less than CONFIDENT is taken to be in the source language of the model for the target)."""
         if asked.source != "auto":
@@ -157,19 +115,20 @@ class Service:
             raise RequestError(f"q mixes languages ({', '.join(sorted(sources))}); send one language per request")
         return detected, self.served(sources.pop(), asked.target)
 
-    def served(self, source: str, target: str) -> ServedModel:
-        """The model of a language pair; a language no model has is "xx is not supported" (LibreTranslate's words,
-        which its own tests read), a pair of known languages that no model translates names those that are."""
-        if (source, target) in self.pairs:
-            return self.pairs[(source, target)]
+    def served(self, source: str, target: str) -> Direction:
+        """The direction of a language pair (a model's, or two models' through English); a language no model has is
+        "xx is not supported" (LibreTranslate's words, which its own tests read), a pair of known languages that no
+        model translates names those that are."""
+        if (source, target) in self.routes:
+            return self.routes[(source, target)]
         for language, known in ((source, {s for s, _ in self.pairs}), (target, {t for _, t in self.pairs})):
             if language not in known:
                 raise RequestError(f"{language} is not supported")
-        supported = ", ".join(f"{s}->{t}" for s, t in self.pairs)
+        supported = ", ".join(f"{s}->{t}" for s, t in self.routes)
         raise RequestError(f"{source}->{target} is not a supported language pair; this server translates {supported}")
 
     async def decoded(
-        self, model: ServedModel, options: TranslationOptions, sentences: list[str], alone: list[bool] | None = None
+        self, model: Direction, options: TranslationOptions, sentences: list[str], alone: list[bool] | None = None
     ) -> list:
         """The hypotheses of `sentences` through the batcher, with other requests' of the same model and options;
         inline elements' own texts (`alone`) batched apart, as they decode without guards or alignment."""
@@ -185,7 +144,7 @@ class Service:
                 found[i] = hypotheses
         return found
 
-    async def translated(self, request, asked: TranslateRequest, model: ServedModel, recall: bool = True) -> dict:
+    async def translated(self, request, asked: TranslateRequest, model: Direction, recall: bool = True) -> dict:
         """translatedText (and alternatives): the texts taken apart into sentences (`translation.segment`: HTML
         runs of text first), the sentences batched with other requests' (`Batcher`), each text put back together;
         `confidence`, per text, its calibrated confidence (its weakest sentence's) when the model has a calibration;
@@ -238,9 +197,17 @@ class Service:
         async with self.hold(model):
             return await asyncio.to_thread(self.suggestions.suggest, model, fields, client_of(request, fields))
 
-    def hold(self, model: ServedModel):
-        """An async context in which `model` is loaded and stays loaded (`folder.ModelFolder.hold`)."""
+    def hold(self, model: Direction):
+        """An async context in which `model` is loaded and stays loaded (`folder.ModelFolder.hold`): a pivot's two
+        hops both."""
+        if isinstance(model, PivotModel):
+            return self.held_hops(model)
         return self.folder.hold(model) if self.folder is not None else contextlib.nullcontext(model)
+
+    @contextlib.asynccontextmanager
+    async def held_hops(self, model: PivotModel):
+        async with self.hold(model.first), self.hold(model.second):
+            yield model
 
     def ready(self) -> dict:
         """What is loaded and what can be (a --models folder's pairs load on their first request)."""
@@ -265,15 +232,15 @@ class Service:
         return detect(text)
 
     def languages(self) -> list[dict]:
-        """Every language the server has, as a source or a target, with the targets it translates into (none for a
-        target only), as LibreTranslate lists its installed languages: clients take a pair as supported only when
-        both its codes are listed (Weblate)."""
+        """Every language the server has, as a source or a target, with the targets it translates into directly or
+        through English (none for a target only), as LibreTranslate lists its installed languages: clients take a
+        pair as supported only when both its codes are listed (Weblate)."""
         codes = dict.fromkeys(code for model in self.models for code in (model.source, model.target))
         return [
             {
                 "code": code,
                 "name": language_name(code),
-                "targets": [model.target for model in self.models if model.source == code],
+                "targets": [target for source, target in self.routes if source == code],
             }
             for code in codes
         ]

@@ -20,11 +20,17 @@ annotation are done once), other sentences (a copied label's other forms, a term
 through a pipeline of their own.
 Adding a step is one class and one line in `pipeline`.
 
-By concern: `transforms` (the record and the steps, each one class), `decoder` (`pipeline`, the `Decoder`, `decode`).
+A pair no model translates is decoded by two through English (`pivot`): each hop through its own pipeline, the
+hops joined per sentence (alignments composed, glossary terms carried, confidences multiplied); `decode` is the
+entry for both.
+
+By concern: `transforms` (the record and the steps, each one class), `decoder` (`pipeline`, the `Decoder`, one
+engine's `decode`), `pivot` (`Pivot`, two engines' `decode`).
 """
 
 from ..trust import Aligner, Decoded
-from .decoder import BEFORE_FIELDS, Decoder, decode, pipeline, translate_masked
+from .decoder import BEFORE_FIELDS, Decoder, pipeline, translate_masked
+from .pivot import PIVOT, Pivot, decode
 from .transforms import CaseStep, MarkupStep, Sentence, SpanRepairStep, SpanTokenStep, TermStep, records
 
 
@@ -35,6 +41,8 @@ __all__ = [
     "Decoded",
     "Decoder",
     "MarkupStep",
+    "PIVOT",
+    "Pivot",
     "Sentence",
     "SpanRepairStep",
     "SpanTokenStep",

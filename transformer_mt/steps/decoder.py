@@ -134,7 +134,7 @@ class Decoder:
             if isinstance(hypotheses, Decoded):  # decoded again
                 aligned = hypotheses.alignments
             elif flag.abstained and sentence.alignments is not None:
-                aligned = [_unchanged(sentence.source)] * len(hypotheses)
+                aligned = [unchanged(sentence.source)] * len(hypotheses)
             if not options.scores:
                 hypotheses = [(text, None) for text, _ in hypotheses]
             decoded.append(Decoded(hypotheses, aligned, flag))
@@ -146,7 +146,7 @@ def _only_tokens(sentence: str) -> bool:
     return not TOKEN.sub("", sentence).strip()
 
 
-def _unchanged(sentence: str) -> list[tuple[int, int]]:
+def unchanged(sentence: str) -> list[tuple[int, int]]:
     """The word alignment of a sentence to itself."""
     return [(i, i) for i in range(len(sentence.split()))]
 
@@ -173,7 +173,7 @@ def decode(
         return [
             Decoded(
                 [(sentence, None)] * options.num_return_sequences,
-                [_unchanged(sentence)] * options.num_return_sequences,
+                [unchanged(sentence)] * options.num_return_sequences,
                 Flags(SpanReport(carried=protected_spans(sentence))),
             )
             if _only_tokens(sentence)
@@ -236,4 +236,4 @@ def translate_masked(
     return [record.hypotheses for record in held]
 
 
-__all__ = ["BEFORE_FIELDS", "Decoder", "decode", "pipeline", "translate_masked"]
+__all__ = ["BEFORE_FIELDS", "Decoder", "decode", "pipeline", "translate_masked", "unchanged"]
