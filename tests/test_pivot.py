@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
+from transformer_mt.commands.translate import parse_args as translate_args
 from transformer_mt.engines import load_engine
 from transformer_mt.options import TranslationOptions
 from transformer_mt.quality import FEATURES, Calibration, Flags
+from transformer_mt.scripts import translate as translate_script
 from transformer_mt.steps import Pivot
 from transformer_mt.steps.pivot import carried_terms, compose, joined_flags
 from transformer_mt.translation import translate_texts
@@ -173,3 +175,17 @@ def test_the_shipped_models_pivot_de_to_fr_html_through_the_server_on_both_engin
         assert "%s" in "".join(paragraph.itertext()) and 0 < answer["confidence"] < 1 and answer["flags"]["pivot"]
         outputs.append(answer["translatedText"])
     assert outputs[0] == outputs[1]
+
+
+def test_translate_py_takes_a_pair_of_the_folder_through_english(hops, capsys):
+    args = translate_args(["--models", str(hops), "--source_lang", "fr", "--target_lang", "de", "x"])
+    assert (args.model, args.pivot_model) == (str(hops / "fr-en"), str(hops / "en-de"))
+    flags = ["--engine", "transformers", "--no_progress", "--num_beams", "2", "--no_guards"]
+    translate_script.main(["--models", str(hops), "--source_lang", "fr", "--target_lang", "de", *flags, *TEXTS])
+    first, second = engines(hops)
+    options = TranslationOptions(num_beams=2, guards=False, source_lang="fr", target_lang="de")
+    expected = [text[0][0] for text in translate_texts(Pivot(first, second), TEXTS, options)]
+    assert capsys.readouterr().out.splitlines() == expected
+    with pytest.raises(SystemExit):
+        translate_args(["--models", str(hops), "--source_lang", "fr", "--target_lang", "de", "--alignments", "a", "x"])
+    assert "translated through English by two models" in capsys.readouterr().err

@@ -22,7 +22,8 @@ from ..engines.alignment import check_tokenizer as check_alignment_tokenizer
 from ..engines.inputs import Hypotheses
 from ..options import OptionError, TranslationOptions, add_arguments, from_args
 from ..quality import Translation
-from ..serving.folder import pick
+from ..serving.folder import route
+from ..steps import Pivot
 from ..text.glossary import read_glossary
 from ..translation import process_state, translate_stream, translate_texts
 from .streams import atomic_output, read_lines
@@ -106,15 +107,23 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
 
 
 def pick_model(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """--model, or --models DIR's model of --source_lang -> --target_lang: there the two flags choose the model,
-    whose config then gives both (with --model they override its config's)."""
+    """--model, or --models DIR's model of --source_lang -> --target_lang (or its two models through English,
+    `args.pivot_model` the second): there the two flags choose the model, whose config then gives both (with
+    --model they override its config's)."""
+    args.pivot_model = None
     if (args.model is None) == (args.models_dir is None):
         parser.error("give --model DIR, or --models DIR with --source_lang and --target_lang (one of the two)")
     if args.models_dir is not None:
         try:
-            args.model = pick(args.models_dir, args.source_lang, args.target_lang)
+            args.model, *through = route(args.models_dir, args.source_lang, args.target_lang)
         except ValueError as error:
             parser.error(str(error))
+        if through and args.alignments:
+            parser.error(
+                f"--alignments: {args.source_lang}-{args.target_lang} is translated through English by two "
+                "models, and a word alignment is one model's"
+            )
+        args.pivot_model = through[0] if through else None
         args.source_lang = args.target_lang = None
 
 
@@ -248,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
         sampling=options.do_sample,
         num_beams=options.num_beams,
     )
+    if args.pivot_model is not None:  # --models without the pair: through English (steps.pivot)
+        engine = Pivot(engine, load_engine(args.pivot_model, settings.replace(device=str(model.device))))
     if state.is_main_process:
         print(f"engine: {engine.name} ({engine.reason})", file=sys.stderr)
     try:

@@ -19,6 +19,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
+from ..steps.pivot import PIVOT
+
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +97,19 @@ def pick(folder: str, source: str | None, target: str | None, prefer: list[str] 
     if (source, target) not in pairs:
         raise ValueError(f"{source}-{target} is not in --models {folder!r}, which holds {pair_names(pairs)}")
     return pairs[(source, target)]
+
+
+def route(folder: str, source: str | None, target: str | None, prefer: list[str] = ()) -> list[str]:
+    """The directories of `folder`'s models that translate `source` into `target` (translate.py --models): the
+    pair's own model, else a model into English and one out of it (`steps.pivot`); a ValueError naming the pair
+    and those the folder has when neither exists."""
+    try:
+        return [pick(folder, source, target, prefer)]
+    except ValueError:
+        pairs, _ = offered_pairs(folder, prefer)
+        if source != PIVOT and target != PIVOT and {(source, PIVOT), (PIVOT, target)} <= set(pairs):
+            return [pairs[(source, PIVOT)], pairs[(PIVOT, target)]]
+        raise
 
 
 def add_folder_arguments(parser: argparse.ArgumentParser) -> None:
@@ -251,4 +266,5 @@ __all__ = [
     "pair_names",
     "parse_pairs",
     "pick",
+    "route",
 ]

@@ -43,6 +43,18 @@ class Pivot:
         return self.first.config
 
     @property
+    def tokenizer(self):  # the source side's: what sentence lengths are counted in
+        return self.first.tokenizer
+
+    @property
+    def name(self) -> str:
+        return self.first.name if self.first.name == self.second.name else f"{self.first.name}+{self.second.name}"
+
+    @property
+    def reason(self) -> str:
+        return f"through English: {self.first.reason}; then {self.second.reason}"
+
+    @property
     def calibration(self):
         """Something when both hops have a calibration (the product of their confidences is the pivot's)."""
         return self.second.calibration if self.first.calibration is not None else None
@@ -75,6 +87,7 @@ def decode(
     """`decoder.decode`, or, for a `Pivot`, the two hops' decodes joined per sentence (the module's docstring)."""
     if not isinstance(engine, Pivot):
         return decoder.decode(engine, sentences, options, names, prefixes, alone)
+    options = options.replace(target_lang=options.target_lang or getattr(engine.second.config, "target_lang", None))
     if prefixes is not None and any(prefixes):
         raise ValueError("a forced beginning (target_prefix) cannot be given to a pair translated through English")
     kept = tuple((term, target) for term, target in options.glossary if target is None)
