@@ -85,6 +85,7 @@ FIGURES = [
         "test_language_models.py::test_the_languages_table_lists_every_shipped_model_as_its_files_say",
     ),
     ("README.md", "## Results", "| engine | sentences/s | BLEU |", 1, "test_the_engine_tables_are_their_json"),
+    ("docs/languages.md", "## Pairs through English", "| pair | messages |", 1, "test_the_pivot_table_is_its_json"),
     (
         "docs/results.md",
         "## The main job",
@@ -394,6 +395,28 @@ def test_the_span_tokens_same_step_table_is_its_json():
             before, after = paired[metric]["systems"].values()
             cells.append(f"{before['score']:.2f} -> {after['score']:.2f} ({after['p_value']:.2g})")
         assert f"| {seed} | {step} | {' | '.join(cells)} |" in PAGES["docs/results.md"], seed
+
+
+def test_the_pivot_table_is_its_json():
+    """docs/languages.md's pairs through English: each measured direction of each pivot study, as its JSON says."""
+    rows = []
+    for path in sorted((RESULTS / "languages").glob("pivot-*.json")):
+        study = json.loads(path.read_text(encoding="utf-8"))
+        for name, found in study["directions"].items():
+            if not found["measured"]:
+                continue
+            source, target = name.split("-")
+            pivot, direct, first = found["pivot"], found["from_english"], found["first_hop"]
+            cells = [
+                f"{source}→en→{target}",
+                f"{study['data']['messages']:,}",
+                *(f"{value:.1f}" for value in (pivot["bleu"], pivot["chrf"], direct["bleu"], first["bleu"])),
+                f"{pivot['sentences_per_second']:.0f}",
+                f"{direct['sentences_per_second']:.0f}",
+                f"{found['time_ratio']:.2f}x",
+            ]
+            rows.append(f"| {' | '.join(cells)} |")
+    assert rows and table_rows("docs/languages.md", "## Pairs through English", "| pair | messages |") == rows
 
 
 def test_the_ema_table_is_its_json():

@@ -12,6 +12,7 @@ from lxml import etree
 
 from transformer_mt.commands.translate import parse_args as translate_args
 from transformer_mt.engines import load_engine
+from transformer_mt.experiments import pivot_study
 from transformer_mt.options import TranslationOptions
 from transformer_mt.quality import FEATURES, Calibration, Flags
 from transformer_mt.scripts import translate as translate_script
@@ -189,3 +190,25 @@ def test_translate_py_takes_a_pair_of_the_folder_through_english(hops, capsys):
     with pytest.raises(SystemExit):
         translate_args(["--models", str(hops), "--source_lang", "fr", "--target_lang", "de", "--alignments", "a", "x"])
     assert "translated through English by two models" in capsys.readouterr().err
+
+
+def test_the_pivot_study_joins_the_splits_on_english_and_measures_each_routed_direction(hops, tmp_path):
+    english = ["Open the file.", "Close the dialog window.", "Deletes the selected rows."]
+    (tmp_path / "en-fr.tsv").write_text(
+        "en\tfr\n" + "".join(f"{line}\t{line} (fr)\n" for line in english + ["Only here."]), encoding="utf-8"
+    )
+    (tmp_path / "en-de.tsv").write_text(
+        "en\tde\n" + "".join(f"{line}\t{line}\n" for line in english[::-1]), encoding="utf-8"
+    )
+    data = [str(tmp_path / "en-fr.tsv"), str(tmp_path / "en-de.tsv")]
+    flags = ["--models", str(hops), "--languages", "fr", "de", "--data", *data, "--engine", "transformers"]
+    result = pivot_study.main([*flags, "--output", str(tmp_path / "out.json")])
+    assert result["data"]["messages"] == 3  # "Only here." has no German
+    measured, refused = result["directions"]["fr-de"], result["directions"]["de-fr"]
+    assert measured["route"] == [str(hops / "fr-en"), str(hops / "en-de")] and not refused["measured"]
+    first, second = engines(hops)
+    options = TranslationOptions(num_beams=4, source_lang="fr", target_lang="de")
+    sources = [f"{line} (fr)" for line in english]
+    expected = [text[0][0] for text in translate_texts(Pivot(first, second), sources, options)]
+    assert [example["pivot"] for example in measured["examples"]] == expected
+    assert set(measured["pivot"]) >= {"bleu", "chrf", "seconds", "sentences_per_second"}
