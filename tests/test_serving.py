@@ -337,24 +337,38 @@ def test_requests_arriving_together_are_translated_as_one_batch():
         assert sum(calls) == 16 and len(calls) < 16 and max(calls) > 1
 
 
-def test_a_full_queue_answers_503_and_then_serves_again():
-    app = fake_app(Limits(max_batch=1, max_wait_ms=0.0, queue_limit=2), delay=0.3)
+def overload(limits: Limits, delay: float, clients: int = 8) -> tuple[list, object]:
+    """`clients` requests at once against a fake server of `limits` whose engine takes `delay` s a call: the answers
+    and the batcher."""
+    app = fake_app(limits, delay=delay)
     with TestClient(app) as busy:
         answers = []
 
         def send(i):
             answers.append(busy.post("/translate", json={"q": f"Sentence {i}.", "source": "en", "target": "de"}))
 
-        threads = [threading.Thread(target=send, args=(i,)) for i in range(8)]
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(clients)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-        statuses = sorted(answer.status_code for answer in answers)
-        assert set(statuses) == {200, 503} and len(answers) == 8
-        refused = next(answer for answer in answers if answer.status_code == 503)
-        assert refused.headers["retry-after"] == "1" and "limit 2" in refused.json()["error"]
         assert busy.post("/translate", json={"q": "Hi.", "source": "en", "target": "de"}).status_code == 200
+        return answers, app.state.service.batcher
+
+
+def test_a_full_queue_answers_503_after_the_wait_and_then_serves_again():
+    answers, _ = overload(Limits(max_batch=1, max_wait_ms=0.0, queue_limit=2, queue_wait_s=0.05), delay=0.3)
+    assert {answer.status_code for answer in answers} == {200, 503} and len(answers) == 8
+    refused = next(answer for answer in answers if answer.status_code == 503)
+    assert refused.headers["retry-after"] == "1" and "limit 2" in refused.json()["error"]
+    assert "no room came within 0.05 s" in refused.json()["error"]
+
+
+def test_a_request_over_the_queue_waits_for_room_instead_of_a_503():
+    """Weblate switches a service off for 30 minutes after one 503: a busy second is waited out."""
+    answers, batcher = overload(Limits(max_batch=1, max_wait_ms=0.0, queue_limit=2, queue_wait_s=10.0), delay=0.05)
+    assert [answer.status_code for answer in answers] == [200] * 8
+    assert batcher.waited >= 4  # eight requests of one sentence against a queue of two: most of them waited
 
 
 def test_a_cancelled_request_frees_its_queue_slot():
@@ -372,7 +386,7 @@ def test_a_cancelled_request_frees_its_queue_slot():
         second = asyncio.ensure_future(batcher.translate(("en", 1), ["b", "c"]))  # waits: the queue is full
         await asyncio.sleep(0.05)
         with pytest.raises(Overloaded):
-            await batcher.translate(("en", 1), ["d"])
+            await batcher.translate(("en", 1), ["d"], wait_s=0.0)
         second.cancel()  # its client went away
         await asyncio.gather(second, return_exceptions=True)
         assert batcher.queued == 0

@@ -35,6 +35,7 @@ def test_the_docs_state_the_defaults():
         f"`--max_wait_ms` ({limits.max_wait_ms:g} ms)",
         f"`--max_wait_ms {limits.max_wait_ms:g}`",
         f"`--queue_limit` | {limits.queue_limit} sentences",
+        f"up to `--queue_wait_s` ({limits.queue_wait_s:g} s)",
         f"`--char_limit` | {limits.char_limit} characters",
         f"`--batch_limit` | {limits.batch_limit} texts",
         f"`--max_batch` {SMALL_BATCH} per CTranslate2 call, {LARGE_BATCH} for generate()",

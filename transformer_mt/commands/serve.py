@@ -77,7 +77,17 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         "--max_wait_ms", type=float, default=Limits.max_wait_ms, help="How long a batch waits for more requests."
     )
     parser.add_argument(
-        "--queue_limit", type=int, default=Limits.queue_limit, help="Sentences waiting at most; then 503."
+        "--queue_limit",
+        type=int,
+        default=Limits.queue_limit,
+        help="Sentences waiting at most; a request past it waits for room (--queue_wait_s), then 503.",
+    )
+    parser.add_argument(
+        "--queue_wait_s",
+        type=float,
+        default=Limits.queue_wait_s,
+        help="Seconds a request over --queue_limit waits for room before a 503 (Weblate switches a service "
+        "off for 30 minutes after one 503 and gives a LibreTranslate-type service 20 s).",
     )
     parser.add_argument(
         "--min_confidence",
@@ -153,7 +163,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     ):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
-    for name in ("req_limit", "max_wait_ms"):
+    for name in ("req_limit", "max_wait_ms", "queue_wait_s"):
         if getattr(args, name) < 0:
             parser.error(f"--{name} must be >= 0, got {getattr(args, name)}")
     if args.files_expiry_minutes <= 0:
@@ -187,6 +197,7 @@ def limits_of(args: argparse.Namespace) -> Limits:
         max_batch=args.max_batch,
         max_wait_ms=args.max_wait_ms,
         queue_limit=args.queue_limit,
+        queue_wait_s=args.queue_wait_s,
         file_size_limit=args.file_size_limit,
         file_char_limit=args.file_char_limit,
     )

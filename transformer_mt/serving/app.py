@@ -8,8 +8,8 @@ Routes: `POST /translate`, `POST /detect`, `GET /languages`, `GET /frontend/sett
 read from the query string and from a JSON, urlencoded or multipart body alike (`request_values`), because each
 client sends them its own way; unknown fields are ignored. Errors are `{"error": "..."}`: 400 for a bad or missing
 field, an unsupported language or pair, or a request over a limit; 403 for a bad API key; 404 and 405 for an
-unknown route or method; 429 for a client over its requests per minute; 503 (with Retry-After) when the queue is
-full; 500 otherwise. Every answer carries CORS headers, and preflights are answered.
+unknown route or method; 429 for a client over its requests per minute; 503 (with Retry-After) when the queue
+stays full for --queue_wait_s; 500 otherwise. Every answer carries CORS headers, and preflights are answered.
 """
 
 import asyncio
@@ -63,6 +63,7 @@ class Service:
             max_wait=limits.max_wait_ms / 1000,
             max_queued=limits.queue_limit,
             concurrency=concurrency,
+            queue_wait=limits.queue_wait_s,
         )
         self.counters = Counters(self.batcher, models)
         self.shared = SharedState(limits.req_limit, redis, self.counters.cache)  # limits, cache: --redis shares them
@@ -128,23 +129,31 @@ class Service:
         raise RequestError(f"{source}->{target} is not a supported language pair; this server translates {supported}")
 
     async def decoded(
-        self, model: Direction, options: TranslationOptions, sentences: list[str], alone: list[bool] | None = None
+        self,
+        model: Direction,
+        options: TranslationOptions,
+        sentences: list[str],
+        alone: list[bool] | None = None,
+        wait_s: float | None = None,
     ) -> list:
         """The hypotheses of `sentences` through the batcher, with other requests' of the same model and options;
-        inline elements' own texts (`alone`) batched apart, as they decode without guards or alignment."""
+        inline elements' own texts (`alone`) batched apart, as they decode without guards or alignment; over a
+        full queue, waiting for room up to `wait_s` (default --queue_wait_s)."""
         pair = (model.source, model.target)
         if not alone or not any(alone):
-            return await self.batcher.translate((pair, options), sentences)
+            return await self.batcher.translate((pair, options), sentences, wait_s)
         found = [None] * len(sentences)
         for own in (False, True):
             group = [i for i, flag in enumerate(alone) if flag == own]
             for i, hypotheses in zip(
-                group, await self.batcher.translate((pair, options, own), [sentences[i] for i in group])
+                group, await self.batcher.translate((pair, options, own), [sentences[i] for i in group], wait_s)
             ):
                 found[i] = hypotheses
         return found
 
-    async def translated(self, request, asked: TranslateRequest, model: Direction, recall: bool = True) -> dict:
+    async def translated(
+        self, request, asked: TranslateRequest, model: Direction, recall: bool = True, wait_s: float | None = None
+    ) -> dict:
         """translatedText (and alternatives): the texts taken apart into sentences (`translation.segment`: HTML
         runs of text first), the sentences batched with other requests' (`Batcher`), each text put back together;
         `confidence`, per text, its calibrated confidence (its weakest sentence's) when the model has a calibration;
@@ -154,14 +163,14 @@ class Service:
         `recall`, a text that matches an accepted suggestion is answered by it unless the request's glossary or
         `min_confidence` passes it over (`suggestions.Recall`), the others by the model."""
         if recall and self.suggestions is not None and (found := self.suggestions.recall(model, asked)) is not None:
-            return await found.answer(lambda rest: self.translated(request, rest, model, recall=False))
+            return await found.answer(lambda rest: self.translated(request, rest, model, False, wait_s))
         weights = model.weights  # read before the engine is: a swap (serving.reload) changes the engine, then this
         options = model.options(asked)
         if (cached := self.shared.cache.get(model, options, asked)) is not None:  # the same text, model and options
             return cached
         segments = segment(asked.texts, options, model.engine.config)
         hypotheses = await until_disconnected(
-            request, self.decoded(model, options, segments.sentences, segments.alone)
+            request, self.decoded(model, options, segments.sentences, segments.alone, wait_s)
         )
         texts = [
             text_hypotheses or [("", None)] * options.num_return_sequences

@@ -5,9 +5,11 @@ request, waits up to `max_wait` seconds for more of the same kind (the same mode
 `max_batch` sentences, and translates them in one engine call on a thread of its own. At most `concurrency` calls
 run at once: 1 for generate(), which already uses every core, and one per CTranslate2 worker (`inter_threads`), so
 that one batch is decoded while the next forms. The queue is bounded: a request that would take it past
-`max_queued` sentences is refused at once (`Overloaded`, which the server answers with 503 and Retry-After) instead
-of stalling. A request whose client went away is cancelled, and its sentences leave the queue unless they are
-already being translated.
+`max_queued` sentences waits for room up to `queue_wait` seconds (its own `wait_s` where the route gives one), and
+is refused only then (`Overloaded`, which the server answers with 503 and Retry-After) instead of stalling: a
+client such as Weblate switches a service off for 30 minutes after one 503, so a busy second is waited out. A
+request whose client went away is cancelled, and its sentences leave the queue unless they are already being
+translated.
 """
 
 import asyncio
@@ -41,19 +43,22 @@ class Batcher:
         max_wait: float = Limits.max_wait_ms / 1000,
         max_queued: int = Limits.queue_limit,
         concurrency: int = 1,
+        queue_wait: float = Limits.queue_wait_s,
     ):
         self.run, self.max_batch, self.max_wait, self.max_queued = run, max_batch, max_wait, max_queued
-        self.concurrency = concurrency
+        self.concurrency, self.queue_wait = concurrency, queue_wait
         self.waiting: list[_Request] = []
         self.queued = 0  # sentences waiting, not yet taken into a batch
         self.batches = self.sentences = 0  # translated so far: the batching efficiency's counts
         self._wake: asyncio.Event | None = None
+        self._space: asyncio.Event | None = None  # set whenever sentences leave the queue
+        self.waited = 0  # requests that waited for space (and were then admitted or refused)
         self._worker: asyncio.Task | None = None
         self._executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="transformer-mt-engine")
         self._running: set[asyncio.Task] = set()
 
     def start(self) -> None:
-        self._wake = asyncio.Event()
+        self._wake, self._space = asyncio.Event(), asyncio.Event()
         self._worker = asyncio.get_running_loop().create_task(self._work())
 
     async def stop(self) -> None:
@@ -62,7 +67,9 @@ class Batcher:
             await asyncio.gather(self._worker, return_exceptions=True)
         self._executor.shutdown(wait=True)
 
-    async def translate(self, key: tuple, sentences: list[str]) -> list:
+    async def translate(self, key: tuple, sentences: list[str], wait_s: float | None = None) -> list:
+        """One result per sentence; over a full queue, waits for space up to `wait_s` seconds (default
+        `queue_wait`), then `Overloaded`."""
         if not sentences:
             return []
         if len(sentences) > self.max_queued:  # could never be admitted: no use retrying
@@ -70,8 +77,7 @@ class Batcher:
                 f"the request holds {len(sentences)} sentences (or HTML text nodes); the queue takes "
                 f"at most {self.max_queued} at a time: send fewer at once"
             )
-        if self.queued + len(sentences) > self.max_queued:
-            raise Overloaded(f"the server is busy: {self.queued} sentences are waiting (limit {self.max_queued})")
+        await self._admit(len(sentences), self.queue_wait if wait_s is None else wait_s)
         request = _Request(key, sentences, asyncio.get_running_loop().create_future())
         self.waiting.append(request)
         self.queued += len(sentences)
@@ -82,7 +88,27 @@ class Batcher:
             if request in self.waiting:  # not taken yet: its slot is free again
                 self.waiting.remove(request)
                 self.queued -= len(sentences)
+                self._space.set()
             raise
+
+    async def _admit(self, count: int, wait_s: float) -> None:
+        """Return once `count` more sentences fit the queue; `Overloaded` when they still do not after `wait_s`."""
+        if self.queued + count <= self.max_queued:
+            return
+        self.waited += 1
+        deadline = time.monotonic() + wait_s
+        while self.queued + count > self.max_queued:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Overloaded(
+                    f"the server is busy: {self.queued} sentences are waiting (limit {self.max_queued}), "
+                    f"and no room came within {wait_s:g} s"
+                )
+            self._space.clear()
+            try:
+                await asyncio.wait_for(self._space.wait(), left)
+            except asyncio.TimeoutError:
+                pass
 
     async def _work(self) -> None:
         free = asyncio.Semaphore(self.concurrency)
@@ -132,4 +158,5 @@ class Batcher:
             count += len(request.sentences)
             self.waiting.remove(request)
         self.queued -= count
+        self._space.set()
         return taken

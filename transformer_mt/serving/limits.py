@@ -15,7 +15,7 @@ class Limits:
     """What one request may ask (LibreTranslate's --char-limit, --batch-limit, --req-limit; an uploaded file's bytes
     and characters), the API keys, and the
     batching: a batch waits `max_wait_ms` for more requests up to `max_batch` sentences, and at most
-    `queue_limit` sentences wait (then 503)."""
+    `queue_limit` sentences wait; a request over it waits for room up to `queue_wait_s` (then 503)."""
 
     char_limit: int = 5000  # characters per request, all of q
     batch_limit: int = 32  # texts per request when q is a list
@@ -25,6 +25,7 @@ class Limits:
     max_batch: int | None = None  # None: SMALL_BATCH per CTranslate2 worker call, LARGE_BATCH for generate()
     max_wait_ms: float = 2.0
     queue_limit: int = 512
+    queue_wait_s: float = 10.0  # below the 20 s Weblate gives a LibreTranslate-type service
     file_size_limit: int = 20 * 2**20  # bytes per /translate_file upload (LibreTranslate sets none)
     file_char_limit: int = 200_000  # characters of text per uploaded file: about 40 pages
 
