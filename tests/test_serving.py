@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -552,3 +553,20 @@ def test_an_inline_elements_own_text_is_decoded_once_without_guards(caplog):
     assert answer.json()["flags"] == {"guards": ["copy"], "redecoded": True}  # the paragraph's own copy
     assert sum(engine.calls) == 3  # the run of text, the guard's re-decode of it, the element's text once (was 4)
     assert "1 translation(s) looped, copied the source" in caplog.text  # the run alone (was 2, naming the element)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["transformers", "ctranslate2"])
+def test_weblate_s_recorded_request_keeps_every_marker_on_the_shipped_model(name):
+    """Weblate matches `[X<offset>X]` back (spaces allowed before `]`) and puts its placeholder there: each must come
+    back whole, once per time its source holds it."""
+    from transformer_mt.engines import load_engine
+
+    engine = load_engine(str(REPO / "models" / "transformer-mt-en-de-broad"), name)
+    (request,) = [request for request in CLIENTS["weblate"]["requests"] if request["method"] == "POST"]
+    with TestClient(create_app([ServedModel(engine, "en", "de")])) as weblate:
+        answer = weblate.post(request["path"], json=request["json"])
+    assert answer.status_code == 200
+    for source, translated in zip(request["json"]["q"], answer.json()["translatedText"], strict=True):
+        markers = re.findall(r"\[X\d+X\]", source)
+        assert sorted(re.findall(r"\[X\d+X *\]", translated)) == sorted(markers), (source, translated)

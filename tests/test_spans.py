@@ -250,3 +250,14 @@ def test_repair_escapes_a_bare_percent_sign_in_a_printf_message():
         None,
     )
     assert [sentence[0][0] for sentence in repaired] == ["%d %% (%d) lange Sätze", "Nutze 100 % davon"]
+
+
+def test_weblate_s_markers_are_placeholders_kept_whole():
+    """Weblate sends a placeholder as `[X<offset>X]` (LibreTranslate backend) or `@@PH<n>@@` (LLM backends); the
+    number inside is not a number of the text, and the brackets belong to the marker."""
+    assert protected_spans("Are you sure you want to remove [X32X]? 2 of @@PH1@@ [X5 X]") == [
+        Span("placeholder", "[X32X]"),
+        Span("number", "2"),
+        Span("placeholder", "@@PH1@@"),
+    ]
+    assert lost_placeholders("Remove [X32X]?", "[X32X wirklich entfernen?") == ["[X32X]"]  # the broken one is lost

@@ -16,9 +16,11 @@ from typing import NamedTuple
 # URL). Placeholders: a literal `%%` (matched, then dropped, so "100%% done" holds none), printf (`%s`, `%1$s`,
 # `%-5.2f`, `%ld`, `%(name)s`; `%*s`, `%.*s`: the width or precision an argument), HexChat's colours (`%C23`,
 # `%C4,1`), Qt's `%1`..`%99`, a letter's code (strftime's `%Y`, HexChat's `%O`), `${var}`, `$1`, and format fields
-# (`{0}`, `{name}`, `{!s}`, `{}`); no space flag and no bare `%`: "50% discount" and "100 %" hold none.
+# (`{0}`, `{name}`, `{!s}`, `{}`); no space flag and no bare `%`: "50% discount" and "100 %" hold none. Weblate's
+# markers for the placeholders it sends a machine translation service are placeholders too: `[X14X]` (its
+# LibreTranslate backend's, the placeholder's offset in the source) and `@@PH1@@` (its LLM backends').
 PLACEHOLDER = re.compile(
-    r"%%|%(?:\d+\$)?(?:\([\w.]+\))?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q)?"
+    r"\[X\d+X\]|@@PH\d+@@|%%|%(?:\d+\$)?(?:\([\w.]+\))?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q)?"
     r"[sdifuxXeEgGcrop]|%C\d\d?(?:,\d\d?)?|%[1-9]\d?(?![\d$])|%[A-Za-z]|\$\{\w+\}|\$\d(?!\d)"
     r"|\{[\w.:!]*\}"
 )
