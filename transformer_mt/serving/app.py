@@ -22,6 +22,7 @@ from ..text.markup import html_text
 from ..translation import assemble, segment, text_flags
 from .batcher import Batcher, Overloaded
 from .counters import Counters
+from .deepl import add_deepl_routes
 from .fields import RequestError, TranslateRequest, add_error_handlers, request_values, translate_request
 from .folder import ModelFolder
 from .languages import CONFIDENT, detect, language_name
@@ -326,6 +327,7 @@ def create_app(
         return JSONResponse(await service.suggest(request, fields))
 
     add_file_routes(app, service)
+    add_deepl_routes(app, service)
     app.get("/languages")(service.languages)
     app.get("/frontend/settings")(service.frontend_settings)
     app.get("/health")(service.health)
