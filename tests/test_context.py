@@ -4,11 +4,14 @@ read first; what a model cannot read is refused by name or falls back with a wor
 
 import logging
 
+import polib
 import pytest
 
 from transformer_mt.engines import load_engine
 from transformer_mt.engines.inputs import source_rows
 from transformer_mt.options import OptionError, TranslationOptions
+from transformer_mt.scripts import translate as translate_script
+from transformer_mt.translation import translate_texts
 
 from .utils import copy_tokenizer, require, save_context_model, train_copy_model
 
@@ -118,3 +121,33 @@ def test_a_register_is_read_first_refused_or_left_to_the_model():
 def test_bad_context_and_formality_are_named(bad, message):
     with pytest.raises(OptionError, match=message):
         TranslationOptions(**bad)
+
+
+PO = """msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\\n"
+
+msgctxt "Menu of the file dialog"
+msgid "Open the file."
+msgstr ""
+
+msgctxt "Toolbar tooltip"
+msgid "Open the file."
+msgstr ""
+
+msgid "Open the file."
+msgstr ""
+"""
+
+
+def test_a_po_message_is_translated_with_its_msgctxt_by_the_command(context_model, tmp_path):
+    (tmp_path / "in.po").write_text(PO, encoding="utf-8")
+    flags = ["--model", str(context_model), "--engine", "transformers", "--no_guards"]
+    translate_script.main([*flags, "--input", str(tmp_path / "in.po"), "--output", str(tmp_path / "out.po")])
+    found = [entry.msgstr for entry in polib.pofile(str(tmp_path / "out.po"))]
+    engine = load_engine(str(context_model), "transformers")
+    expected = [
+        translate_texts(engine, ["Open the file."], TranslationOptions(context=context, guards=False))[0][0][0]
+        for context in ("Menu of the file dialog", "Toolbar tooltip", None)
+    ]
+    assert found == expected and len(set(expected)) == 3  # one message, three translations: its contexts'

@@ -317,16 +317,22 @@ def translate_structured_file(args: argparse.Namespace, engine, state) -> int:
             f"{args.input}: a {file_format(args.input)} file is translated by one process; run it without a launcher"
         )
 
-    def translate(texts: list[str], format: str = "text") -> list[str]:
+    def translate(texts: list[str], format: str = "text", context: str | None = None) -> list[str]:
+        options = args.options.replace(format=format, context=context or args.options.context)
         return [
             Translation(hypotheses[0][0] if hypotheses else "", hypotheses.flags)
-            for hypotheses in translate_texts(engine, texts, args.options.replace(format=format))
+            for hypotheses in translate_texts(engine, texts, options)
         ]
 
     with atomic_output(args.output) as output:
         output.close()  # translate_file writes by path; atomic_output renames it into place when this ends
         report = translate_file(
-            args.input, output.name, translate, overwrite=args.overwrite, trusted_above=args.trusted_above
+            args.input,
+            output.name,
+            translate,
+            overwrite=args.overwrite,
+            trusted_above=args.trusted_above,
+            contexts=getattr(engine.config, "source_context", False),  # a .po message's msgctxt, as its context
         )
     differ = len(report.placeholders_differ)
     differ = f"; placeholders or tags differ in {differ} (marked for review)" if differ else ""

@@ -2,7 +2,8 @@
 
 - gettext `.po`/`.pot` through polib: each message's msgid (and msgid_plural) translated into msgstr (the plural
   forms: the singular's translation first, the plural's for the others); entries already translated are kept
-  unless `overwrite`; every entry this writes is marked fuzzy, for a translator's review.
+  unless `overwrite`; every entry this writes is marked fuzzy, for a translator's review; with `contexts`, each
+  message's msgctxt is given as its context (read by a model trained with context as the second segment).
 - XLIFF 1.2 and 2.0 (`documents.xliff`): each `<source>` translated into its `<target>`, its inline elements put
   back around their words' translation or kept where the sentence puts them.
 - HTML as the server's `format: "html"` translates it (`transformer_mt.text.markup`): each sentence whole, its inline
@@ -19,6 +20,7 @@ either way; `documents.review`). `translate_file` returns what it did: entries t
 placeholders differ.
 """
 
+import functools
 import os
 import re
 from collections.abc import Callable
@@ -71,13 +73,14 @@ def translate_file(
     translate_texts: Callable[..., list[str]],
     overwrite: bool = False,
     trusted_above: float | None = None,
+    contexts: bool = False,
 ) -> FileReport:
     """Translate `input_path` into `output_path` in the same format (`translate_bytes` on the file's bytes)."""
     kind = FORMATS.get(os.path.splitext(input_path)[1].lower())
     if kind is None:
         raise ValueError(f"{input_path}: not a file format translate_file reads ({', '.join(FORMATS)})")
     with open(input_path, "rb") as f:
-        data, report = translate_bytes(f.read(), kind, translate_texts, overwrite, trusted_above)
+        data, report = translate_bytes(f.read(), kind, translate_texts, overwrite, trusted_above, contexts)
     with open(output_path, "wb") as f:
         f.write(data)
     return report
@@ -89,17 +92,21 @@ def translate_bytes(
     translate_texts: Callable[..., list[str]],
     overwrite: bool = False,
     trusted_above: float | None = None,
+    contexts: bool = False,
 ) -> tuple[bytes, FileReport]:
     """A file's bytes in the format `kind` (a value of `FORMATS`) translated with `translate_texts(texts, format)`
     (texts in, their translations out, in order; `format` "text" or "html"; a `quality.Translation` brings its
     flags: confidence, guards, spans, abstention), and what was done. `overwrite`: translate .po entries and XLIFF
     units already translated too. `trusted_above`: a confidence above which a .po entry is not marked fuzzy and an
-    XLIFF unit is "translated" rather than for review. A file its format's parser cannot read is a
-    `documents.FormatError` naming the format and the reason."""
+    XLIFF unit is "translated" rather than for review. `contexts`: give each .po message's msgctxt as its context
+    (`translate_texts(texts, format, context=...)`, one call per context; for a model trained with context). A file
+    its format's parser cannot read is a `documents.FormatError` naming the format and the reason."""
     if trusted_above is not None and not 0 <= trusted_above <= 1:
         raise ValueError(f"trusted_above is a confidence in [0, 1], got {trusted_above}")
-    if kind in ("po", "xliff"):
-        return {"po": _translate_po, "xliff": translate_xliff}[kind](data, translate_texts, overwrite, trusted_above)
+    if kind == "po":
+        return _translate_po(data, translate_texts, overwrite, trusted_above, contexts)
+    if kind == "xliff":
+        return translate_xliff(data, translate_texts, overwrite, trusted_above)
     if kind == "html":
         return _translate_html(data, translate_texts)
     if kind in FORMATS.values():
@@ -159,7 +166,18 @@ def _translate_mixed(texts: list[str], translate_texts) -> list[str]:
     return [next(done[m]) for m in markup]
 
 
-def _translate_po(data: bytes, translate_texts, overwrite, trusted_above) -> tuple[bytes, FileReport]:
+def _in_contexts(texts: list[str], contexts: list[str | None], translate_texts) -> list[str]:
+    """`_translate_mixed` of the texts, one call per distinct context (texts without one: without)."""
+    found = [None] * len(texts)
+    for context in dict.fromkeys(contexts):
+        indices = [i for i, own in enumerate(contexts) if own == context]
+        translate = translate_texts if context is None else functools.partial(translate_texts, context=context)
+        for i, translation in zip(indices, _translate_mixed([texts[i] for i in indices], translate), strict=True):
+            found[i] = translation
+    return found
+
+
+def _translate_po(data: bytes, translate_texts, overwrite, trusted_above, contexts=False) -> tuple[bytes, FileReport]:
     import polib
 
     charset = re.search(rb"charset=([\w.-]+)", data[:4096])
@@ -182,7 +200,11 @@ def _translate_po(data: bytes, translate_texts, overwrite, trusted_above) -> tup
         text for entry in todo for text in ([entry.msgid, entry.msgid_plural] if entry.msgid_plural else [entry.msgid])
     ]
     # a message's leading and trailing whitespace ("Name: ", "Usage: %s\n") belongs to the program: kept as it is
-    found = _translate_mixed([text.strip() for text in texts], translate_texts)
+    found = _in_contexts(
+        [text.strip() for text in texts],
+        [entry.msgctxt or None if contexts else None for entry in todo for _ in range(2 if entry.msgid_plural else 1)],
+        translate_texts,
+    )
     translations = iter([(rewrap(text, translation), translation) for text, translation in zip(texts, found)])
     for entry in todo:
         done = [next(translations) for _ in range(2 if entry.msgid_plural else 1)]

@@ -143,18 +143,21 @@ async def _upload_translated(service, request, fields: dict, model, data: bytes,
     options = model.options(TranslateRequest([], True, model.source, model.target, 0, request_options(fields)))
     loop, sent = asyncio.get_running_loop(), [0]
 
-    def translate_texts(texts: list[str], format: str = "text") -> list[str]:
+    def translate_texts(texts: list[str], format: str = "text", context: str | None = None) -> list[str]:
         sent[0] += sum(map(len, texts))
         if sent[0] > service.limits.file_char_limit:
             raise RequestError(
                 f"Invalid request: the file's text exceeds the file text limit "
                 f"({service.limits.file_char_limit} characters)"
             )
-        work = _texts_translated(service, model, texts, options.replace(format=format))
+        work = _texts_translated(
+            service, model, texts, options.replace(format=format, context=context or options.context)
+        )
         return asyncio.run_coroutine_threadsafe(work, loop).result()
 
+    reads = getattr(model.engine.config, "source_context", False)  # a .po message's msgctxt, as its context
     try:
-        translated, _ = await asyncio.to_thread(translate_bytes, data, kind, translate_texts)
+        translated, _ = await asyncio.to_thread(translate_bytes, data, kind, translate_texts, contexts=reads)
     except FormatError as error:
         raise RequestError(f"Invalid request: {error}") from None
     name = service.files.put(filename, translated)
