@@ -206,3 +206,12 @@ def test_a_model_given_by_itself_wins_its_pair_and_load_only_restricts_the_langu
     assert "holds no model of --load_only en,fr" in capsys.readouterr().err
     with pytest.raises(ValueError, match="c-de-en translates none of --load_only en,fr"):
         command.app_of(command.parse_args([str(tiny_folder / "c-de-en"), "--load_only", "en,fr", *flags]))
+
+
+def test_a_pair_through_english_loads_both_hops_of_the_folder_and_keeps_them_while_it_runs(tmp_path):
+    app, folder, loaded = fake_folder(tmp_path, max_loaded=1)
+    with TestClient(app) as client:
+        answer = translate(client, "de", "fr").json()
+        assert answer == {"translatedText": "««Open the file.»»", "flags": {"pivot": True}}
+        assert loaded == ["de-en", "en-fr"]  # both held for the request, past the limit of 1; then one unloaded
+        assert client.get("/ready").json()["loaded"] == ["de-en"] and folder.evictions == 1  # the first hop outlasts
