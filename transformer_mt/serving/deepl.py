@@ -17,7 +17,6 @@ from ..options import OptionError, TranslationOptions
 from .deepl_fields import VARIANTS, deepl_code, deepl_fields, deepl_route, served_code, store_of
 from .deepl_glossaries import add_glossary_routes, glossary_entries
 from .deepl_text import (
-    SPLITS,
     flag,
     keep_format,
     put_back,
@@ -42,9 +41,9 @@ VARIANT_NAMES["PT-PT"] = "Portuguese (European)"
 RESOURCES = ("translate_text", "glossary", "write")
 
 
-def options_of(fields: dict, texts_format: str, split: str) -> TranslationOptions:
-    """The translation options of `/v2/translate`'s `formality`, `context` and `split_sentences`."""
-    given = {"format": texts_format, "split_sentences": SPLITS[split]}
+def options_of(fields: dict, texts_format: str) -> TranslationOptions:
+    """The translation options of `/v2/translate`'s `formality` and `context`."""
+    given = {"format": texts_format}
     formality = fields.get("formality")
     if formality not in (None, ""):
         given["formality"] = str(formality).lower()
@@ -79,7 +78,7 @@ async def translate_text(service, app, request) -> dict:
     shown = [text for text, _ in taken]
     if split == "nonewlines":
         shown = [text.replace("\r\n", " ").replace("\n", " ") for text in shown]
-    options = options_of(fields, "html" if tag_handling else "text", split)
+    options = options_of(fields, "html" if tag_handling else "text")
     asked = TranslateRequest(shown, True, source, target, 0, options)
     _, model = service.choose_model(asked)
     if fields.get("glossary_id") not in (None, ""):
@@ -184,6 +183,8 @@ async def upload_document(service, app, request) -> dict:
             glossary_entries(store_of(app, service), deepl.owner, fields["glossary_id"], (source, target))
         )
     upload = (await request.form()).get("file")
+    if fields.get("filename") not in (None, "") and hasattr(upload, "filename"):
+        upload.filename = fields["filename"]  # DeepL's alternative to the file part's own name
     answer = await translate_upload(service, request, given, upload)
     name = answer["translatedFileUrl"].rsplit("/download_file/", 1)[1]
     document, key = store_of(app, service).add_document(deepl.owner, name, 0)

@@ -1,0 +1,278 @@
+"""DeepL's API (serving.deepl): DeepL's own Python client against a loopback server, Weblate's DeepL backend's
+requests replayed (tests/fixtures/weblate_deepl.json), DeepL's error bodies and status codes, the text parameters'
+helpers, and the shipped en->fr model's two registers through the client."""
+
+import io
+import json
+import re
+import threading
+import time
+
+import pytest
+
+from .utils import REPO, require
+
+
+require("fastapi", "the server needs the [serve] extra: pip install -e '.[serve]'")
+deepl = require("deepl", "DeepL's client is in the [test] extra: pip install -e '.[test]'")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from transformer_mt.serving import Limits, ServedModel, create_app  # noqa: E402
+from transformer_mt.serving.deepl_text import keep_format, put_back, take_out  # noqa: E402
+from transformer_mt.serving.uploads import FileStore  # noqa: E402
+
+from .test_serving import FakeEngine, free_port, server_process  # noqa: E402
+
+
+WEBLATE = json.loads((REPO / "tests" / "fixtures" / "weblate_deepl.json").read_text(encoding="utf-8"))
+
+
+class RegisterEngine(FakeEngine):
+    """A FakeEngine of a model trained with the register tags and with context: it records the options of each
+    call, so that a test reads the formality, context and glossary a request reached the engine with."""
+
+    def __init__(self, source="en", target="de"):
+        super().__init__(source, target)
+        self.config.formality_tags = True
+        self.seen = []
+
+    def translate_sentences(self, sentences, options, names=None, target_prefix=None):
+        self.seen.append(options)
+        return super().translate_sentences(sentences, options, names, target_prefix)
+
+
+def deepl_app(tmp_path, limits=None):
+    """en->de (the register tags) and de->en (none) over fake engines, files and the DeepL store in `tmp_path`."""
+    models = [ServedModel(RegisterEngine("en", "de"), "en", "de"), ServedModel(FakeEngine("de", "en"), "de", "en")]
+    app = create_app(models, limits, FileStore(str(tmp_path / "files")))
+    app.state.deepl_db = str(tmp_path / "deepl.sqlite3")
+    return app
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The app in uvicorn on a loopback port, in a thread of this process: (its URL, its en->de engine)."""
+    import uvicorn
+
+    app = deepl_app(tmp_path_factory.mktemp("deepl"))
+    port = free_port()
+    running = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    while not running.started:
+        time.sleep(0.02)
+    deepl.http_client.max_network_retries = 0
+    yield f"http://127.0.0.1:{port}", app.state.service.pairs[("en", "de")].engine
+    running.should_exit = True
+    thread.join(timeout=10)
+
+
+def translator(server, key: str):
+    return deepl.Translator(key, server_url=server[0])
+
+
+def test_the_client_translates_a_list_with_formality_and_context(server):
+    client = translator(server, "key-translate")
+    results = client.translate_text(
+        ["Open the file.", "Close it. Then quit."], source_lang="EN", target_lang="DE", formality="less", context="A"
+    )
+    assert [(r.text, r.detected_source_lang, r.billed_characters) for r in results] == [
+        ("«Open the file.»", "EN", 14),
+        ("«Close it.» «Then quit.»", "EN", 20),
+    ]
+    assert {(options.formality, options.context) for options in server[1].seen[-1:]} == {("less", "A")}
+    detected = client.translate_text("Hallo Welt, wie geht es dir heute?", target_lang="EN-US")
+    assert (detected.text, detected.detected_source_lang) == ("«Hallo Welt, wie geht es dir heute?»", "DE")
+    assert client.get_usage().character.count == 34 + 34 and client.get_usage().character.limit == 10**12
+
+
+def test_weblate_placeholders_come_back_byte_for_byte_through_the_client(server):
+    client = translator(server, "key-tags")
+    texts = ['Cannot rename <x id="14"></x>', 'Remove <x id="7"></x> &amp; <x id="10">{0}</x>?']
+    results = client.translate_text(texts, source_lang="EN", target_lang="DE", tag_handling="xml", ignore_tags="x")
+    assert [result.text for result in results] == [
+        '«Cannot rename <x id="14"></x>»',
+        '«Remove <x id="7"></x> &amp; <x id="10">{0}</x>?»',
+    ]
+
+
+def test_the_client_lists_languages_with_formality(server):
+    client = translator(server, "key-languages")
+    assert [(lang.code, lang.name) for lang in client.get_source_languages()] == [("DE", "German"), ("EN", "English")]
+    assert [(lang.code, lang.name, lang.supports_formality) for lang in client.get_target_languages()] == [
+        ("DE", "German", True),
+        ("EN-GB", "English (British)", False),
+        ("EN-US", "English (American)", False),
+    ]
+    assert [(pair.source_lang, pair.target_lang) for pair in client.get_glossary_languages()] == [
+        ("en", "de"),
+        ("de", "en"),
+    ]
+
+
+def test_a_glossary_made_by_the_client_is_listed_read_followed_and_deleted(server):
+    client = translator(server, "key-glossary")
+    made = client.create_glossary("ui", "EN", "DE", {"file": "Datei", "folder": "Ordner"})
+    assert (made.name, made.ready, made.source_lang, made.target_lang, made.entry_count) == ("ui", True, "EN", "DE", 2)
+    assert made.creation_time.tzinfo is not None and abs(time.time() - made.creation_time.timestamp()) < 60
+    assert [glossary.glossary_id for glossary in client.list_glossaries()] == [made.glossary_id]
+    assert client.get_glossary(made.glossary_id).name == "ui"
+    assert client.get_glossary_entries(made) == {"file": "Datei", "folder": "Ordner"}
+    assert translator(server, "another-key").list_glossaries() == []  # scoped to the key
+    calls = len(server[1].seen)
+    result = client.translate_text("Open the file.", source_lang="EN", target_lang="DE", glossary=made)
+    assert result.text == "«Open the Datei.»"
+    assert [options.glossary for options in server[1].seen[calls:]][:1] == [(("file", "Datei"), ("folder", "Ordner"))]
+    client.delete_glossary(made)
+    with pytest.raises(deepl.GlossaryNotFoundException):
+        client.get_glossary(made.glossary_id)
+
+
+def test_a_document_is_done_at_the_first_poll_and_downloaded_once(server):
+    client = translator(server, "key-document")
+    out = io.BytesIO()
+    started = time.monotonic()
+    document = io.BytesIO(b"Open the file.\nClose it.\n")
+    document.name = "notes.txt"  # what the client names the file part by
+    status = client.translate_document(document, out, target_lang="DE")
+    assert status.done and time.monotonic() - started < 4  # no 5 s poll
+    assert out.getvalue().decode() == "«Open the file.»\n«Close it.»\n"
+    handle = client.translate_document_upload(b"Save.\n", target_lang="DE", source_lang="EN", filename="a.txt")
+    assert client.translate_document_get_status(handle).status.value == "done"
+    assert client.translate_document_download(handle).content == "«Save.»\n".encode()
+    with pytest.raises(deepl.DeepLException, match="Not found"):
+        client.translate_document_download(handle)
+
+
+def replaced(value, found: dict):
+    """`value` with each `{name}` of `found` written in."""
+    if isinstance(value, str):
+        return re.sub(r"\{(glossary_id|creation_time)\}", lambda m: found.get(m[1], m[0]), value)
+    if isinstance(value, list):
+        return [replaced(item, found) for item in value]
+    if isinstance(value, dict):
+        return {key: replaced(item, found) for key, item in value.items()}
+    return value
+
+
+def test_weblates_deepl_backend_requests_replayed(tmp_path):
+    with TestClient(deepl_app(tmp_path)) as client:
+        found = {}
+        for step in WEBLATE["requests"]:
+            answer = client.request(
+                step["method"],
+                replaced(step["path"], found),
+                params=step.get("params"),
+                json=replaced(step.get("json"), found),
+                headers={"Authorization": "DeepL-Auth-Key weblate-key"},
+            )
+            assert answer.status_code == step["status"], (step, answer.text)
+            if answer.status_code == 201:
+                found = {key: answer.json()[key] for key in ("glossary_id", "creation_time")}
+            if "answer" in step:
+                assert answer.json() == replaced(step["answer"], found), step
+
+
+def test_refusals_are_deepls_body_and_status_and_libretranslates_keep_theirs(tmp_path):
+    limits = Limits(api_keys=frozenset({"good"}), char_limit=20, batch_limit=2)
+    with TestClient(deepl_app(tmp_path, limits)) as client:
+        good = {"Authorization": "DeepL-Auth-Key good"}
+
+        def refused(path, method="POST", headers=good, **body):
+            answer = client.request(method, path, headers=headers, json=body or None)
+            return answer.status_code, answer.json()
+
+        assert refused("/v2/translate", headers={"Authorization": "DeepL-Auth-Key bad"}) == (
+            403,
+            {"message": "Invalid API key"},
+        )
+        assert refused("/v2/translate", text=["a" * 21], target_lang="DE") == (
+            413,
+            {"message": "Request Entity Too Large: 21 characters (at most 20)"},
+        )
+        assert refused("/v2/translate", text=["a"], target_lang="DE", outline_detection=False) == (
+            400,
+            {
+                "message": "Parameter 'outline_detection' is not supported by this server: "
+                "the markup's own elements decide where sentences end"
+            },
+        )
+        assert refused("/v2/translate", text=["a"], target_lang="FR") == (
+            400,
+            {"message": "Value for 'target_lang' not supported: 'FR'; this server translates DE, EN"},
+        )
+        assert refused("/v2/translate", text=["a"], target_lang="EN-GB", formality="more")[0] == 400
+        assert refused("/v2/glossaries/nope", method="GET") == (404, {"message": "Glossary not found: 'nope'"})
+        assert refused("/v3/languages", method="GET") == (
+            400,
+            {"message": "Value for 'resource' not supported: None (translate_text, glossary, write)"},
+        )
+        assert client.post("/translate", json={"q": "a", "source": "en", "target": "de"}).json() == {
+            "error": "Invalid API key"
+        }
+
+
+def test_form_bodies_the_auth_key_field_and_split_sentences(tmp_path):
+    with TestClient(deepl_app(tmp_path)) as client:
+        form = {"text": ["One. Two.", "Three\nfour."], "target_lang": "DE", "auth_key": "k"}
+        answer = client.post("/v2/translate", data=form).json()
+        assert answer == {
+            "translations": [
+                {"detected_source_language": "EN", "text": "«One.» «Two.»"},
+                {"detected_source_language": "EN", "text": "«Three\nfour.»"},  # one sentence: no end mark
+            ]
+        }
+        form["split_sentences"] = "nonewlines"
+        texts = [entry["text"] for entry in client.post("/v2/translate", data=form).json()["translations"]]
+        assert texts == ["«One.» «Two.»", "«Three four.»"]
+        refused = client.post("/v2/translate", data=form | {"split_sentences": "0"})
+        assert (refused.status_code, refused.json()) == (
+            400,
+            {
+                "message": "Value for 'split_sentences' not supported: '0'; this server translates sentence by "
+                "sentence, as its models were trained (1 or nonewlines)"
+            },
+        )
+        assert client.post("/v2/usage", data={"auth_key": "k"}).json() == {
+            "character_count": 40,  # two requests of 20 characters; the refused one counts nothing
+            "character_limit": 10**12,
+        }
+
+
+def test_ignored_elements_are_placeholders_that_skip_the_texts_own_numbers():
+    text = 'Use {0} and <x id="3"></x> or <x id="9">a<b/></x>.'
+    shown, pairs = take_out(text, ["x"])
+    assert shown == "Use {0} and {1} or {2}."
+    assert pairs == [("{1}", '<x id="3"></x>'), ("{2}", '<x id="9">a<b/></x>')]
+    assert put_back("Nutze {0} und {2} oder.", pairs) == 'Nutze {0} und <x id="9">a<b/></x> oder.<x id="3"></x>'
+
+
+@pytest.mark.parametrize(
+    ("source", "translation", "kept"),
+    [
+        ("open the file", "Öffnen Sie die Datei.", "öffnen Sie die Datei"),
+        ("Done!", "erledigt", "Erledigt!"),
+        ("Save.", "Speichern.", "Speichern."),
+    ],
+)
+def test_preserve_formatting_keeps_the_first_letters_case_and_the_final_mark(source, translation, kept):
+    assert keep_format(source, translation) == kept
+
+
+EN_FR = REPO / "models" / "transformer-mt-en-fr"
+
+
+@pytest.mark.slow  # a server process over the shipped en->fr model
+def test_the_shipped_en_fr_model_writes_each_register_asked_through_the_client(tmp_path):
+    """The model trained with the register tags, asked through DeepL's client. What it really writes: with
+    formality less it begins "Tu" (its informal register, in a sentence it cannot finish well); with more it
+    keeps "vous". (The DeepL store goes beside the suggestions' file: in `tmp_path`, not the working directory.)"""
+    store = ("--suggestions", "review", "--suggestions_db", str(tmp_path / "suggestions.sqlite3"))
+    with server_process(str(EN_FR), "--engine", "transformers", *store) as url:
+        deepl.http_client.max_network_retries = 0
+        client = deepl.Translator("any", server_url=url)
+        assert [(lang.code, lang.supports_formality) for lang in client.get_target_languages()] == [("FR", True)]
+        sentence = "Can you see me?"
+        less = client.translate_text(sentence, source_lang="EN", target_lang="FR", formality="less").text
+        more = client.translate_text(sentence, source_lang="EN", target_lang="FR", formality="more").text
+    assert (less, more) == ("Tu que vous voyez ?", "Voulez-vous voir ?")
