@@ -6,6 +6,7 @@ import logging
 
 import polib
 import pytest
+from lxml import etree
 
 from transformer_mt.engines import load_engine
 from transformer_mt.engines.inputs import source_rows
@@ -151,3 +152,31 @@ def test_a_po_message_is_translated_with_its_msgctxt_by_the_command(context_mode
         for context in ("Menu of the file dialog", "Toolbar tooltip", None)
     ]
     assert found == expected and len(set(expected)) == 3  # one message, three translations: its contexts'
+
+
+XLIFF = """<?xml version="1.0" encoding="UTF-8"?>
+<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">
+  <file source-language="en" target-language="de" datatype="plaintext" original="app">
+    <body>
+      <trans-unit id="1" resname="Menu of the file dialog"><source>Open the file.</source></trans-unit>
+      <trans-unit id="2"><source>Open the file.</source><note>Toolbar tooltip</note></trans-unit>
+      <trans-unit id="3"><source>Open the file.</source></trans-unit>
+    </body>
+  </file>
+</xliff>
+"""
+
+
+def test_an_xliff_unit_is_translated_with_its_resname_or_note_by_the_command(context_model, tmp_path):
+    (tmp_path / "in.xlf").write_text(XLIFF, encoding="utf-8")
+    flags = ["--model", str(context_model), "--engine", "transformers", "--no_guards"]
+    translate_script.main([*flags, "--input", str(tmp_path / "in.xlf"), "--output", str(tmp_path / "out.xlf")])
+    root = etree.parse(str(tmp_path / "out.xlf")).getroot()
+    found = ["".join(target.itertext()) for target in root.iter("{urn:oasis:names:tc:xliff:document:1.2}target")]
+    engine = load_engine(str(context_model), "transformers")
+    options = TranslationOptions(format="html", guards=False)
+    expected = [
+        translate_texts(engine, ["Open the file."], options.replace(context=context))[0][0][0]
+        for context in ("Menu of the file dialog", "Toolbar tooltip", None)
+    ]
+    assert found == expected and len(set(expected)) == 3

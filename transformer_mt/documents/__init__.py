@@ -9,6 +9,7 @@ result is the translated file's bytes and how many texts were sent. A file the f
 """
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 
@@ -29,4 +30,17 @@ class Translated:
     translated: int  # texts sent to translate_texts
 
 
-__all__ = ["FormatError", "TranslateTexts", "Translated"]
+def in_contexts(texts: list[str], contexts: list[str | None], translate_texts, translate_group) -> list:
+    """Each text translated by `translate_group(texts, translate)`, once for the texts of each distinct context with
+    `translate` = `translate_texts` given `context=` (a message's msgctxt, a unit's resname or note: read by a model
+    trained with context as the second segment), and once for those without one, with `translate_texts` itself."""
+    found = [None] * len(texts)
+    for context in dict.fromkeys(contexts):
+        indices = [i for i, own in enumerate(contexts) if own == context]
+        translate = translate_texts if context is None else functools.partial(translate_texts, context=context)
+        for i, translation in zip(indices, translate_group([texts[i] for i in indices], translate), strict=True):
+            found[i] = translation
+    return found
+
+
+__all__ = ["FormatError", "TranslateTexts", "Translated", "in_contexts"]

@@ -20,7 +20,6 @@ either way; `documents.review`). `translate_file` returns what it did: entries t
 placeholders differ.
 """
 
-import functools
 import os
 import re
 from collections.abc import Callable
@@ -29,7 +28,7 @@ from ..quality import Translation
 from ..text.html_fragments import HTML_INLINE, as_written, holds_markup
 from ..text.sentences import rewrap
 from ..translation import translate
-from . import FormatError
+from . import FormatError, in_contexts
 from . import text as lines
 from .review import PLACEHOLDERS_DIFFER, TAG, FileReport, entry_flags, is_trusted, placeholders_kept
 from .xliff import translate_xliff
@@ -53,6 +52,8 @@ FORMATS = {
     ".docx": "docx",
     ".pptx": "pptx",
     ".odt": "odt",
+    ".odp": "odp",
+    ".epub": "epub",
 }
 STRUCTURED = set(FORMATS.values()) - {"text"}  # the command translates a text file line by line, with its columns
 
@@ -98,15 +99,16 @@ def translate_bytes(
     (texts in, their translations out, in order; `format` "text" or "html"; a `quality.Translation` brings its
     flags: confidence, guards, spans, abstention), and what was done. `overwrite`: translate .po entries and XLIFF
     units already translated too. `trusted_above`: a confidence above which a .po entry is not marked fuzzy and an
-    XLIFF unit is "translated" rather than for review. `contexts`: give each .po message's msgctxt as its context
-    (`translate_texts(texts, format, context=...)`, one call per context; for a model trained with context). A file
+    XLIFF unit is "translated" rather than for review. `contexts`: give each .po message's msgctxt and each XLIFF
+    unit's resname (or first note) as its context (`translate_texts(texts, format, context=...)`, one call per
+    context; for a model trained with context). A file
     its format's parser cannot read is a `documents.FormatError` naming the format and the reason."""
     if trusted_above is not None and not 0 <= trusted_above <= 1:
         raise ValueError(f"trusted_above is a confidence in [0, 1], got {trusted_above}")
     if kind == "po":
         return _translate_po(data, translate_texts, overwrite, trusted_above, contexts)
     if kind == "xliff":
-        return translate_xliff(data, translate_texts, overwrite, trusted_above)
+        return translate_xliff(data, translate_texts, overwrite, trusted_above, contexts)
     if kind == "html":
         return _translate_html(data, translate_texts)
     if kind in FORMATS.values():
@@ -119,7 +121,7 @@ def translate_bytes(
 
 def _document_translator(kind: str):
     """The `documents` module's entry for `kind` (each needs its format's library: the [files] extra)."""
-    from . import docx, markdown, odt, pptx, strings, subtitles
+    from . import docx, epub, markdown, odp, odt, pptx, strings, subtitles
 
     return {
         "text": lines.translate,
@@ -131,6 +133,8 @@ def _document_translator(kind: str):
         "docx": docx.translate,
         "pptx": pptx.translate,
         "odt": odt.translate,
+        "odp": odp.translate,
+        "epub": epub.translate,
     }[kind]
 
 
@@ -166,17 +170,6 @@ def _translate_mixed(texts: list[str], translate_texts) -> list[str]:
     return [next(done[m]) for m in markup]
 
 
-def _in_contexts(texts: list[str], contexts: list[str | None], translate_texts) -> list[str]:
-    """`_translate_mixed` of the texts, one call per distinct context (texts without one: without)."""
-    found = [None] * len(texts)
-    for context in dict.fromkeys(contexts):
-        indices = [i for i, own in enumerate(contexts) if own == context]
-        translate = translate_texts if context is None else functools.partial(translate_texts, context=context)
-        for i, translation in zip(indices, _translate_mixed([texts[i] for i in indices], translate), strict=True):
-            found[i] = translation
-    return found
-
-
 def _translate_po(data: bytes, translate_texts, overwrite, trusted_above, contexts=False) -> tuple[bytes, FileReport]:
     import polib
 
@@ -200,10 +193,11 @@ def _translate_po(data: bytes, translate_texts, overwrite, trusted_above, contex
         text for entry in todo for text in ([entry.msgid, entry.msgid_plural] if entry.msgid_plural else [entry.msgid])
     ]
     # a message's leading and trailing whitespace ("Name: ", "Usage: %s\n") belongs to the program: kept as it is
-    found = _in_contexts(
+    found = in_contexts(
         [text.strip() for text in texts],
         [entry.msgctxt or None if contexts else None for entry in todo for _ in range(2 if entry.msgid_plural else 1)],
         translate_texts,
+        _translate_mixed,
     )
     translations = iter([(rewrap(text, translation), translation) for text, translation in zip(texts, found)])
     for entry in todo:

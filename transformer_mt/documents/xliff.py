@@ -3,18 +3,21 @@ set (1.2 `state="needs-review-translation"`, 2.0 `state="translated"`, or "initi
 units already translated kept unless `overwrite`. A source with inline elements is translated whole, as HTML is: the
 elements around text (`<g>`, `<mrk>`, `<pc>`) put back around their words' translation, the inline codes (`<x/>`,
 `<bx/>`, `<ex/>`, `<ph>`, `<bpt>`, `<ept>`, `<it>`; 2.0 `<ph/>`, `<sc/>`, `<ec/>`) and comments kept as they are,
-where the sentence puts them. A unit's flags go into a transformer-mt note."""
+where the sentence puts them. A unit's flags go into a transformer-mt note. For a model trained with context, a
+unit's resname (2.0: its unit's name) or else its first note is given as its context (`context_of`)."""
 
-from . import FormatError
+from . import FormatError, in_contexts
 from .review import FileReport, entry_flags, is_trusted, placeholders_kept
 
 
 NOTE = "transformer-mt"  # names the XLIFF note that carries a translation's flags
 
 
-def translate_xliff(data: bytes, translate_texts, overwrite, trusted_above) -> tuple[bytes, FileReport]:
+def translate_xliff(
+    data: bytes, translate_texts, overwrite, trusted_above, contexts=False
+) -> tuple[bytes, FileReport]:
     """An XLIFF file's bytes translated with `translate_texts` (as `files.translate_bytes` takes them), and what was
-    done."""
+    done; with `contexts`, each unit's `context_of` given as its context."""
     from lxml import etree
 
     try:
@@ -39,7 +42,12 @@ def translate_xliff(data: bytes, translate_texts, overwrite, trusted_above) -> t
             continue
         todo.append((unit, source, target))
     fragments = [_as_html(source) for _, source, _ in todo]
-    translations = translate_texts([fragment for fragment, _ in fragments], "html") if todo else []
+    translations = in_contexts(
+        [fragment for fragment, _ in fragments],
+        [context_of(unit, tag, version) if contexts else None for unit, _, _ in todo],
+        translate_texts,
+        lambda texts, translate: translate(texts, "html") if texts else [],
+    )
     for (unit, source, target), (_, codes), translation in zip(todo, fragments, translations, strict=True):
         flags = entry_flags([translation])
         _note(unit, tag, version, flags.comment())
@@ -63,6 +71,20 @@ def translate_xliff(data: bytes, translate_texts, overwrite, trusted_above) -> t
             report.placeholders_differ.append(source_text)
         report.translated += 1
     return etree.tostring(tree, encoding="utf-8", xml_declaration=True), report
+
+
+def context_of(unit, tag, version: str) -> str | None:
+    """What says which sense a unit's source means: its `resname` (1.2's trans-unit) or its unit's `name` (2.0), else
+    its first note that is not this package's own; None when it has neither."""
+    holder = unit.getparent() if version == "2.0" else unit  # 2.0: the segment's unit holds the name and the notes
+    name = holder.get("resname" if version == "1.2" else "name")
+    if name and name.strip():
+        return name.strip()
+    notes = holder.find(tag("notes")) if version == "2.0" else holder
+    for note in [] if notes is None else notes.iterchildren(tag("note")):
+        if NOTE not in (note.get("from"), note.get("category")) and (note.text or "").strip():
+            return note.text.strip()
+    return None
 
 
 def _note(unit, tag, version: str, comment: str) -> None:
