@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from transformer_mt.serving import Limits, ServedModel, create_app  # noqa: E402
 from transformer_mt.serving.deepl_text import keep_format, put_back, take_out  # noqa: E402
+from transformer_mt.serving.folder import ModelFolder  # noqa: E402
 from transformer_mt.serving.uploads import FileStore  # noqa: E402
 
 from .test_serving import FakeEngine, free_port, server_process  # noqa: E402
@@ -237,6 +238,56 @@ def test_form_bodies_the_auth_key_field_and_split_sentences(tmp_path):
             "character_count": 40,  # two requests of 20 characters; the refused one counts nothing
             "character_limit": 10**12,
         }
+
+
+def test_entries_as_csv_v3_entries_and_a_dictionary_deleted(tmp_path):
+    with TestClient(deepl_app(tmp_path)) as client:
+        key = {"Authorization": "DeepL-Auth-Key k"}
+        made = client.post(
+            "/v2/glossaries",
+            headers=key,
+            data={
+                "name": "g",
+                "source_lang": "EN",
+                "target_lang": "DE",
+                "entries": 'a,b\n"c, d",e',
+                "entries_format": "csv",
+            },
+        ).json()
+        entries = client.get(f"/v2/glossaries/{made['glossary_id']}/entries", headers=key | {"Accept": "text/csv"})
+        assert (entries.headers["content-type"], entries.text) == ("text/csv; charset=utf-8", 'a,b\n"c, d",e\n')
+        v3 = client.get(f"/v3/glossaries/{made['glossary_id']}/entries?source_lang=en&target_lang=de", headers=key)
+        assert v3.json() == {
+            "dictionaries": [
+                {"source_lang": "en", "target_lang": "de", "entries": "a\tb\nc, d\te\n", "entries_format": "tsv"}
+            ]
+        }
+        path = f"/v3/glossaries/{made['glossary_id']}/dictionaries?source_lang=EN&target_lang=DE"
+        assert [client.delete(path, headers=key).status_code for _ in range(2)] == [204, 404]
+        twice = client.post(
+            "/v2/glossaries",
+            headers=key,
+            json={"name": "g", "source_lang": "EN", "target_lang": "DE", "entries": "a\tb\na\tc"},
+        )
+        assert (twice.status_code, twice.json()) == (
+            400,
+            {"message": "Invalid glossary entries: line 2 gives the term 'a' a second time"},
+        )
+
+
+def test_supports_formality_of_a_folders_model_not_loaded_is_read_from_its_config(tmp_path):
+    """A --models folder's model not loaded yet: its config.json says, and it stays unloaded."""
+    (tmp_path / "en-fr").mkdir()
+    config = {"source_lang": "en", "target_lang": "fr", "formality_tags": True}
+    (tmp_path / "en-fr" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    model = ServedModel(None, "en", "fr")
+    folder = ModelFolder({str(tmp_path / "en-fr"): [model]}, lambda directory: (FakeEngine("en", "fr"), None))
+    app = create_app([model], folder=folder)
+    app.state.deepl_db = str(tmp_path / "deepl.sqlite3")
+    with TestClient(app) as client:
+        answer = client.get("/v2/languages", params={"type": "target"}).json()
+        assert answer == [{"language": "FR", "name": "French", "supports_formality": True}]
+        assert folder.loads == 0
 
 
 def test_ignored_elements_are_placeholders_that_skip_the_texts_own_numbers():

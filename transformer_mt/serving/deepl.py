@@ -10,6 +10,7 @@ bad key, 404 an unknown glossary or document, 413 a request over the server's li
 LibreTranslate's: the batcher, the cache, the accepted suggestions.
 """
 
+import asyncio
 import json
 import os
 
@@ -98,7 +99,7 @@ async def translate_text(service, app, request) -> dict:
         if billed:
             entry["billed_characters"] = len(text)
         translations.append(entry)
-    store_of(app, service).count(deepl.owner, sum(map(len, texts)))
+    await asyncio.to_thread(store_of(app, service).count, deepl.owner, sum(map(len, texts)))  # an fsync: off the loop
     return {"translations": translations}
 
 
@@ -187,7 +188,7 @@ async def upload_document(service, app, request) -> dict:
         upload.filename = fields["filename"]  # DeepL's alternative to the file part's own name
     answer = await translate_upload(service, request, given, upload)
     name = answer["translatedFileUrl"].rsplit("/download_file/", 1)[1]
-    document, key = store_of(app, service).add_document(deepl.owner, name, 0)
+    document, key = store_of(app, service).add_document(deepl.owner, name)
     return {"document_id": document, "document_key": key}
 
 
@@ -244,7 +245,7 @@ def add_deepl_routes(app, service) -> None:
     @deepl_route
     async def document_result(request: Request, document_id: str):
         store, found = await found_document(service, app, request, document_id)
-        data = service.files.take(found["name"]) if service.files is not None else None
+        data = service.files.take(found) if service.files is not None else None
         store.forget_document(document_id)
         if data is None:
             raise RequestError(f"Document not found: {document_id!r} (downloaded once, or expired)", 404)

@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS usage (owner TEXT PRIMARY KEY, characters INTEGER NOT
 CREATE TABLE IF NOT EXISTS documents (
     id TEXT PRIMARY KEY, key TEXT NOT NULL, owner TEXT NOT NULL,
     name TEXT NOT NULL,             -- the translation's name in the server's FileStore
-    characters INTEGER NOT NULL, created REAL NOT NULL
+    created REAL NOT NULL
 );
 """
 
@@ -158,29 +158,27 @@ class DeepLStore:
         row = self.connection().execute("SELECT characters FROM usage WHERE owner = ?", (owner,)).fetchone()
         return row[0] if row else 0
 
-    def add_document(self, owner: str, name: str, characters: int) -> tuple[str, str]:
+    def add_document(self, owner: str, name: str) -> tuple[str, str]:
         """A translated document (its FileStore `name`) waiting for `owner`: its id and its key."""
         document, key = secrets.token_hex(16).upper(), secrets.token_hex(32).upper()
         self.write(
             [
                 (
-                    "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?)",
-                    (document, key, owner, name, characters, time.time()),
+                    "INSERT INTO documents VALUES (?, ?, ?, ?, ?)",
+                    (document, key, owner, name, time.time()),
                 )
             ]
         )
         return document, key
 
-    def document(self, owner: str, document: str, key: str) -> dict | None:
-        """The document `owner` uploaded as `document` with `key`: `{"name", "characters"}`, or None."""
+    def document(self, owner: str, document: str, key: str) -> str | None:
+        """The FileStore name of the document `owner` uploaded as `document` with `key`, or None."""
         row = (
             self.connection()
-            .execute(
-                "SELECT name, characters FROM documents WHERE id = ? AND key = ? AND owner = ?", (document, key, owner)
-            )
+            .execute("SELECT name FROM documents WHERE id = ? AND key = ? AND owner = ?", (document, key, owner))
             .fetchone()
         )
-        return None if row is None else {"name": row[0], "characters": row[1]}
+        return None if row is None else row[0]
 
     def forget_document(self, document: str) -> None:
         self.write([("DELETE FROM documents WHERE id = ?", (document,))])
