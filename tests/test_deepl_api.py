@@ -18,6 +18,7 @@ deepl = require("deepl", "DeepL's client is in the [test] extra: pip install -e 
 from fastapi.testclient import TestClient  # noqa: E402
 
 from transformer_mt.serving import Limits, ServedModel, create_app  # noqa: E402
+from transformer_mt.serving import deepl as deepl_routes  # noqa: E402
 from transformer_mt.serving.deepl_text import keep_format, put_back, take_out  # noqa: E402
 from transformer_mt.serving.folder import ModelFolder  # noqa: E402
 from transformer_mt.serving.uploads import FileStore  # noqa: E402
@@ -32,8 +33,8 @@ class RegisterEngine(FakeEngine):
     """A FakeEngine of a model trained with the register tags and with context: it records the options of each
     call, so that a test reads the formality, context and glossary a request reached the engine with."""
 
-    def __init__(self, source="en", target="de"):
-        super().__init__(source, target)
+    def __init__(self, source="en", target="de", delay=0.0):
+        super().__init__(source, target, delay)
         self.config.formality_tags = True
         self.seen = []
 
@@ -42,9 +43,13 @@ class RegisterEngine(FakeEngine):
         return super().translate_sentences(sentences, options, names, target_prefix)
 
 
-def deepl_app(tmp_path, limits=None):
-    """en->de (the register tags) and de->en (none) over fake engines, files and the DeepL store in `tmp_path`."""
-    models = [ServedModel(RegisterEngine("en", "de"), "en", "de"), ServedModel(FakeEngine("de", "en"), "de", "en")]
+def deepl_app(tmp_path, limits=None, delay=0.0):
+    """en->de (the register tags) and de->en (none) over fake engines taking `delay` s a call, files and the DeepL
+    store in `tmp_path`."""
+    models = [
+        ServedModel(RegisterEngine("en", "de", delay), "en", "de"),
+        ServedModel(FakeEngine("de", "en", delay), "de", "en"),
+    ]
     app = create_app(models, limits, FileStore(str(tmp_path / "files")))
     app.state.deepl_db = str(tmp_path / "deepl.sqlite3")
     return app
@@ -95,6 +100,10 @@ def test_weblate_placeholders_come_back_byte_for_byte_through_the_client(server)
         '«Cannot rename <x id="14"></x>»',
         '«Remove <x id="7"></x> &amp; <x id="10">{0}</x>?»',
     ]
+    html = client.translate_text(
+        "<p>Open <b>the file</b>.</p>", source_lang="EN", target_lang="DE", tag_handling="html"
+    )
+    assert html.text == "<p>«Open <b>the file</b>.»</p>"  # the markup kept around the same words
 
 
 def test_the_client_lists_languages_with_formality(server):
@@ -210,6 +219,31 @@ def test_refusals_are_deepls_body_and_status_and_libretranslates_keep_theirs(tmp
         )
         assert client.post("/translate", json={"q": "a", "source": "en", "target": "de"}).json() == {
             "error": "Invalid API key"
+        }
+
+
+def test_a_full_queue_is_waited_out_for_less_than_weblates_deepl_timeout_then_a_503_in_deepls_body(
+    tmp_path, monkeypatch
+):
+    """The DeepL routes wait DEEPL_QUEUE_WAIT_S for room (here made 0.05 s), not --queue_wait_s (10 s)."""
+    monkeypatch.setattr(deepl_routes, "DEEPL_QUEUE_WAIT_S", 0.05)
+    limits = Limits(max_batch=1, max_wait_ms=0.0, queue_limit=2, queue_wait_s=10.0)
+    with TestClient(deepl_app(tmp_path, limits, delay=0.2)) as busy:
+        answers = []
+
+        def send(i):
+            answers.append(busy.post("/v2/translate", json={"text": [f"Sentence {i}."], "target_lang": "DE"}))
+
+        threads = [threading.Thread(target=send, args=(i,)) for i in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        refused = [answer for answer in answers if answer.status_code == 503]
+        assert {answer.status_code for answer in answers} == {200, 503}
+        assert refused[0].headers["retry-after"] == "1"
+        assert refused[0].json() == {
+            "message": "the server is busy: 2 sentences are waiting (limit 2), and no room came within 0.05 s"
         }
 
 
