@@ -17,6 +17,7 @@ require("fastapi", "the server needs the [serve] extra: pip install -e '.[serve]
 deepl = require("deepl", "DeepL's client is in the [test] extra: pip install -e '.[test]'")
 from fastapi.testclient import TestClient  # noqa: E402
 
+from transformer_mt.engines import load_engine  # noqa: E402
 from transformer_mt.serving import Limits, ServedModel, create_app  # noqa: E402
 from transformer_mt.serving import deepl as deepl_routes  # noqa: E402
 from transformer_mt.serving.deepl_text import keep_format, put_back, take_out  # noqa: E402
@@ -345,6 +346,32 @@ def test_preserve_formatting_keeps_the_first_letters_case_and_the_final_mark(sou
 
 
 EN_FR = REPO / "models" / "transformer-mt-en-fr"
+BROAD = REPO / "models" / "transformer-mt-en-de-broad"
+
+
+@pytest.mark.slow  # the shipped broader model on both engines
+def test_weblates_placeholders_through_the_shipped_model_on_both_engines(tmp_path):
+    """Weblate's translate request (tests/fixtures/weblate_deepl.json, without its glossary) through a real model:
+    each `<x id>` element comes back byte for byte, and both engines give the same texts."""
+    body = next(step["json"] for step in WEBLATE["requests"] if step["path"] == "/v2/translate")
+    body = {name: value for name, value in body.items() if name != "glossary_id"}
+    translated = {}
+    for engine in ("transformers", "ctranslate2"):
+        app = create_app([ServedModel(load_engine(str(BROAD), engine), "en", "de")])
+        app.state.deepl_db = str(tmp_path / f"{engine}.sqlite3")
+        with TestClient(app) as client:
+            answer = client.post("/v2/translate", json=body, headers={"Authorization": "DeepL-Auth-Key w"})
+        translated[engine] = [entry["text"] for entry in answer.json()["translations"]]
+    assert (
+        translated["transformers"]
+        == translated["ctranslate2"]
+        == [
+            '<x id="14"></x> kann nicht umbenannt werden',
+            'Sind Sie sicher, dass Sie <x id="32"></x> entfernen möchten?',
+            'Konnte die Datei &lt;<x id="25"></x>&gt; im Ordner nicht öffnen.',
+            'Line: <x id="6"></x>, Zeichen: <x id="21"></x>',
+        ]
+    )
 
 
 @pytest.mark.slow  # a server process over the shipped en->fr model
