@@ -212,7 +212,17 @@ def test_refusals_are_deepls_body_and_status_and_libretranslates_keep_theirs(tmp
             400,
             {"message": "Value for 'target_lang' not supported: 'FR'; this server translates DE, EN"},
         )
-        assert refused("/v2/translate", text=["a"], target_lang="EN-GB", formality="more")[0] == 400
+        assert refused("/v2/translate", text=["a"]) == (
+            400,
+            {"message": "Parameter 'target_lang' not specified (a language code: DE, EN)"},
+        )
+        assert refused("/v2/translate", text=["a"], target_lang="EN-GB", formality="more") == (
+            400,
+            {
+                "message": "formality 'more' needs a model trained with the register tags (--formality_share), and "
+                "this one has none: ask for prefer_more (the model's own register) or default"
+            },
+        )
         assert refused("/v2/glossaries/nope", method="GET") == (404, {"message": "Glossary not found: 'nope'"})
         assert refused("/v3/languages", method="GET") == (
             400,
@@ -273,6 +283,27 @@ def test_form_bodies_the_auth_key_field_and_split_sentences(tmp_path):
             "character_count": 40,  # two requests of 20 characters; the refused one counts nothing
             "character_limit": 10**12,
         }
+
+
+def test_a_documents_filename_field_names_it_and_documents_can_be_off(tmp_path):
+    with TestClient(deepl_app(tmp_path)) as client:
+        made = client.post(
+            "/v2/document", data={"target_lang": "DE", "filename": "a.txt"}, files={"file": ("blob", b"Save.\n")}
+        ).json()
+        status = client.post(f"/v2/document/{made['document_id']}", json={"document_key": made["document_key"]})
+        assert status.json() == {"document_id": made["document_id"], "status": "done", "seconds_remaining": 0}
+        wrong = client.post(f"/v2/document/{made['document_id']}/result", json={"document_key": "0" * 64})
+        assert wrong.status_code == 404
+        result = client.post(f"/v2/document/{made['document_id']}/result", json={"document_key": made["document_key"]})
+        assert result.content == "«Save.»\n".encode()
+    app = create_app([ServedModel(FakeEngine("en", "de"), "en", "de")])
+    app.state.deepl_db = str(tmp_path / "off.sqlite3")
+    with TestClient(app) as client:
+        off = client.post("/v2/document", data={"target_lang": "DE"}, files={"file": ("a.txt", b"Save.\n")})
+        assert (off.status_code, off.json()) == (
+            403,
+            {"message": "Document translation is disabled on this server (--disable_files_translation)"},
+        )
 
 
 def test_entries_as_csv_v3_entries_and_a_dictionary_deleted(tmp_path):

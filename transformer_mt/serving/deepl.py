@@ -167,6 +167,8 @@ async def upload_document(service, app, request) -> dict:
     download; its `document_id` and `document_key`."""
     deepl = await deepl_fields(service, request)
     fields = deepl.fields
+    if service.files is None:
+        raise RequestError("Document translation is disabled on this server (--disable_files_translation)", 403)
     for name in ("output_format", "glossary_ids", "style_id", "translation_memory_id"):
         if fields.get(name) not in (None, ""):
             raise RequestError(f"Parameter '{name}' is not supported by this server for documents")

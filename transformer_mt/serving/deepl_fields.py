@@ -58,11 +58,11 @@ def deepl_route(handler):
 def served_code(value, name: str, codes) -> str:
     """The served language of DeepL's code `value` (any case; a variant, "EN-US", "PT-BR", as its language) for
     the parameter `name`; a 400 naming the parameter, the value and the `codes` served otherwise."""
-    if not isinstance(value, str) or not value.strip():
-        raise RequestError(f"Value for '{name}' not supported: {value!r} (a language code: {', '.join(codes)})")
-    code = value.strip().lower().split("-")[0]
+    shown = ", ".join(code.upper() for code in codes)
+    if value is None or value == "":
+        raise RequestError(f"Parameter '{name}' not specified (a language code: {shown})")
+    code = value.strip().lower().split("-")[0] if isinstance(value, str) else None
     if code not in codes:
-        shown = ", ".join(code.upper() for code in codes)
         raise RequestError(f"Value for '{name}' not supported: {value!r}; this server translates {shown}")
     return code
 
