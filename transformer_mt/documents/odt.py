@@ -11,12 +11,11 @@ Not translated: comments (`office:annotation`), tracked deletions, the document'
 """
 
 import re
-import zipfile
 
 from lxml import etree
 
-from . import FormatError, Translated, TranslateTexts
-from .packages import Code, Format, Formatting, has_text, read_member, translate_package
+from . import Translated, TranslateTexts
+from .packages import Code, Format, Formatting, fill, has_text, mimetype_check, translate_package
 
 
 TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
@@ -64,22 +63,7 @@ class OdfParagraph:
         self.element.text = None
         for child in list(self.element):
             self.element.remove(child)
-        self._fill(self.element, nodes)
-
-    def _fill(self, parent: etree._Element, nodes: list) -> None:
-        last = None  # the element whose tail the next text is
-        for node in nodes:
-            if isinstance(node, str):
-                if last is None:
-                    parent.text = (parent.text or "") + node
-                else:
-                    last.tail = (last.tail or "") + node
-                continue
-            if isinstance(node, Code):
-                last = node.place(parent)
-            else:
-                last = etree.SubElement(parent, node.shell.tag, dict(node.shell.attrib))
-                self._fill(last, node.content)
+        fill(self.element, nodes)
 
 
 def paragraphs(root: etree._Element):
@@ -91,21 +75,13 @@ def paragraphs(root: etree._Element):
             yield element
 
 
-def check(package: zipfile.ZipFile) -> None:
-    """A package that says it is another OpenDocument kind (a spreadsheet, a presentation) is refused."""
-    if "mimetype" in package.namelist():
-        mimetype = read_member(package, "mimetype", "odt").decode("ascii", "replace").strip()
-        if not mimetype.startswith(MIMETYPE):
-            raise FormatError("odt", f"an OpenDocument of type {mimetype!r}, not a text document")
-
-
 FORMAT = Format(
     name="odt",
     main="content.xml",
     parts=re.compile(r"content\.xml|styles\.xml"),
     paragraphs=paragraphs,
     paragraph=OdfParagraph,
-    check=check,
+    check=mimetype_check("odt", MIMETYPE, "a text document"),
 )
 
 

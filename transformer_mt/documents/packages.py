@@ -1,5 +1,5 @@
-"""What the office formats (.docx, .pptx, .odt) share: a zip package of XML parts, read with limits and written back
-with every member it did not change as it was, and paragraphs taken apart into HTML fragments and rebuilt.
+"""What the zip formats (.docx, .pptx, .odt, .odp, .epub) share: a package of XML parts, read with limits and written
+back with every member it did not change as it was, and paragraphs taken apart into HTML fragments and rebuilt.
 
 A paragraph is read into nodes: text (a `str`), `Formatting` nodes (formatting or a link around content:
 `<span data-run="k">` in the fragment) and `Code`s (a tab, a break, a field, an image, a note: an empty
@@ -73,13 +73,14 @@ class Paragraph(Protocol):
 @dataclasses.dataclass(frozen=True)
 class Format:
     """Where a format's text is: its name (for errors), its main part, the parts translated (by member name), the
-    paragraphs of a part, and how a paragraph element is read."""
+    paragraphs of a part (its paragraph elements, or whatever else `paragraph` reads as one), and how a paragraph is
+    read."""
 
     name: str
     main: str
     parts: re.Pattern
-    paragraphs: Callable[[etree._Element], Iterable[etree._Element]]
-    paragraph: Callable[[etree._Element], Paragraph]
+    paragraphs: Callable[[etree._Element], Iterable[object]]
+    paragraph: Callable[[object], Paragraph]
     check: Callable[[zipfile.ZipFile], None] = lambda package: None  # refuses a package of another kind
 
 
@@ -126,6 +127,19 @@ def open_package(data: bytes, format: str, main: str) -> zipfile.ZipFile:
     return package
 
 
+def mimetype_check(format: str, mimetype: str, kind: str) -> Callable[[zipfile.ZipFile], None]:
+    """A `Format.check` that refuses a package whose `mimetype` member names a type other than `mimetype` (`kind`
+    says what `format` is, for the error); a package without one passes."""
+
+    def check(package: zipfile.ZipFile) -> None:
+        if "mimetype" in package.namelist():
+            found = read_member(package, "mimetype", format).decode("ascii", "replace").strip()
+            if not found.startswith(mimetype):
+                raise FormatError(format, f"a package of type {found!r}, not {kind}")
+
+    return check
+
+
 def read_member(package: zipfile.ZipFile, name: str, format: str) -> bytes:
     try:
         return package.read(name)
@@ -163,6 +177,23 @@ def repackaged(package: zipfile.ZipFile, changed: dict[str, bytes], format: str)
             data = changed.get(member.filename)
             written.writestr(copy, read_member(package, member.filename, format) if data is None else data)
     return out.getvalue()
+
+
+def fill(parent: etree._Element, nodes: list) -> None:
+    """`nodes` written at the end of `parent`: text after what is there, each span a new element of its shell's tag
+    and attributes around its content, each code's elements moved in."""
+    last = None  # the element whose tail the next text is
+    for node in nodes:
+        if isinstance(node, str):
+            if last is None:
+                parent.text = (parent.text or "") + node
+            else:
+                last.tail = (last.tail or "") + node
+        elif isinstance(node, Code):
+            last = node.place(parent)
+        else:
+            last = etree.SubElement(parent, node.shell.tag, dict(node.shell.attrib))
+            fill(last, node.content)
 
 
 def local(element) -> str | None:
@@ -244,5 +275,7 @@ __all__ = [
     "MAX_UNCOMPRESSED",
     "Paragraph",
     "Formatting",
+    "fill",
+    "mimetype_check",
     "translate_package",
 ]
