@@ -166,10 +166,12 @@ def replaced(value, found: dict):
     return value
 
 
-def test_weblates_deepl_backend_requests_replayed(tmp_path):
+@pytest.mark.parametrize("flow", ["requests", "requests_v2"])
+def test_weblates_deepl_backend_requests_replayed(tmp_path, flow):
+    """Weblate's v3 flow (languages, a glossary sync, a translate) and the v2 flow of the Weblate source read."""
     with TestClient(deepl_app(tmp_path)) as client:
         found = {}
-        for step in WEBLATE["requests"]:
+        for step in WEBLATE[flow]:
             answer = client.request(
                 step["method"],
                 replaced(step["path"], found),
