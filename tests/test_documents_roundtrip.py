@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from .test_documents_epub_odp import build_epub, build_odp, read_epub
 from .utils import require, save_copy_model
 
 
@@ -81,6 +82,8 @@ def read_back(name: str, data: bytes):
         "docx": lambda: docx.Document(io.BytesIO(data)),
         "pptx": lambda: pptx.Presentation(io.BytesIO(data)),
         "odt": lambda: odfdo.Document(io.BytesIO(data)),
+        "odp": lambda: odfdo.Document(io.BytesIO(data)),
+        "epub": lambda: read_epub(data),
         "srt": lambda: list(srt.parse(data.decode())),
         "vtt": lambda: webvtt.from_buffer(io.StringIO(data.decode())),
         "po": lambda: polib.pofile(data.decode()),
@@ -102,12 +105,13 @@ def served(tmp_path_factory):
         yield directory, model, tokenizer, client
 
 
-@pytest.mark.parametrize("name", [*SAMPLES, "report.docx", "slides.pptx", "letter.odt"])
+@pytest.mark.parametrize("name", [*SAMPLES, "report.docx", "slides.pptx", "letter.odt", "deck.odp", "book.epub"])
 def test_the_command_python_and_the_server_write_the_same_file(name, served, tmp_path, capsys):
     from transformer_mt.scripts import translate as translate_script
 
     directory, model, tokenizer, client = served
     builders = {"report.docx": office_docx, "slides.pptx": office_pptx, "letter.odt": lambda: office_odt(tmp_path)}
+    builders.update({"deck.odp": build_odp, "book.epub": build_epub})
     source = builders[name]() if name in builders else SAMPLES[name]
     (tmp_path / name).write_bytes(source)
     python_out = tmp_path / f"python.{name}"
