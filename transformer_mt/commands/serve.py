@@ -17,10 +17,19 @@ from ..serving.suggestion_store import DEFAULT_DB
 from ..serving.suggestions import MODES, suggestions_of
 from ..serving.uploads import DEFAULT_DIRECTORY, DEFAULT_EXPIRY_MINUTES, FileStore
 from ..tags import model_target_languages
+from .environment import help_epilog, read_environment
 
 
 def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
     """The serve command's flags, checked: a one-line parser error (exit 2) for a value that cannot work."""
+    parser = build_parser(description)
+    args = parser.parse_args(argv)
+    check_args(parser, args)
+    return args
+
+
+def build_parser(description: str | None = None) -> argparse.ArgumentParser:
+    """The serve command's parser, its flags' defaults read from their variables (`commands.environment`)."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("models", nargs="*", metavar="MODEL", help="Model directories, one per language direction.")
     parser.add_argument("--host", default="127.0.0.1", help="Address to listen on (default: loopback only).")
@@ -38,9 +47,9 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
         "transformer-mt-promote switches) holds other weights, and swaps them in without "
         "dropping a request (serving.reload; default %(default)s; 0: never).",
     )
-    args = parser.parse_args(argv)
-    check_args(parser, args)
-    return args
+    read_environment(parser)  # TRANSFORMER_MT_<FLAG>: a container's or a unit file's settings
+    parser.epilog = help_epilog(parser)
+    return parser
 
 
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
@@ -349,6 +358,7 @@ def serve(args: argparse.Namespace) -> None:
 
 __all__ = [
     "FACTORY",
+    "build_parser",
     "WORKERS_ENV",
     "WORKER_HEALTHCHECK_S",
     "app_of",
