@@ -46,7 +46,7 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
         "--input",
         help="A UTF-8 file with one text per line, or a file translated in "
         "its own format: .po/.pot, .xlf/.xliff, .html, .md, .srt, .vtt, .json, .yaml/.yml, .docx, "
-        ".pptx, .odt.",
+        ".pptx, .odt, .odp, .epub.",
     )
     parser.add_argument("--output", help="Write the translations here (default: stdout); it must not exist yet.")
     parser.add_argument("--chunk_size", type=int, default=4096, help="Lines read, sorted and batched at a time.")
