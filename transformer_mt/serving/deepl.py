@@ -37,8 +37,12 @@ from .uploads import translate_upload
 DEEPL_QUEUE_WAIT_S = 4.0
 # /v2/usage's character_limit where the server sets none (DeepL's clients need a number)
 NO_CHARACTER_LIMIT = 10**12
-VARIANT_NAMES = {"EN-GB": "English (British)", "EN-US": "English (American)", "PT-BR": "Portuguese (Brazilian)"}
-VARIANT_NAMES["PT-PT"] = "Portuguese (European)"
+VARIANT_NAMES = {
+    "EN-GB": "English (British)",
+    "EN-US": "English (American)",
+    "PT-BR": "Portuguese (Brazilian)",
+    "PT-PT": "Portuguese (European)",
+}
 RESOURCES = ("translate_text", "glossary", "write")
 
 
