@@ -14,7 +14,7 @@ from transformer_mt.documents import FormatError, packages
 from transformer_mt.documents import epub as epub_format
 from transformer_mt.documents import odp as odp_format
 
-from .test_documents_office import BROKEN, Recorder, assert_kept, png, rezipped
+from .test_documents_office import BROKEN, ENTITIES, Recorder, assert_kept, png, rezipped
 from .utils import require
 
 
@@ -315,9 +315,13 @@ def test_a_broken_file_is_refused_naming_its_format(documents, format, breakage)
 
 
 @pytest.mark.parametrize("format", FORMATS)
-def test_a_package_over_a_limit_is_refused(documents, monkeypatch, format):
-    monkeypatch.setattr(packages, "MAX_MEMBERS", 3)
-    with pytest.raises(FormatError, match=r"\d+ zip members, over the limit of 3"):
+@pytest.mark.parametrize(
+    "limit, value, reason",
+    [("MAX_MEMBERS", 3, "zip members, over the limit of 3"), ("MAX_UNCOMPRESSED", 1000, "bytes uncompressed, over")],
+)
+def test_a_package_over_a_limit_is_refused(documents, monkeypatch, format, limit, value, reason):
+    monkeypatch.setattr(packages, limit, value)
+    with pytest.raises(FormatError, match=f"as {format}: \\d+ {reason}"):
         FORMATS[format].translate(documents[format], Recorder())
 
 
@@ -334,6 +338,7 @@ def test_a_package_over_a_limit_is_refused(documents, monkeypatch, format):
         ("epub", {"OEBPS/content.opf": None}, "no package document OEBPS/content.opf in the package"),
         ("epub", {"OEBPS/content.opf": OPF.replace(b'idref="c1"', b'idref="c9"')}, "itemref 'c9' is in no manifest"),
         ("epub", {"META-INF/container.xml": CONTAINER.replace(b"rootfile ", b"other ")}, "names no package document"),
+        ("epub", {"OEBPS/Text/chapter 1.xhtml": ENTITIES}, "OEBPS/Text/chapter 1.xhtml declares XML entities"),
     ],
 )
 def test_a_package_of_another_kind_or_with_a_broken_manifest_is_refused(documents, format, replace, reason):
