@@ -64,6 +64,11 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--api_keys", help="A file of API keys, one a line: requests must carry one (403 else).")
     parser.add_argument(
+        "--metrics_token",
+        help="/metrics answers only requests with `Authorization: Bearer TOKEN` (401 else; default: open). "
+        "Give it as TRANSFORMER_MT_METRICS_TOKEN rather than here, where other users' ps shows it.",
+    )
+    parser.add_argument(
         "--redis",
         metavar="URL",
         help="Share the request limits and the translation cache with the "
@@ -203,6 +208,7 @@ def limits_of(args: argparse.Namespace) -> Limits:
         batch_limit=args.batch_limit,
         req_limit=args.req_limit,
         api_keys=read_api_keys(args.api_keys) if args.api_keys else None,
+        metrics_token=args.metrics_token,
         max_batch=args.max_batch,
         max_wait_ms=args.max_wait_ms,
         queue_limit=args.queue_limit,

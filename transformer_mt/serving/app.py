@@ -14,7 +14,9 @@ stays full for --queue_wait_s; 500 otherwise. Every answer carries CORS headers,
 
 import asyncio
 import contextlib
+import hmac
 import logging
+import time
 from importlib import resources
 
 from ..options import TranslationOptions
@@ -85,9 +87,17 @@ class Service:
         if self.limits.api_keys is not None and (not isinstance(key, str) or key not in self.limits.api_keys):
             raise RequestError("Invalid API key", 403)
 
+    def check_metrics_token(self, request) -> None:
+        """With --metrics_token, /metrics answers only `Authorization: Bearer TOKEN` (401 otherwise)."""
+        token = self.limits.metrics_token
+        given = request.headers.get("authorization", "")
+        if token is not None and not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            raise RequestError("/metrics needs the bearer token of --metrics_token (Authorization: Bearer TOKEN)", 401)
+
     async def translate(self, request, fields: dict) -> dict:
         asked = translate_request(fields, self.limits)
         detected, model = self.choose_model(asked)
+        request.state.pair = f"{model.source}-{model.target}"  # the request's latency series
         async with self.hold(model):  # a model of a --models folder: loaded, and never unloaded meanwhile
             answer = await self.translated(request, asked, model)
         if asked.source == "auto":
@@ -204,6 +214,7 @@ class Service:
         self.shared.store.require_up()  # with --redis, a 503 while Redis is down (serving.shared)
         fields = suggest_fields(fields, self.limits.char_limit)
         model = self.served(fields["source"], fields["target"])
+        request.state.pair = f"{model.source}-{model.target}"
         async with self.hold(model):
             return await asyncio.to_thread(self.suggestions.suggest, model, fields, client_of(request, fields))
 
@@ -304,6 +315,7 @@ def create_app(
     app = FastAPI(title="transformer-mt", lifespan=lifespan)
     app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["*"], allow_headers=["*"])
     app.state.service, app.state.models = service, models
+    app.middleware("http")(counted(service))
 
     add_error_handlers(app)
 
@@ -339,7 +351,8 @@ def create_app(
         return JSONResponse(app.openapi())
 
     @app.get("/metrics")
-    async def metrics():
+    async def metrics(request: Request):
+        service.check_metrics_token(request)
         return Response(service.counters.exposition(), media_type=service.counters.content_type)
 
     @app.get("/", response_class=HTMLResponse)
@@ -347,6 +360,21 @@ def create_app(
         return resources.files(__package__).joinpath("page.html").read_text(encoding="utf-8")
 
     return app
+
+
+def counted(service: Service):
+    """The middleware that counts every answer by route and status and times it by route and pair (`counters`; the
+    routes that name a pair set `request.state.pair`)."""
+
+    async def count(request, call_next):
+        start = time.perf_counter()
+        response = await call_next(request)
+        route = getattr(request.scope.get("route"), "path", "unmatched")
+        pair = getattr(request.state, "pair", "-")
+        service.counters.answered(route, response.status_code, pair, time.perf_counter() - start)
+        return response
+
+    return count
 
 
 async def until_disconnected(request, work):

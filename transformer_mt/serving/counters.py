@@ -1,14 +1,18 @@
 """What the server counts, for `GET /metrics` in Prometheus' text format (prometheus-client): requests by route and
-status, sentences and batches translated, the sentences waiting, and what the quality steps found (guards that fired,
+status, the time each took by route and language pair (a histogram), the models loaded, sentences and batches
+translated, the sentences waiting, and what the quality steps found (guards that fired,
 re-decodes, abstentions, protected spans put back or lost). `/health` says only `{"status": "ok"}`, as LibreTranslate's
 does; the details are here.
 
 Each application has its own registry, so that several in one process (tests) count apart.
 """
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+
+LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 60.0)  # seconds; Weblate waits 20
 
 
 class Counters:
@@ -28,7 +32,7 @@ class Counters:
             "transformer_mt_sentence_flags",
             "Translated sentences a quality step flagged, by flag "
             "(loop, copy, length, redecoded, abstained, span_repaired, span_removed, span_lost, "
-            "term_missed, term_redecoded, term_placed, term_forced, register_unknown).",
+            "term_missed, term_redecoded, term_placed, term_forced, register_unknown, pivot).",
             ["flag"],
             registry=self.registry,
         )
@@ -40,6 +44,14 @@ class Counters:
             ["result"],
             registry=self.registry,
         )
+        self.latency = Histogram(
+            "transformer_mt_request_seconds",
+            "Seconds from a request's arrival to its answer, by route and language pair ('-': none).",
+            ["route", "pair"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.loaded = Gauge("transformer_mt_loaded_models", "Models loaded now.", registry=self.registry)
         self.registry.register(_BatcherCollector(batcher))
         self.served = Gauge(
             "transformer_mt_model_info",
@@ -62,8 +74,15 @@ class Counters:
         )
         if served:
             self.served.labels(*labels).set(1)
+            self.loaded.inc()
         else:
             self.served.remove(*labels)
+            self.loaded.dec()
+
+    def answered(self, route: str, status: int, pair: str, seconds: float) -> None:
+        """One request answered: its route (the path template, "unmatched" for none), status, pair, time."""
+        self.requests.labels(route, str(status)).inc()
+        self.latency.labels(route, pair).observe(seconds)
 
     def count_flags(self, flags) -> None:
         """Count the flags of the sentences of one answer (`quality.Flags` each)."""

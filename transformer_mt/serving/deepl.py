@@ -86,6 +86,7 @@ async def translate_text(service, app, request) -> dict:
     options = options_of(fields, "html" if tag_handling else "text")
     asked = TranslateRequest(shown, True, source, target, 0, options)
     _, model = service.choose_model(asked)
+    request.state.pair = f"{model.source}-{model.target}"  # the request's latency series (serving.counters)
     if fields.get("glossary_id") not in (None, ""):
         if source == "auto":
             raise RequestError("Parameter 'source_lang' is required with 'glossary_id'")

@@ -134,6 +134,7 @@ async def translate_upload(service, request, fields: dict, upload) -> dict:
     if len(data) > limit:
         raise RequestError(f"Invalid request: the file exceeds the file size limit ({limit} bytes)")
     model = service.served(*_pair(service, fields))
+    request.state.pair = f"{model.source}-{model.target}"
     async with service.hold(model):  # a --models folder's model: loaded, and kept while the file is translated
         return await _upload_translated(service, request, fields, model, data, kind, filename)
 
