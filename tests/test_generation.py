@@ -176,7 +176,7 @@ def test_static_cache_gives_the_same_tokens_as_the_dynamic_cache(position_type, 
         torch.testing.assert_close(a, b, rtol=0, atol=1e-5, msg=f"step {step}")
 
 
-@pytest.mark.parametrize("backend", ["eager", "inductor"])
+@pytest.mark.parametrize("backend", ["eager", pytest.param("inductor", marks=pytest.mark.slow)])  # compiling: slow
 def test_full_graph_compiled_generation_gives_the_same_tokens_as_eager(position_type, backend):
     """`eager` traces the whole step as one graph (any break raises) and runs it; `inductor` also compiles it."""
     assert TransformerMTForConditionalGeneration._can_compile_fullgraph

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from transformer_mt.modeling.positional_embeddings import build_position_embedding
@@ -53,6 +54,7 @@ def test_the_loss_legend_says_label_smoothed_only_when_it_was(tmp_path):
     ]
 
 
+@pytest.mark.slow  # over 3 s on 2 cores: the fast loop keeps under 3 minutes
 def test_importing_the_plots_leaves_matplotlibs_backend_alone():
     code = "import transformer_mt.plots, matplotlib; print(matplotlib.get_backend())"
     result = subprocess.run(

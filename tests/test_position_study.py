@@ -15,6 +15,7 @@ def test_joined_inputs_join_sources_and_references_alike():
     assert sources == ["a b", "c d"] and references == ["A B", "C D"]
 
 
+@pytest.mark.slow  # over 3 s on 2 cores: the fast loop keeps under 3 minutes
 def test_sentence_counts_of_the_joined_variant_take_the_exact_table_beside_it(tmp_path):
     runs = tmp_path / "runs"
     for name, rows in (("learned-seed0-joined", 64), ("learned-seed0-joined-table32", 32), ("learned-seed0", 64)):

@@ -100,6 +100,7 @@ def test_a_new_run_does_not_replace_a_saved_model(tmp_path):
     assert (output_dir / "model.safetensors").read_bytes() != saved
 
 
+@pytest.mark.slow  # over 3 s on 2 cores: the fast loop keeps under 3 minutes
 def test_time_budget_stops_training_and_still_saves(tmp_path):
     output_dir = tmp_path / "run"
     trainer = run(
@@ -251,6 +252,7 @@ def test_early_stopping_stops_and_ends_with_the_best_checkpoint(tmp_path):
     assert any(not torch.equal(final[key], last_weights[key]) for key in final)
 
 
+@pytest.mark.slow  # over 3 s on 2 cores: the fast loop keeps under 3 minutes
 def test_early_stopping_continues_its_count_when_resumed(tmp_path):
     straight = run(tmp_path / "straight", *EARLY_STOPPING, "--max_steps", "40")
     run(tmp_path / "resumed", *EARLY_STOPPING, "--max_steps", "2")  # one evaluation, then a new process resumes it
@@ -280,6 +282,7 @@ def test_early_stopping_needs_evaluations_where_checkpoints_are_saved(tmp_path):
         )
 
 
+@pytest.mark.slow  # over 3 s on 2 cores: the fast loop keeps under 3 minutes
 def test_a_time_budget_with_the_best_checkpoint_evaluates_where_it_stops(tmp_path):
     trainer = run(
         tmp_path / "run",
