@@ -6,6 +6,7 @@ import argparse
 import importlib.util
 import json
 import os
+import signal
 import sys
 
 from ..engines import add_engine_arguments, engine_settings, load_engine
@@ -39,6 +40,13 @@ def build_parser(description: str | None = None) -> argparse.ArgumentParser:
     add_limit_arguments(parser)
     add_file_arguments(parser)
     add_suggestion_arguments(parser)
+    parser.add_argument(
+        "--shutdown_timeout_s",
+        type=float,
+        default=SHUTDOWN_TIMEOUT_S,
+        help="On SIGTERM the server stops accepting connections, finishes the requests in flight for at most this "
+        "many seconds (then cancels the rest) and exits 0 (default %(default)s: below Kubernetes' 30 s grace).",
+    )
     parser.add_argument(
         "--watch_seconds",
         type=float,
@@ -182,6 +190,8 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             parser.error(f"--{name} must be >= 0, got {getattr(args, name)}")
     if args.files_expiry_minutes <= 0:
         parser.error(f"--files_expiry_minutes must be > 0, got {args.files_expiry_minutes}")
+    if args.shutdown_timeout_s < 0:
+        parser.error(f"--shutdown_timeout_s must be >= 0, got {args.shutdown_timeout_s}")
     if args.watch_seconds < 0:
         parser.error(f"--watch_seconds must be >= 0 (0: never), got {args.watch_seconds}")
     check_folder_args(parser, args)
@@ -304,6 +314,7 @@ def load_served(directory: str, args: argparse.Namespace) -> tuple:
     return engine, model_identity(directory, engine, settings.quantization)
 
 
+SHUTDOWN_TIMEOUT_S = 25.0  # seconds the requests in flight get after SIGTERM: less than Kubernetes' 30 s grace
 WORKERS_ENV = "TRANSFORMER_MT_SERVE_ARGS"  # the serve command's arguments (JSON), read by each of --workers' processes
 FACTORY = "transformer_mt.commands.serve:create"  # how uvicorn's workers build the app (an import string)
 # uvicorn kills and restarts a worker that does not answer its health check within this (its default, 5 s, is less
@@ -339,8 +350,12 @@ def serve(args: argparse.Namespace) -> None:
     before any worker starts)."""
     import uvicorn
 
+    # uvicorn shuts down gracefully on SIGTERM, then raises the signal again for the handler it found: this one, so
+    # that a stop asked for exits 0 (systemd, Kubernetes) rather than by the signal
+    signal.signal(signal.SIGTERM, lambda number, frame: None)
+    graceful = {"timeout_graceful_shutdown": args.shutdown_timeout_s}
     if args.workers == 1:
-        uvicorn.run(app_of(args), host=args.host, port=args.port, log_level="warning")
+        uvicorn.run(app_of(args), host=args.host, port=args.port, log_level="warning", **graceful)
         return
     if not args.redis:
         print(
@@ -359,6 +374,7 @@ def serve(args: argparse.Namespace) -> None:
         port=args.port,
         log_level="warning",
         timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
+        **graceful,
     )
 
 
