@@ -13,11 +13,10 @@ import hashlib
 import json
 import os
 import secrets
-import sqlite3
 import threading
 import time
 
-from .suggestion_store import BUSY_TIMEOUT_S
+from .suggestion_store import SuggestionStore
 
 
 DEFAULT_DB = "deepl.sqlite3"  # beside the suggestions' file, or in the server's working directory
@@ -60,16 +59,8 @@ class DeepLStore:
         self.local = threading.local()
         self.connection().executescript(SCHEMA)
 
-    def connection(self) -> sqlite3.Connection:
-        """This thread's connection (a new one after a fork): autocommit, writes in explicit transactions."""
-        if getattr(self.local, "pid", None) != os.getpid():
-            connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = FULL")
-            connection.execute("PRAGMA foreign_keys = ON")
-            self.local.connection, self.local.pid = connection, os.getpid()
-        return self.local.connection
+    connection = SuggestionStore.connection  # this thread's WAL connection, synchronous=FULL, foreign keys on
+    row_factory = None  # rows as tuples
 
     def write(self, statements: list[tuple[str, tuple]]) -> None:
         """Run `statements` as one transaction."""

@@ -73,13 +73,16 @@ class SuggestionStore:
         self.connection().executescript(SCHEMA)
 
     def connection(self) -> sqlite3.Connection:
-        """This thread's connection (a new one after a fork): autocommit, writes in explicit transactions."""
+        """This thread's connection (a new one after a fork): autocommit, writes in explicit transactions, WAL,
+        every commit on disk (`synchronous=FULL`), foreign keys enforced, rows by the store's `row_factory`
+        (`sqlite3.Row` unless it says otherwise). The other stores of the server open their files with it."""
         if getattr(self.local, "pid", None) != os.getpid():
             connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = FULL")
-            connection.row_factory = sqlite3.Row
+            connection.execute("PRAGMA foreign_keys = ON")
+            connection.row_factory = getattr(self, "row_factory", sqlite3.Row)
             self.local.connection, self.local.pid = connection, os.getpid()
         return self.local.connection
 
