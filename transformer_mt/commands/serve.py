@@ -71,6 +71,7 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         "--req_limit", type=int, default=Limits.req_limit, help="Requests per minute per client (0: no limit)."
     )
     parser.add_argument("--api_keys", help="A file of API keys, one a line: requests must carry one (403 else).")
+    parser.add_argument("--keys_db", help="A SQLite file of API keys with quotas (transformer-mt-keys); 403 else.")
     parser.add_argument(
         "--metrics_token",
         help="/metrics answers only requests with `Authorization: Bearer TOKEN` (401 else; default: open). "
@@ -197,10 +198,10 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     check_folder_args(parser, args)
     if args.workers < 1:
         parser.error(f"--workers must be >= 1, got {args.workers}")
-    if args.suggestions == "accept" and not args.api_keys:
+    if args.suggestions == "accept" and not (args.api_keys or args.keys_db):
         parser.error(
-            "--suggestions accept needs --api_keys: suggestions taken without review must come from known "
-            "clients (or use --suggestions review)"
+            "--suggestions accept needs --api_keys or --keys_db: suggestions taken without review must come from "
+            "known clients (or use --suggestions review)"
         )
 
 
@@ -218,6 +219,7 @@ def limits_of(args: argparse.Namespace) -> Limits:
         batch_limit=args.batch_limit,
         req_limit=args.req_limit,
         api_keys=read_api_keys(args.api_keys) if args.api_keys else None,
+        keys_db=args.keys_db,
         metrics_token=args.metrics_token,
         max_batch=args.max_batch,
         max_wait_ms=args.max_wait_ms,

@@ -27,6 +27,7 @@ from .counters import Counters
 from .deepl import add_deepl_routes
 from .fields import RequestError, TranslateRequest, add_error_handlers, request_values, translate_request
 from .folder import ModelFolder
+from .keys import KeyGate
 from .languages import CONFIDENT, detect, language_name
 from .limits import Limits
 from .reload import forget_weights
@@ -70,6 +71,7 @@ class Service:
         )
         self.counters = Counters(self.batcher, models)
         self.shared = SharedState(limits.req_limit, redis, self.counters.cache)  # limits, cache: --redis shares them
+        self.keys = KeyGate(limits.api_keys, limits.keys_db, self.shared.store)  # --api_keys, --keys_db
         if folder is not None:
             folder.changed = self.model_changed
 
@@ -80,12 +82,10 @@ class Service:
         forget_weights(models, self)
 
     def check_client(self, request, fields: dict) -> None:
-        """Every request counts towards its client's limit per minute, a refused one too; then the API key."""
+        """Every request counts towards its client's limit per minute, a refused one too; then its key (`KeyGate`)."""
         if self.shared.limit is not None:
             self.shared.limit.check(request.client.host if request.client else "?")
-        key = fields.get("api_key")
-        if self.limits.api_keys is not None and (not isinstance(key, str) or key not in self.limits.api_keys):
-            raise RequestError("Invalid API key", 403)
+        self.keys.check(request, fields)
 
     def check_metrics_token(self, request) -> None:
         """With --metrics_token, /metrics answers only `Authorization: Bearer TOKEN` (401 otherwise)."""
@@ -267,7 +267,7 @@ class Service:
         ]
 
     def frontend_settings(self) -> dict:
-        first, keyed = self.models[0], self.limits.api_keys is not None
+        first, keyed = self.models[0], self.keys.required
         return {
             "apiKeys": keyed,
             "keyRequired": keyed,

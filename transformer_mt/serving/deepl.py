@@ -5,9 +5,10 @@ machinery (`uploads`).
 
 A request's key is DeepL's `Authorization: DeepL-Auth-Key KEY` header (or its `auth_key` field), checked against the
 server's API keys; refusals are DeepL's `{"message": ...}` with its status codes: 400 a bad parameter (named), 403 a
-bad key, 404 an unknown glossary or document, 413 a request over the server's limits, 429 a client over
---req_limit, 503 a queue still full after `DEEPL_QUEUE_WAIT_S`. Translations go through the same `Service` as
-LibreTranslate's: the batcher, the cache, the accepted suggestions.
+bad key, 404 an unknown glossary or document, 413 a request over the server's or its key's limits, 429 a client over
+--req_limit or its key's requests per minute, 456 a key's day quota spent (`keys`), 503 a queue still full after
+`DEEPL_QUEUE_WAIT_S`. Translations go through the same `Service` as LibreTranslate's: the batcher, the cache, the
+accepted suggestions.
 """
 
 import asyncio
@@ -71,6 +72,7 @@ async def translate_text(service, app, request) -> dict:
     fields = deepl.fields
     refuse_unimplemented(fields)
     texts = texts_of(fields, service.limits)
+    service.keys.charge(request, sum(map(len, texts)), deepl=True)  # a key of --keys_db: its limits (413, 456)
     tag_handling, ignored = tags_of(fields)
     split = split_of(fields, tag_handling)
     preserve = flag(fields, "preserve_formatting", False)
@@ -234,8 +236,9 @@ def add_deepl_routes(app, service) -> None:
     @deepl_route
     async def usage(request: Request):
         deepl = await deepl_fields(service, request)
-        used = store_of(app, service).used(deepl.owner)
-        return JSONResponse({"character_count": used, "character_limit": NO_CHARACTER_LIMIT})
+        keyed = service.keys.usage(request)  # a key of --keys_db: today's characters (UTC) and its day quota
+        used, limit = keyed or (store_of(app, service).used(deepl.owner), 0)
+        return JSONResponse({"character_count": used, "character_limit": limit or NO_CHARACTER_LIMIT})
 
     @app.post("/v2/document")
     @deepl_route

@@ -22,6 +22,7 @@ class Limits:
     alternatives_limit: int = 5
     req_limit: int = 0  # requests per minute per client; 0: none
     api_keys: frozenset[str] | None = None  # None: no key needed
+    keys_db: str | None = None  # the SQLite file of keys with quotas (serving.keys); None: none
     metrics_token: str | None = None  # /metrics' bearer token; None: /metrics is open
     max_batch: int | None = None  # None: SMALL_BATCH per CTranslate2 worker call, LARGE_BATCH for generate()
     max_wait_ms: float = 2.0
