@@ -10,13 +10,15 @@ the server's sentences/s at --clients clients as a share of offline batch transl
 the same engine, per repeat (offline and loaded runs interleaved), with their min and median
 (`transformer_mt.experiments.benchmarks.serving`). Run it on a quiet machine. --shared instead runs two worker
 processes sharing a redis-server against one process for --seconds each: every answer compared with one process's,
-and the latencies (`transformer_mt.experiments.benchmarks.shared_load`).
+and the latencies (`transformer_mt.experiments.benchmarks.shared_load`); --keys, two API keys of different day quotas
+and an open one through two workers sharing Redis (`transformer_mt.experiments.benchmarks.keys_quota`).
 """
 
 import argparse
 
 from transformer_mt.commands.cli import command
 from transformer_mt.experiments.benchmarks import save_results
+from transformer_mt.experiments.benchmarks.keys_quota import keys_quota_report, run_keys_quota_test
 from transformer_mt.experiments.benchmarks.serving import add_load_test_arguments, load_report, run_load_test
 from transformer_mt.experiments.benchmarks.shared_load import run_shared_load_test, shared_load_report
 
@@ -25,10 +27,15 @@ from transformer_mt.experiments.benchmarks.shared_load import run_shared_load_te
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_load_test_arguments(parser)
+    parser.add_argument("--keys", action="store_true", help="Two keys' day quotas through two workers and Redis.")
     args = parser.parse_args(argv)
     for name in ("clients", "requests", "overload_clients", "queue_limit", "max_batch", "repeats"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if args.keys:
+        results = run_keys_quota_test(args.model_dir, args.data, args.engine, args.clients)
+        print(keys_quota_report(results))
+        return save_results(results, args.json)
     if args.shared:
         results = run_shared_load_test(args.model_dir, args.data, args.engine, args.clients, args.seconds)
         print(shared_load_report(results))

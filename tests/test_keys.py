@@ -4,17 +4,12 @@ minute, characters per request, day quota (LibreTranslate's 400/429 on its route
 origin, a new UTC day starts the quota again, Redis shares the counts between processes, and two worker processes
 sharing Redis hold two keys to their own quotas."""
 
-import json
 import sqlite3
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 
-from .utils import SCRIPTS, command_env, require, wait_until_listening
+from .utils import require
 
 
 require("fastapi", "the server needs the [serve] extra: pip install -e '.[serve]'")
@@ -23,6 +18,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from transformer_mt.commands import serve as serve_command  # noqa: E402
 from transformer_mt.commands.keys import parse_args, run  # noqa: E402
+from transformer_mt.experiments.benchmarks.keys_quota import keys_quota_test  # noqa: E402
 from transformer_mt.scripts import keys as script  # noqa: E402
 from transformer_mt.serving import Limits, ServedModel, create_app  # noqa: E402
 from transformer_mt.serving.keys import KeyStore, hash_of, next_midnight, utc_day  # noqa: E402
@@ -224,39 +220,15 @@ def test_two_processes_share_a_keys_counts_through_redis(tmp_path, redis_url):
 
 
 @pytest.mark.slow  # a server of two worker processes and Redis
-def test_two_workers_sharing_redis_hold_two_keys_to_their_own_quotas(short_translator, redis_url, tmp_path):
-    db = tmp_path / "keys.sqlite3"
-    store = KeyStore(db)
-    quotas = {"small": 20, "large": 60}
-    secrets = {name: store.add(name, day_limit=quota)[1] for name, quota in quotas.items()}
-    port = free_port()
-    flags = ["--engine", "transformers", "--workers", "2", "--redis", redis_url, "--keys_db", str(db)]
-    process = subprocess.Popen(
-        [sys.executable, str(SCRIPTS / "serve.py"), str(short_translator[0]), *flags, "--port", str(port)],
-        env=command_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+def test_two_workers_sharing_redis_hold_two_keys_to_their_own_quotas(short_translator):
+    require("aiohttp", "the load test's clients need the [test] extra")
+    results = keys_quota_test(
+        str(short_translator[0]), ["Hello there."], "en", "de", {"small": 60, "large": 150}, 20, 4, "transformers"
     )
-
-    def post(key):
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{port}/translate",
-            json.dumps({**FIELDS, "q": "Hello", "api_key": key}).encode(),
-            {"Content-Type": "application/json", "Connection": "close"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=30) as answer:
-                return answer.status
-        except urllib.error.HTTPError as error:
-            return error.code
-
-    try:
-        wait_until_listening(process, port)
-        statuses = {name: [post(secrets[name]) for _ in range(15)] for name in ("small", "large")}
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-    assert statuses == {"small": [200] * 4 + [429] * 11, "large": [200] * 12 + [429] * 3}
-    day = {row["name"]: row["characters"] for row in KeyStore(db).usage()}
-    assert day == {"small": 20, "large": 60}
+    assert {
+        name: (key["statuses"], key["admitted_characters"], key["held"]) for name, key in results["keys"].items()
+    } == {
+        "small": ({"200": 5, "429": 15}, 60, True),
+        "large": ({"200": 12, "429": 8}, 144, True),
+        "open": ({"200": 20}, 240, True),
+    }

@@ -58,6 +58,11 @@ def utc_day(seconds: float) -> str:
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime("%Y-%m-%d")
 
 
+def day_count(key_id: int, day: str) -> str:
+    """The Redis key of a key's characters on a UTC day."""
+    return f"{PREFIX}:keys:{key_id}:{day}"
+
+
 def next_midnight(seconds: float) -> int:
     """The next 00:00 UTC after `seconds`, as a Unix time."""
     return (int(seconds) // 86400 + 1) * 86400
@@ -237,7 +242,7 @@ class KeyGate:
         now = self.clock()
         day, checked = utc_day(now), self.store.client is None
         if not checked:
-            name = f"{PREFIX}:keys:{record['id']}:{day}"
+            name = day_count(record["id"], day)
 
             def count(client):
                 pipeline = client.pipeline()
@@ -269,6 +274,7 @@ __all__ = [
     "KeyStore",
     "QuotaSpent",
     "characters_of",
+    "day_count",
     "hash_of",
     "next_midnight",
     "utc_day",
