@@ -151,7 +151,7 @@ def test_each_key_is_held_to_its_limits_on_libretranslates_routes(tmp_path):
         assert post(day, "Hi.")[0] == 200 and post(day, "Hi.")[0] == 429  # 8 of 10 used: 3 more is over
         assert [post(free, "x" * 1000)[0] for _ in range(5)] == [200] * 5
         assert [post("static", "x" * 1000)[0] for _ in range(5)] == [200] * 5
-        assert post("nope") == (403, {"error": "Invalid API key"}) and post(None)[0] == 403
+        assert post("nope") == (403, {"error": "Invalid API key"}) and post(None)[0] == post([free])[0] == 403
         assert post(page, origin="https://a.example")[0] == 200
         assert post(page, origin="https://b.example") == (
             403,

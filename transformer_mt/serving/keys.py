@@ -196,8 +196,8 @@ class KeyGate:
         """The request's key (`api_key`) known, its Origin allowed and its requests per minute under the key's
         limit; the key's record kept as `request.state.key`, and the characters of `q` charged to it (LibreTranslate's
         statuses: 400 over the key's characters per request, 429 over its day's quota)."""
-        key = fields.get("api_key")
-        record = self.keys.find(key) if self.keys is not None and isinstance(key, str) and key else None
+        key = fields.get("api_key") if isinstance(fields.get("api_key"), str) else None  # a list is no key
+        record = self.keys.find(key) if self.keys is not None and key else None
         if self.required and record is None and (self.api_keys is None or key not in self.api_keys):
             raise RequestError("Invalid API key", 403)
         request.state.key = record
