@@ -219,6 +219,22 @@ def test_two_processes_share_a_keys_counts_through_redis(tmp_path, redis_url):
     ]
 
 
+def test_while_redis_is_down_the_day_is_counted_and_checked_in_the_file(tmp_path, caplog):
+    db = tmp_path / "keys.sqlite3"
+    _, key = KeyStore(db).add("alone", req_limit=2, day_limit=10)
+    with TestClient(keys_app(db, f"redis://127.0.0.1:{free_port()}/0")) as client:  # nothing listens there
+
+        def post(q):
+            answer = client.post("/translate", json={**FIELDS, "q": q, "api_key": key})
+            return answer.status_code, answer.json()
+
+        assert post("Hello")[0] == 200
+        assert post("World!")[1]["error"].startswith("Slowdown: 10 characters per day (5 left today, 6 asked;")
+        assert post("Hi") == (429, {"error": "Slowdown: 2 per minute"})  # counted in this process meanwhile
+    assert [row["characters"] for row in KeyStore(db).usage()] == [5]
+    assert "does not answer" in caplog.text
+
+
 @pytest.mark.slow  # a server of two worker processes and Redis
 def test_two_workers_sharing_redis_hold_two_keys_to_their_own_quotas(short_translator):
     require("aiohttp", "the load test's clients need the [test] extra")
