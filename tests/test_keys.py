@@ -168,7 +168,9 @@ def test_each_key_is_held_to_its_limits_on_libretranslates_routes(tmp_path):
 def test_deepls_routes_answer_413_and_456_and_usage_reads_the_key(tmp_path):
     db = tmp_path / "keys.sqlite3"
     _, key = KeyStore(db).add("deepl", char_limit=8, day_limit=12)
-    with TestClient(keys_app(db)) as client:
+    app = keys_app(db)
+    app.state.deepl_db = str(tmp_path / "deepl.sqlite3")  # the DeepL routes' store, out of the working directory
+    with TestClient(app) as client:
         client.app.state.service.keys.clock = lambda: DAY
 
         def translate(*texts):
