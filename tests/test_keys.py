@@ -22,6 +22,7 @@ from transformer_mt.experiments.benchmarks.keys_quota import keys_quota_test  # 
 from transformer_mt.scripts import keys as script  # noqa: E402
 from transformer_mt.serving import Limits, ServedModel, create_app  # noqa: E402
 from transformer_mt.serving.keys import KeyStore, hash_of, next_midnight, utc_day  # noqa: E402
+from transformer_mt.serving.uploads import FileStore  # noqa: E402
 
 from . import test_serving_shared as shared_tests  # noqa: E402
 from .test_serving import FakeEngine  # noqa: E402
@@ -250,3 +251,24 @@ def test_two_workers_sharing_redis_hold_two_keys_to_their_own_quotas(short_trans
         "large": ({"200": 12, "429": 8}, 144, True),
         "open": ({"200": 20}, 240, True),
     }
+
+
+def test_an_uploaded_file_spends_its_keys_day_quota(tmp_path):
+    db = tmp_path / "keys.sqlite3"
+    _, key = KeyStore(db).add("files", char_limit=5, day_limit=30)  # a file's text is not held to char_limit
+    models = [ServedModel(FakeEngine("en", "de"), "en", "de")]
+    app = create_app(models, Limits(keys_db=str(db)), files=FileStore(str(tmp_path / "files")))
+    with TestClient(app) as client:
+        client.app.state.service.keys.clock = lambda: DAY
+
+        def upload(text):
+            files = {"file": ("a.txt", text.encode())}
+            answer = client.post("/translate_file", data={**FIELDS, "api_key": key}, files=files)
+            return answer.status_code, answer.json()
+
+        assert upload("Open the file.\nClose it.")[0] == 200  # 23 characters of 30
+        assert upload("Open the file.") == (
+            429,
+            {"error": "Slowdown: 30 characters per day (7 left today, 14 asked; the quota starts again at 00:00 UTC)"},
+        )
+    assert KeyStore(db).used(1, "2026-12-01") == 23

@@ -195,7 +195,7 @@ async def upload_document(service, app, request) -> dict:
     upload = (await request.form()).get("file")
     if fields.get("filename") not in (None, "") and hasattr(upload, "filename"):
         upload.filename = fields["filename"]  # DeepL's alternative to the file part's own name
-    answer = await translate_upload(service, request, given, upload)
+    answer = await translate_upload(service, request, given, upload, deepl=True)
     name = answer["translatedFileUrl"].rsplit("/download_file/", 1)[1]
     document, key = store_of(app, service).add_document(deepl.owner, name)
     return {"document_id": document, "document_key": key}

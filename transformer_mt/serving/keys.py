@@ -212,13 +212,14 @@ class KeyGate:
         if "q" in fields:
             self.charge(request, characters_of(fields["q"]))
 
-    def charge(self, request, characters: int, deepl: bool = False) -> None:
+    def charge(self, request, characters: int, deepl: bool = False, per_request: bool = True) -> None:
         """Count `characters` for the request's key (none for a static key or none at all); over the key's
-        characters per request a 400 (DeepL's 413), over its day's quota a 429 (DeepL's 456, "Quota exceeded")."""
+        characters per request a 400 (DeepL's 413; not for an uploaded file's pieces: `per_request` False, the file's
+        own limits hold), over its day's quota a 429 (DeepL's 456, "Quota exceeded")."""
         record = getattr(request.state, "key", None)
         if record is None:
             return
-        if record["char_limit"] and characters > record["char_limit"]:
+        if per_request and record["char_limit"] and characters > record["char_limit"]:
             if deepl:
                 raise RequestError(
                     f"Request Entity Too Large: {characters} characters (at most {record['char_limit']})", 413

@@ -118,7 +118,7 @@ def supported_formats() -> list[str]:
     return sorted(FORMATS)
 
 
-async def translate_upload(service, request, fields: dict, upload) -> dict:
+async def translate_upload(service, request, fields: dict, upload, deepl: bool = False) -> dict:
     """/translate_file: the uploaded `file` translated in its format by the model of `source` and `target` (a
     `source` of "auto" takes the one model translating into `target`), stored for its download."""
     if not hasattr(upload, "read"):
@@ -136,16 +136,19 @@ async def translate_upload(service, request, fields: dict, upload) -> dict:
     model = service.served(*_pair(service, fields))
     request.state.pair = f"{model.source}-{model.target}"
     async with service.hold(model):  # a --models folder's model: loaded, and kept while the file is translated
-        return await _upload_translated(service, request, fields, model, data, kind, filename)
+        return await _upload_translated(service, request, fields, model, data, kind, filename, deepl)
 
 
-async def _upload_translated(service, request, fields: dict, model, data: bytes, kind: str, filename: str) -> dict:
+async def _upload_translated(
+    service, request, fields: dict, model, data: bytes, kind: str, filename: str, deepl: bool = False
+) -> dict:
     """The file's texts translated by `model` (held loaded) in pieces through the batcher, stored for download."""
     options = model.options(TranslateRequest([], True, model.source, model.target, 0, request_options(fields)))
     loop, sent = asyncio.get_running_loop(), [0]
 
     def translate_texts(texts: list[str], format: str = "text", context: str | None = None) -> list[str]:
         sent[0] += sum(map(len, texts))
+        service.keys.charge(request, sum(map(len, texts)), deepl, per_request=False)  # a --keys_db key's day quota
         if sent[0] > service.limits.file_char_limit:
             raise RequestError(
                 f"Invalid request: the file's text exceeds the file text limit "
