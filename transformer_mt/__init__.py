@@ -23,7 +23,8 @@ in modules named after what they do, each on a floor of docs/development.md's ta
    their formats: .po, XLIFF, HTML, Markdown, subtitles, string files, office documents), `pipelines`
    (`pipeline("translation")`), `recipes` (the main job);
 10. `serving` (the server, a folder of models loaded on demand, pairs served through English, a fine-tuned
-    model's promotion and the switch of what a server serves, DeepL's API beside LibreTranslate's);
+    model's promotion and the switch of what a server serves, DeepL's API beside LibreTranslate's, keys with
+    quotas, the server behind a reverse proxy);
 11. `commands` (the translate, score, serve and models commands and what every command shares).
 
 Research lives apart in `experiments` (studies, the recipe search, benchmarks, the GPU check), which the library

@@ -5,8 +5,7 @@ import argparse
 import datetime
 import os
 
-from ..serving.keys import COLUMNS, KeyStore
-from .serve import read_api_keys
+from ..serving.keys import COLUMNS, KeyStore, read_api_keys
 
 
 DEFAULT_DB = "keys.sqlite3"  # in the working directory unless --db says otherwise

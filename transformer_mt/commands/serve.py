@@ -11,8 +11,10 @@ import sys
 
 from ..engines import add_engine_arguments, engine_settings, load_engine
 from ..serving.folder import ModelFolder, add_folder_arguments, check_folder_args, codes, offered_pairs, parse_pairs
+from ..serving.keys import read_api_keys
 from ..serving.languages import warm_up
 from ..serving.limits import Limits
+from ..serving.proxy import Forwarded, add_proxy_arguments, check_proxy_args, uvicorn_settings
 from ..serving.reload import POLL_SECONDS, watch
 from ..serving.suggestion_store import DEFAULT_DB
 from ..serving.suggestions import MODES, suggestions_of
@@ -40,6 +42,7 @@ def build_parser(description: str | None = None) -> argparse.ArgumentParser:
     add_limit_arguments(parser)
     add_file_arguments(parser)
     add_suggestion_arguments(parser)
+    add_proxy_arguments(parser)
     parser.add_argument(
         "--shutdown_timeout_s",
         type=float,
@@ -196,6 +199,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     if args.watch_seconds < 0:
         parser.error(f"--watch_seconds must be >= 0 (0: never), got {args.watch_seconds}")
     check_folder_args(parser, args)
+    check_proxy_args(parser, args)
     if args.workers < 1:
         parser.error(f"--workers must be >= 1, got {args.workers}")
     if args.suggestions == "accept" and not (args.api_keys or args.keys_db):
@@ -203,14 +207,6 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
             "--suggestions accept needs --api_keys or --keys_db: suggestions taken without review must come from "
             "known clients (or use --suggestions review)"
         )
-
-
-def read_api_keys(path: str) -> frozenset[str]:
-    with open(path, encoding="utf-8") as f:
-        keys = frozenset(line.strip() for line in f if line.strip() and not line.startswith("#"))
-    if not keys:
-        raise ValueError(f"--api_keys {path!r} holds no keys (one a line)")
-    return keys
 
 
 def limits_of(args: argparse.Namespace) -> Limits:
@@ -333,6 +329,7 @@ def app_of(args: argparse.Namespace):
     if folder is not None:
         models += [model for group in folder.groups.values() for model in group]
     app = create_app(models, limits_of(args), file_store(args), args.redis, suggestions_of(args), folder)
+    app.add_middleware(Forwarded, trusted=args.forwarded_allow_ips)  # outermost: it reads the proxy's headers
     warm_up()
     if args.watch_seconds:  # each process polls its models: a promotion reaches every one
         app.state.watcher = watch(app, args.models, lambda directory: load_served(directory, args), args.watch_seconds)
@@ -355,7 +352,7 @@ def serve(args: argparse.Namespace) -> None:
     # uvicorn shuts down gracefully on SIGTERM, then raises the signal again for the handler it found: this one, so
     # that a stop asked for exits 0 (systemd, Kubernetes) rather than by the signal
     signal.signal(signal.SIGTERM, lambda number, frame: None)
-    graceful = {"timeout_graceful_shutdown": args.shutdown_timeout_s}
+    graceful = {"timeout_graceful_shutdown": args.shutdown_timeout_s, **uvicorn_settings(args)}
     if args.workers == 1:
         uvicorn.run(app_of(args), host=args.host, port=args.port, log_level="warning", **graceful)
         return
@@ -393,7 +390,6 @@ __all__ = [
     "load_served",
     "model_folder",
     "parse_args",
-    "read_api_keys",
     "serve",
     "served_models",
 ]

@@ -346,9 +346,9 @@ def create_app(
     app.get("/ready")(service.ready)
 
     @app.get("/spec")
-    async def spec():
-        """The API's description (OpenAPI), where LibreTranslate serves its own."""
-        return JSONResponse(app.openapi())
+    async def spec(request: Request):
+        """The API's description (OpenAPI), where LibreTranslate serves its own; behind --url_prefix, its server."""
+        return JSONResponse(app.openapi() | {"servers": [{"url": request.scope.get("root_path") or "/"}]})
 
     @app.get("/metrics")
     async def metrics(request: Request):

@@ -269,10 +269,20 @@ class KeyGate:
         return self.keys.used(record["id"], utc_day(self.clock())), record["day_limit"]
 
 
+def read_api_keys(path: str) -> frozenset[str]:
+    """The keys of an --api_keys file: one a line, `#` lines and blank ones left out."""
+    with open(path, encoding="utf-8") as f:
+        keys = frozenset(line.strip() for line in f if line.strip() and not line.startswith("#"))
+    if not keys:
+        raise ValueError(f"--api_keys {path!r} holds no keys (one a line)")
+    return keys
+
+
 __all__ = [
     "COLUMNS",
     "KeyGate",
     "KeyStore",
+    "read_api_keys",
     "QuotaSpent",
     "characters_of",
     "day_count",
