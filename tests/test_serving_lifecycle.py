@@ -15,7 +15,7 @@ import pytest
 from .utils import COPY_CORPUS, SCRIPTS, command_env, save_copy_model, wait_until_listening
 
 
-LONG = ("--char_limit", "60000", "--queue_limit", "4000")  # room for one long request
+LONG = ("--char_limit", "200000", "--queue_limit", "8000")  # room for one long request
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +51,10 @@ def started(model, *flags) -> tuple[subprocess.Popen, int]:
     return process, port
 
 
-def long_request(port: int, answers: list) -> None:
-    """One text of 1,600 sentences (about 40,000 characters): seconds of decoding; its status and when it came."""
-    text = " ".join(COPY_CORPUS[i % 8] for i in range(1600))
+def long_request(port: int, answers: list, sentences: int = 1600) -> None:
+    """One text of `sentences` sentences (1,600: about 50,000 characters, seconds of decoding); its status and when
+    it came."""
+    text = " ".join(COPY_CORPUS[i % 8] for i in range(sentences))
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/translate",
         json.dumps({"q": text, "source": "en", "target": "de", "guards": False}).encode(),
@@ -70,9 +71,9 @@ def long_request(port: int, answers: list) -> None:
 def test_sigterm_finishes_the_request_in_flight_refuses_new_ones_and_exits_0(slow_model):
     process, port = started(slow_model)
     answers = []
-    sender = threading.Thread(target=long_request, args=(port, answers))
+    sender = threading.Thread(target=long_request, args=(port, answers, 3200))
     sender.start()
-    time.sleep(1.0)  # the request is being decoded
+    time.sleep(1.0)  # the request is being decoded (for seconds more, even on a fast machine)
     process.send_signal(signal.SIGTERM)
     stopped = time.monotonic()
     time.sleep(0.5)
@@ -88,7 +89,7 @@ def test_sigterm_finishes_the_request_in_flight_refuses_new_ones_and_exits_0(slo
 def test_the_shutdown_waits_at_most_its_bound(slow_model):
     process, port = started(slow_model, "--shutdown_timeout_s", "0.5")
     answers = []
-    sender = threading.Thread(target=long_request, args=(port, answers))
+    sender = threading.Thread(target=long_request, args=(port, answers, 6000))  # far longer than 1.5 s
     sender.start()
     time.sleep(1.0)
     process.send_signal(signal.SIGTERM)

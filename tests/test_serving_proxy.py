@@ -65,7 +65,7 @@ def test_a_server_process_behind_a_prefix_and_a_proxy_on_loopback(tmp_path):
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, str(SCRIPTS / "serve.py"), str(tmp_path / "model"), "--engine", "transformers"]
-        + ["--port", str(port), "--url_prefix", "/mt", "--files_dir", str(tmp_path / "files")],
+        + ["--port", str(port), "--url_prefix", "/mt", "--files_dir", str(tmp_path / "files"), "--access_log"],
         env=command_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -95,3 +95,5 @@ def test_a_server_process_behind_a_prefix_and_a_proxy_on_loopback(tmp_path):
     finally:
         process.terminate()
         process.wait(30)
+    logged = [line for line in process.stdout.read().splitlines() if '"POST /mt/translate' in line]
+    assert len(logged) == 2 and all(line.split(" - ")[0].endswith(" 203.0.113.7:0") for line in logged), logged

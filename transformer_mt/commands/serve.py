@@ -354,7 +354,7 @@ def serve(args: argparse.Namespace) -> None:
     signal.signal(signal.SIGTERM, lambda number, frame: None)
     graceful = {"timeout_graceful_shutdown": args.shutdown_timeout_s, **uvicorn_settings(args)}
     if args.workers == 1:
-        uvicorn.run(app_of(args), host=args.host, port=args.port, log_level="warning", **graceful)
+        uvicorn.run(app_of(args), host=args.host, port=args.port, **graceful)
         return
     if not args.redis:
         print(
@@ -371,7 +371,6 @@ def serve(args: argparse.Namespace) -> None:
         workers=args.workers,
         host=args.host,
         port=args.port,
-        log_level="warning",
         timeout_worker_healthcheck=WORKER_HEALTHCHECK_S,
         **graceful,
     )

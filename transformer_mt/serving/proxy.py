@@ -33,11 +33,12 @@ class Forwarded:
             if forwarded and forwarded[0].split(b",")[0].strip():
                 host = forwarded[0].split(b",")[0].strip()
                 headers = [(name, value) for name, value in scope["headers"] if name != b"host"]
-                scope = dict(scope, headers=[*headers, (b"host", host)])
+                scope["headers"] = [*headers, (b"host", host)]  # in place: uvicorn's access log reads this scope
         await self.app(scope, receive, send)
 
 
 def add_proxy_arguments(parser: argparse.ArgumentParser) -> None:
+    add_log_argument(parser)
     parser.add_argument(
         "--forwarded_allow_ips",
         default=TRUSTED,
@@ -54,6 +55,15 @@ def add_proxy_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_log_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--access_log",
+        action="store_true",
+        help="Log each request (uvicorn's access log: the client's address, forwarded by a trusted proxy, the "
+        "method, path and status) besides warnings (default: warnings only).",
+    )
+
+
 def check_proxy_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if args.url_prefix and (not args.url_prefix.startswith("/") or args.url_prefix.endswith("/")):
         parser.error(
@@ -62,8 +72,14 @@ def check_proxy_args(parser: argparse.ArgumentParser, args: argparse.Namespace) 
 
 
 def uvicorn_settings(args: argparse.Namespace) -> dict:
-    """What uvicorn.run takes from the proxy flags (the forwarded headers are read by `Forwarded`, not by uvicorn)."""
-    return {"proxy_headers": False, "root_path": args.url_prefix}
+    """What uvicorn.run takes from the proxy and log flags (the forwarded headers are read by `Forwarded`, not by
+    uvicorn)."""
+    return {
+        "proxy_headers": False,
+        "root_path": args.url_prefix,
+        "log_level": "info" if args.access_log else "warning",
+        "access_log": args.access_log,
+    }
 
 
-__all__ = ["Forwarded", "TRUSTED", "add_proxy_arguments", "check_proxy_args", "uvicorn_settings"]
+__all__ = ["Forwarded", "TRUSTED", "add_log_argument", "add_proxy_arguments", "check_proxy_args", "uvicorn_settings"]
