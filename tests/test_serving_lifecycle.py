@@ -4,15 +4,13 @@ and exits 0; --shutdown_timeout_s bounds how long it waits. On a real server pro
 import json
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
 
 import pytest
 
-from .utils import COPY_CORPUS, SCRIPTS, command_env, save_copy_model, wait_until_listening
+from .utils import COPY_CORPUS, save_copy_model, serve_process
 
 
 LONG = ("--char_limit", "200000", "--queue_limit", "8000")  # room for one long request
@@ -26,37 +24,12 @@ def slow_model(tmp_path_factory):
     return path
 
 
-def started(model, *flags) -> tuple[subprocess.Popen, int]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            str(SCRIPTS / "serve.py"),
-            str(model),
-            "--engine",
-            "transformers",
-            "--port",
-            str(port),
-            *LONG,
-            *flags,
-        ],
-        env=command_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    wait_until_listening(process, port)
-    return process, port
-
-
-def long_request(port: int, answers: list, sentences: int = 1600) -> None:
+def long_request(base: str, answers: list, sentences: int = 1600) -> None:
     """One text of `sentences` sentences (1,600: about 50,000 characters, seconds of decoding); its status and when
     it came."""
     text = " ".join(COPY_CORPUS[i % 8] for i in range(sentences))
     request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/translate",
+        f"{base}/translate",
         json.dumps({"q": text, "source": "en", "target": "de", "guards": False}).encode(),
         {"Content-Type": "application/json"},
     )
@@ -69,31 +42,32 @@ def long_request(port: int, answers: list, sentences: int = 1600) -> None:
 
 @pytest.mark.slow  # a server process, seconds of decoding
 def test_sigterm_finishes_the_request_in_flight_refuses_new_ones_and_exits_0(slow_model):
-    process, port = started(slow_model)
-    answers = []
-    sender = threading.Thread(target=long_request, args=(port, answers, 3200))
-    sender.start()
-    time.sleep(1.0)  # the request is being decoded (for seconds more, even on a fast machine)
-    process.send_signal(signal.SIGTERM)
-    stopped = time.monotonic()
-    time.sleep(0.5)
-    with pytest.raises(OSError):  # no new connection is taken while the request in flight finishes
-        socket.create_connection(("127.0.0.1", port), timeout=2).close()
-    sender.join(120)
-    assert process.wait(60) == 0, process.stdout.read()
+    with serve_process(str(slow_model), "--engine", "transformers", *LONG) as (process, base):
+        answers = []
+        sender = threading.Thread(target=long_request, args=(base, answers, 3200))
+        sender.start()
+        time.sleep(1.0)  # the request is being decoded (for seconds more, even on a fast machine)
+        process.send_signal(signal.SIGTERM)
+        stopped = time.monotonic()
+        time.sleep(0.5)
+        with pytest.raises(OSError):  # no new connection is taken while the request in flight finishes
+            socket.create_connection(("127.0.0.1", int(base.rsplit(":", 1)[1])), timeout=2).close()
+        sender.join(120)
+        assert process.wait(60) == 0, process.stdout.read()
     status, answered, body = answers[0]
     assert status == 200 and answered > stopped and body["translatedText"].startswith("Click the Save button.")
 
 
 @pytest.mark.slow
 def test_the_shutdown_waits_at_most_its_bound(slow_model):
-    process, port = started(slow_model, "--shutdown_timeout_s", "0.5")
-    answers = []
-    sender = threading.Thread(target=long_request, args=(port, answers, 6000))  # far longer than 1.5 s
-    sender.start()
-    time.sleep(1.0)
-    process.send_signal(signal.SIGTERM)
-    stopped = time.monotonic()
-    assert process.wait(60) == 0
-    sender.join(120)
+    flags = ("--engine", "transformers", *LONG, "--shutdown_timeout_s", "0.5")
+    with serve_process(str(slow_model), *flags) as (process, base):
+        answers = []
+        sender = threading.Thread(target=long_request, args=(base, answers, 6000))  # far longer than 1.5 s
+        sender.start()
+        time.sleep(1.0)
+        process.send_signal(signal.SIGTERM)
+        stopped = time.monotonic()
+        assert process.wait(60) == 0
+        sender.join(120)
     assert time.monotonic() - stopped < 20 and answers[0][0] is None  # the request was cut, not waited for

@@ -4,13 +4,11 @@
 In-process and on a server process on loopback."""
 
 import json
-import subprocess
-import sys
 import urllib.request
 
 import pytest
 
-from .utils import SCRIPTS, command_env, require, save_copy_model, wait_until_listening
+from .utils import require, save_copy_model, serve_process
 
 
 require("fastapi", "the server needs the [serve] extra: pip install -e '.[serve]'")
@@ -21,7 +19,7 @@ from transformer_mt.serving import ServedModel, create_app  # noqa: E402
 from transformer_mt.serving.proxy import Forwarded  # noqa: E402
 from transformer_mt.serving.uploads import FileStore  # noqa: E402
 
-from .test_serving import FakeEngine, free_port  # noqa: E402
+from .test_serving import FakeEngine  # noqa: E402
 
 
 PROXY = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "mt.example.org", "X-Forwarded-For": "203.0.113.7"}
@@ -62,18 +60,8 @@ def test_a_url_prefix_must_be_a_path(capsys):
 @pytest.mark.slow  # a server process
 def test_a_server_process_behind_a_prefix_and_a_proxy_on_loopback(tmp_path):
     save_copy_model(tmp_path / "model", dict(num_beams=1, max_length=24))
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SCRIPTS / "serve.py"), str(tmp_path / "model"), "--engine", "transformers"]
-        + ["--port", str(port), "--url_prefix", "/mt", "--files_dir", str(tmp_path / "files"), "--access_log"],
-        env=command_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        wait_until_listening(process, port)
-        base = f"http://127.0.0.1:{port}"
+    flags = ["--engine", "transformers", "--url_prefix", "/mt", "--files_dir", str(tmp_path / "files"), "--access_log"]
+    with serve_process(str(tmp_path / "model"), *flags) as (process, base):
         body = json.dumps({"q": "Open the file.", **FIELDS}).encode()
         request = urllib.request.Request(base + "/translate", body, {"Content-Type": "application/json", **PROXY})
         with urllib.request.urlopen(request, timeout=60) as answer:  # the proxy stripped /mt
@@ -92,8 +80,5 @@ def test_a_server_process_behind_a_prefix_and_a_proxy_on_loopback(tmp_path):
             assert json.loads(answer.read())["translatedFileUrl"].startswith(
                 "https://mt.example.org/mt/download_file/"
             )
-    finally:
-        process.terminate()
-        process.wait(30)
     logged = [line for line in process.stdout.read().splitlines() if '"POST /mt/translate' in line]
     assert len(logged) == 2 and all(line.split(" - ")[0].endswith(" 203.0.113.7:0") for line in logged), logged

@@ -6,8 +6,6 @@ import contextlib
 import json
 import math
 import sqlite3
-import subprocess
-import sys
 import urllib.request
 
 import pytest
@@ -15,7 +13,7 @@ import pytest
 from transformer_mt.engines.pair_scores import PairScore
 from transformer_mt.quality import Calibration
 
-from .utils import SCRIPTS, command_env, require, wait_until_listening
+from .utils import require, serve_process
 
 
 require("fastapi", "the server needs the [serve] extra: pip install -e '.[serve]'")
@@ -27,7 +25,7 @@ from transformer_mt.serving.suggestion_filter import judge_suggestion  # noqa: E
 from transformer_mt.serving.suggestion_store import SuggestionStore, normalise  # noqa: E402
 from transformer_mt.serving.suggestions import Suggestions  # noqa: E402
 
-from .test_serving import FakeEngine, free_port  # noqa: E402
+from .test_serving import FakeEngine  # noqa: E402
 
 
 class ScoringEngine(FakeEngine):
@@ -330,24 +328,7 @@ def test_a_kill_9_after_an_acknowledged_suggestion_loses_nothing(saved_tiny_mode
     assert answer == {"translatedText": fields["s"], "flags": {"memory": True}}
 
 
-@contextlib.contextmanager
-def server(*args):
-    """(the process, its URL): serve.py on a free loopback port, once it accepts connections."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SCRIPTS / "serve.py"), *args, "--port", str(port)],
-        env=command_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        wait_until_listening(process, port)
-        yield process, f"http://127.0.0.1:{port}"
-    finally:
-        if process.poll() is None:
-            process.terminate()
-        process.wait(timeout=30)
+server = serve_process  # tests.utils': serve.py on a free loopback port
 
 
 def post(url: str, fields: dict) -> dict:

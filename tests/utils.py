@@ -5,6 +5,7 @@ downloaded once and cached). Fixtures live in conftest.py; test modules import h
 other.
 """
 
+import contextlib
 from pathlib import Path
 
 import torch
@@ -512,3 +513,30 @@ def save_context_model(directory: Path, tokenizer=None, **overrides):
     model.save_pretrained(directory)
     tokenizer.save_pretrained(directory)
     return model, tokenizer
+
+
+@contextlib.contextmanager
+def serve_process(*args, env=None):
+    """(the process, its URL): serve.py with `args` on a free loopback port, once it accepts connections; stopped
+    (SIGTERM) at the end unless it has ended already."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, str(SCRIPTS / "serve.py"), *args, "--port", str(port)],
+        env=env or command_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_until_listening(process, port)
+        yield process, f"http://127.0.0.1:{port}"
+    finally:
+        if process.poll() is None:
+            process.terminate()
+        process.wait(timeout=60)
