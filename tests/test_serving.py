@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .utils import REPO, SCRIPTS, command_env, require, save_copy_model, wait_until_listening
+from .utils import REPO, SCRIPTS, command_env, require, save_copy_model, serve_process
 
 
 require("fastapi", "the server needs the [serve] extra: pip install -e '.[serve]'")
@@ -414,20 +414,9 @@ def copy_model_dir(tmp_path_factory):
 
 @contextlib.contextmanager
 def server_process(*args, env=None):
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SCRIPTS / "serve.py"), *args, "--port", str(port)],
-        env=env or command_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        wait_until_listening(process, port)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    """serve.py's URL on a free loopback port (tests.utils.serve_process)."""
+    with serve_process(*args, env=env) as (_, url):
+        yield url
 
 
 @pytest.mark.slow  # a server process and a real client
