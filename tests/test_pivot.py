@@ -2,7 +2,7 @@
 hop's translation of the first hop's, alignments compose, glossary terms are carried by the first hop's alignment,
 the confidence is the product and abstains on it, and the server offers, translates, stores suggestions for and
 translates files of a pair no model has (fr→de html with a link, a placeholder and a glossary term, both engines;
-the shipped de→en and en→fr models give de→fr, both engines)."""
+the shipped models give fr→de and de→fr, both engines)."""
 
 import math
 from pathlib import Path
@@ -157,22 +157,45 @@ def test_a_suggestion_for_a_pivoted_pair_is_judged_through_the_english(tmp_path)
     assert second.translated == ["«Ouvrir le fichier.»"]
 
 
+DIRECTORIES = {"en-de": "en-de-broad"}  # the shipped model of UI messages for en-de
+
+
 @pytest.mark.slow
-def test_the_shipped_models_pivot_de_to_fr_html_through_the_server_on_both_engines():
-    """The html test on real models: de→en and en→fr give de→fr (no fr→en model is shipped yet, so not fr→de)."""
+@pytest.mark.parametrize(
+    "source, target, text, term",
+    [
+        (
+            "fr",
+            "de",
+            '<p>Le <a href="https://example.org/x">fichier</a> %s n\'a pas pu être <b>ouvert</b>.</p>',
+            ("fichier", "Dokument"),
+        ),
+        (
+            "de",
+            "fr",
+            '<p>Die <a href="https://example.org/x">Datei</a> %s konnte nicht <b>geöffnet</b> werden.</p>',
+            ("Datei", "document"),
+        ),
+    ],
+)
+def test_the_shipped_models_pivot_html_through_the_server_on_both_engines(source, target, text, term):
+    """The html test on real models (fr→en + en→de, de→en + en→fr): a link, a placeholder and a glossary term come
+    back, well-formed, the same on both engines."""
     models, outputs = REPO / "models", []
-    source = '<p>Die <a href="https://example.org/x">Datei</a> %s konnte nicht <b>geöffnet</b> werden.</p>'
+    pairs = (f"{source}-en", f"en-{target}")
     for name in ("transformers", "ctranslate2"):
         served = [
-            ServedModel(load_engine(str(models / f"transformer-mt-{pair}"), name), *pair.split("-"))
-            for pair in ("de-en", "en-fr")
+            ServedModel(
+                load_engine(str(models / f"transformer-mt-{DIRECTORIES.get(pair, pair)}"), name), *pair.split("-")
+            )
+            for pair in pairs
         ]
         with TestClient(create_app(served)) as client:
-            fields = {"source": "de", "target": "fr", "format": "html", "glossary": [["Datei", "document"]]}
-            answer = client.post("/translate", json={"q": source, **fields}).json()
+            fields = {"source": source, "target": target, "format": "html", "glossary": [list(term)]}
+            answer = client.post("/translate", json={"q": text, **fields}).json()
         paragraph = etree.fromstring(f"<r>{answer['translatedText']}</r>".encode()).find("p")
         (link,), (bold,) = paragraph.findall("a"), paragraph.findall("b")
-        assert link.get("href") == "https://example.org/x" and link.text == "document" and bold.text.strip()
+        assert link.get("href") == "https://example.org/x" and link.text == term[1] and bold.text.strip()
         assert "%s" in "".join(paragraph.itertext()) and 0 < answer["confidence"] < 1 and answer["flags"]["pivot"]
         outputs.append(answer["translatedText"])
     assert outputs[0] == outputs[1]
