@@ -21,7 +21,7 @@ from ..engines.alignment import Alignment
 from ..engines.inputs import default_names
 from ..options import TranslationOptions
 from ..quality import Flags
-from ..text.glossary import Glossary, term_used
+from ..text.glossary import Glossary, find_terms, term_used
 from ..text.languages import rules_for
 from ..trust import Aligner, Decoded, has_offsets
 from . import decoder
@@ -146,16 +146,9 @@ def _first_alignments(engine: Engine, options, sentences, english, first) -> lis
 
 
 def _terms_in(sentence: str, options: TranslationOptions) -> list[tuple[int, int, str]]:
-    """(start, end, target) of each glossary term with a target found in `sentence`, longest terms first."""
-    flags = re.IGNORECASE if options.glossary_ignore_case else 0
-    found = []
-    for term, target in sorted(options.glossary, key=lambda entry: -len(entry[0])):
-        if target is None:
-            continue
-        for match in re.finditer(rf"(?<!\w){re.escape(term)}(?!\w)", sentence, flags):
-            if not any(start < match.end() and match.start() < end for start, end, _ in found):
-                found.append((match.start(), match.end(), target))
-    return found
+    """(start, end, target) of each glossary term with a target found in `sentence` (`glossary.find_terms`)."""
+    found = find_terms(sentence, options.glossary, options.glossary_ignore_case)
+    return [(start, end, target) for start, end, target in found if target is not None]
 
 
 def carried_terms(

@@ -70,16 +70,26 @@ def check_glossary(entries) -> Glossary:
     return tuple(checked)
 
 
-def annotate(sentence: str, glossary: Glossary, ignore_case: bool = False) -> tuple[str, list[tuple[str, str]]]:
-    """`sentence` with each glossary term found in it followed by ` ⟦target⟧`, and the (as found, target) pairs."""
-    if not glossary:
-        return sentence, []
+def find_terms(sentence: str, glossary: Glossary, ignore_case: bool = False) -> list[tuple[int, int, str | None]]:
+    """(start, end, target) of each glossary term found in `sentence` as a whole word or phrase, longest terms
+    first, none overlapping one found before; target None for a term kept as written."""
     flags = re.IGNORECASE if ignore_case else 0
     found = []
     for source, target in sorted(glossary, key=lambda entry: -len(entry[0])):
         for match in re.finditer(rf"(?<!\w){re.escape(source)}(?!\w)", sentence, flags):
             if not any(start < match.end() and match.start() < end for start, end, _ in found):
-                found.append((match.start(), match.end(), target or match[0]))
+                found.append((match.start(), match.end(), target))
+    return found
+
+
+def annotate(sentence: str, glossary: Glossary, ignore_case: bool = False) -> tuple[str, list[tuple[str, str]]]:
+    """`sentence` with each glossary term found in it followed by ` ⟦target⟧`, and the (as found, target) pairs."""
+    if not glossary:
+        return sentence, []
+    found = [
+        (start, end, target or sentence[start:end])
+        for start, end, target in find_terms(sentence, glossary, ignore_case)
+    ]
     annotated, last, used = [], 0, []
     for start, end, target in sorted(found):
         annotated += [sentence[last:end], f" {OPEN}{target}{CLOSE}"]
@@ -272,6 +282,7 @@ __all__ = [
     "annotate",
     "annotate_pair",
     "check_glossary",
+    "find_terms",
     "mine_terms",
     "place_term",
     "read_glossary",
