@@ -2,14 +2,19 @@
 `options.context` as each sentence's second segment, on generate() and CTranslate2 alike; the register's tag is
 read first; what a model cannot read is refused by name or falls back with a word, never silently."""
 
+import json
 import logging
 
 import polib
 import pytest
+import yaml
 from lxml import etree
 
+from transformer_mt.documents.files import po_context, translate_bytes
 from transformer_mt.engines import load_engine
 from transformer_mt.engines.inputs import source_rows
+from transformer_mt.experiments import file_contexts
+from transformer_mt.experiments.context_study import read_messages
 from transformer_mt.options import OptionError, TranslationOptions
 from transformer_mt.scripts import translate as translate_script
 from transformer_mt.translation import translate_texts
@@ -136,22 +141,58 @@ msgctxt "Toolbar tooltip"
 msgid "Open the file."
 msgstr ""
 
+#. TRANSLATORS: Toolbar tooltip
+msgid "Open the file."
+msgstr ""
+
 msgid "Open the file."
 msgstr ""
 """
 
 
-def test_a_po_message_is_translated_with_its_msgctxt_by_the_command(context_model, tmp_path):
+def _in_contexts(context_model, contexts, format="text") -> list[str]:
+    engine = load_engine(str(context_model), "transformers")
+    options = TranslationOptions(format=format, guards=False)
+    return [
+        translate_texts(engine, ["Open the file."], options.replace(context=context))[0][0][0] for context in contexts
+    ]
+
+
+def test_a_po_message_is_translated_with_its_msgctxt_or_comment_by_the_command(context_model, tmp_path):
     (tmp_path / "in.po").write_text(PO, encoding="utf-8")
     flags = ["--model", str(context_model), "--engine", "transformers", "--no_guards"]
-    translate_script.main([*flags, "--input", str(tmp_path / "in.po"), "--output", str(tmp_path / "out.po")])
+    paths = ["--input", str(tmp_path / "in.po"), "--output", str(tmp_path / "out.po")]
+    translate_script.main([*flags, *paths, "--context_from", "msgctxt", "comments"])
     found = [entry.msgstr for entry in polib.pofile(str(tmp_path / "out.po"))]
-    engine = load_engine(str(context_model), "transformers")
-    expected = [
-        translate_texts(engine, ["Open the file."], TranslationOptions(context=context, guards=False))[0][0][0]
-        for context in ("Menu of the file dialog", "Toolbar tooltip", None)
-    ]
+    expected = _in_contexts(context_model, ("Menu of the file dialog", "Toolbar tooltip", "Toolbar tooltip", None))
     assert found == expected and len(set(expected)) == 3  # one message, three translations: its contexts'
+
+
+def test_a_po_message_reads_its_comments_only_when_asked():
+    [tagged, commented, plain] = polib.pofile(PO)[1:]
+    assert po_context(tagged) == po_context(tagged, {"msgctxt", "comments"}) == "Toolbar tooltip"
+    assert po_context(commented) is None and po_context(plain, {"msgctxt", "comments"}) is None
+    assert po_context(commented, {"comments"}) == "Toolbar tooltip"  # "TRANSLATORS:" dropped
+    with pytest.raises(ValueError, match="contexts are read from msgctxt, comments, keys, got notes"):
+        translate_bytes(PO.encode(), "po", lambda texts, format: texts, contexts={"notes"})
+
+
+@pytest.mark.parametrize(
+    "name, document",
+    [
+        ("in.json", '{"menu": {"file": "Open the file."}, "toolbar": ["Open the file."], "open": "Open the file."}'),
+        ("in.yaml", "menu:\n  file: Open the file.\ntoolbar:\n- Open the file.\nopen: Open the file.\n"),
+    ],
+)
+def test_a_string_file_value_is_translated_with_its_key_path(context_model, tmp_path, name, document):
+    (tmp_path / name).write_text(document, encoding="utf-8")
+    flags = ["--model", str(context_model), "--engine", "transformers", "--no_guards"]
+    paths = ["--input", str(tmp_path / name), "--output", str(tmp_path / f"out-{name}")]
+    translate_script.main([*flags, *paths, "--context_from", "keys"])
+    written = yaml.safe_load((tmp_path / f"out-{name}").read_text(encoding="utf-8"))  # JSON is YAML
+    found = [written["menu"]["file"], written["toolbar"][0], written["open"]]
+    expected = _in_contexts(context_model, ("menu.file", "toolbar.0", "open"))
+    assert found == expected and len(set(expected)) > 1  # one text, translated by its key path
 
 
 XLIFF = """<?xml version="1.0" encoding="UTF-8"?>
@@ -173,10 +214,25 @@ def test_an_xliff_unit_is_translated_with_its_resname_or_note_by_the_command(con
     translate_script.main([*flags, "--input", str(tmp_path / "in.xlf"), "--output", str(tmp_path / "out.xlf")])
     root = etree.parse(str(tmp_path / "out.xlf")).getroot()
     found = ["".join(target.itertext()) for target in root.iter("{urn:oasis:names:tc:xliff:document:1.2}target")]
-    engine = load_engine(str(context_model), "transformers")
-    options = TranslationOptions(format="html", guards=False)
-    expected = [
-        translate_texts(engine, ["Open the file."], options.replace(context=context))[0][0][0]
-        for context in ("Menu of the file dialog", "Toolbar tooltip", None)
-    ]
+    expected = _in_contexts(context_model, ("Menu of the file dialog", "Toolbar tooltip", None), format="html")
     assert found == expected and len(set(expected)) == 3
+
+
+@pytest.mark.slow
+def test_the_file_contexts_measurement_times_both_sides_on_one_catalogue(context_model, tmp_path, cache):
+    rows = ["en\tde\torigin\tcontext", *(f"{s}\t{s}\tgettext:app\t{c}" for s in SENTENCES for c in ("", "Menu"))]
+    (tmp_path / "test.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    output = tmp_path / "file-contexts.json"
+    file_contexts.main(
+        ["--model", str(context_model), "--data", str(tmp_path / "test.tsv")]
+        + ["--repeats", "2", "--engine", "transformers"]
+        + ["--output", str(output)]
+    )
+    found = json.loads(output.read_text(encoding="utf-8"))
+    assert found["rows"] == 8 and found["sides"]["none"]["engine_calls"] == 1
+    assert found["sides"]["key_paths"]["engine_calls"] == 8  # one a distinct key path
+    messages = read_messages(tmp_path / "test.tsv", "de")
+    assert file_contexts.key_path(messages[1], 1) == ["app", "menu", "m1"]
+    assert file_contexts.written_texts(file_contexts.catalogue(messages), messages) == [
+        s for s in SENTENCES for _ in range(2)
+    ]

@@ -15,7 +15,7 @@ from typing import TextIO
 from tqdm.auto import tqdm
 
 from ..checkpoints import load_translator
-from ..documents.files import file_format, translate_file
+from ..documents.files import CONTEXT_SOURCES, DEFAULT_CONTEXTS, file_format, translate_file
 from ..engines import add_engine_arguments, engine_settings, load_engine, resolve_device
 from ..engines.alignment import Alignment, pharaoh
 from ..engines.alignment import check_tokenizer as check_alignment_tokenizer
@@ -67,11 +67,7 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
         "(transformer_mt.engines.alignment).",
     )
     add_engine_arguments(parser)
-    parser.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="A .po or XLIFF --input: translate entries that already have a translation too (default: keep them).",
-    )
+    add_file_arguments(parser)
     parser.add_argument(
         "--glossary",
         metavar="FILE",
@@ -79,13 +75,6 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
         "(none: the term stays as it is) a line (text.glossary; --glossary_ignore_case "
         "to match them in any case). Followed by a model trained with --term_annotation_share; "
         "any other model's translations are checked against it.",
-    )
-    parser.add_argument(
-        "--trusted_above",
-        type=float,
-        metavar="CONFIDENCE",
-        help="A .po or XLIFF --input: entries whose confidence is above this are not marked fuzzy "
-        "(XLIFF: state translated); default: every entry is for review.",
     )
     parser.add_argument(
         "--interactive",
@@ -104,6 +93,32 @@ def parse_args(argv=None, description: str | None = None) -> argparse.Namespace:
         parser.error(f"--glossary: {error}")
     check_args(parser, args)
     return args
+
+
+def add_file_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags of a structured --input (`translate_structured_file`)."""
+    parser.add_argument(
+        "--context_from",
+        nargs="+",
+        choices=CONTEXT_SOURCES,
+        default=sorted(DEFAULT_CONTEXTS),
+        help="A structured --input, for a model trained with context: where each text's context is read from: "
+        "msgctxt (a .po message's msgctxt, an XLIFF unit's resname or first note), comments (a .po message's "
+        "#. comments where it has no msgctxt), keys (a JSON/YAML value's key path). Default: msgctxt; key paths "
+        "cost the shipped en-fr model 2 BLEU (docs/translation.md).",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="A .po or XLIFF --input: translate entries that already have a translation too (default: keep them).",
+    )
+    parser.add_argument(
+        "--trusted_above",
+        type=float,
+        metavar="CONFIDENCE",
+        help="A .po or XLIFF --input: entries whose confidence is above this are not marked fuzzy "
+        "(XLIFF: state translated); default: every entry is for review.",
+    )
 
 
 def pick_model(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -332,7 +347,7 @@ def translate_structured_file(args: argparse.Namespace, engine, state) -> int:
             translate,
             overwrite=args.overwrite,
             trusted_above=args.trusted_above,
-            contexts=getattr(engine.config, "source_context", False),  # a .po message's msgctxt, as its context
+            contexts=set(args.context_from) if getattr(engine.config, "source_context", False) else set(),
         )
     differ = len(report.placeholders_differ)
     differ = f"; placeholders or tags differ in {differ} (marked for review)" if differ else ""

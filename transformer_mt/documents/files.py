@@ -3,7 +3,8 @@
 - gettext `.po`/`.pot` through polib: each message's msgid (and msgid_plural) translated into msgstr (the plural
   forms: the singular's translation first, the plural's for the others); entries already translated are kept
   unless `overwrite`; every entry this writes is marked fuzzy, for a translator's review; with `contexts`, each
-  message's msgctxt is given as its context (read by a model trained with context as the second segment).
+  message's msgctxt (and, asked for, else its `#.` comments) is given as its context (read by a model trained with
+  context as the second segment).
 - XLIFF 1.2 and 2.0 (`documents.xliff`): each `<source>` translated into its `<target>`, its inline elements put
   back around their words' translation or kept where the sentence puts them.
 - HTML as the server's `format: "html"` translates it (`transformer_mt.text.markup`): each sentence whole, its inline
@@ -58,6 +59,11 @@ FORMATS = {
 STRUCTURED = set(FORMATS.values()) - {"text"}  # the command translates a text file line by line, with its columns
 
 
+# where a file's contexts come from (`contexts=`): "msgctxt" a .po message's msgctxt and an XLIFF unit's resname or
+# note, "comments" a .po message's `#.` comments where it has no msgctxt, "keys" a JSON/YAML value's key path
+CONTEXT_SOURCES = ("msgctxt", "comments", "keys")
+DEFAULT_CONTEXTS = frozenset({"msgctxt"})  # what the models were trained with; the others measured or untried
+TRANSLATORS = re.compile(r"^translators?\s*:\s*", re.IGNORECASE)  # xgettext --add-comments=TRANSLATORS: boilerplate
 COMMENT = "transformer-mt:"  # begins the .po translator comment that carries a translation's flags
 
 
@@ -74,7 +80,7 @@ def translate_file(
     translate_texts: Callable[..., list[str]],
     overwrite: bool = False,
     trusted_above: float | None = None,
-    contexts: bool = False,
+    contexts=frozenset(),
 ) -> FileReport:
     """Translate `input_path` into `output_path` in the same format (`translate_bytes` on the file's bytes)."""
     kind = FORMATS.get(os.path.splitext(input_path)[1].lower())
@@ -93,27 +99,31 @@ def translate_bytes(
     translate_texts: Callable[..., list[str]],
     overwrite: bool = False,
     trusted_above: float | None = None,
-    contexts: bool = False,
+    contexts=frozenset(),
 ) -> tuple[bytes, FileReport]:
     """A file's bytes in the format `kind` (a value of `FORMATS`) translated with `translate_texts(texts, format)`
     (texts in, their translations out, in order; `format` "text" or "html"; a `quality.Translation` brings its
     flags: confidence, guards, spans, abstention), and what was done. `overwrite`: translate .po entries and XLIFF
     units already translated too. `trusted_above`: a confidence above which a .po entry is not marked fuzzy and an
-    XLIFF unit is "translated" rather than for review. `contexts`: give each .po message's msgctxt and each XLIFF
-    unit's resname (or first note) as its context (`translate_texts(texts, format, context=...)`, one call per
-    context; for a model trained with context). A file
-    its format's parser cannot read is a `documents.FormatError` naming the format and the reason."""
+    XLIFF unit is "translated" rather than for review. `contexts`: the `CONTEXT_SOURCES` a text's context is read
+    from (`translate_texts(texts, format, context=...)`, one call per distinct context; for a model trained with
+    context): "msgctxt" a .po message's msgctxt and an XLIFF unit's resname (or first note), "comments" a .po
+    message's `#.` comments where it has no msgctxt, "keys" each JSON/YAML value's key path. A file its format's
+    parser cannot read is a `documents.FormatError` naming the format and the reason."""
+    if unknown := set(contexts) - set(CONTEXT_SOURCES):
+        raise ValueError(f"contexts are read from {', '.join(CONTEXT_SOURCES)}, got {', '.join(sorted(unknown))}")
     if trusted_above is not None and not 0 <= trusted_above <= 1:
         raise ValueError(f"trusted_above is a confidence in [0, 1], got {trusted_above}")
     if kind == "po":
         return _translate_po(data, translate_texts, overwrite, trusted_above, contexts)
     if kind == "xliff":
-        return translate_xliff(data, translate_texts, overwrite, trusted_above, contexts)
+        return translate_xliff(data, translate_texts, overwrite, trusted_above, "msgctxt" in contexts)
     if kind == "html":
         return _translate_html(data, translate_texts)
     if kind in FORMATS.values():
         report = FileReport(kind)
-        translated = _document_translator(kind)(data, _checked(translate_texts, report))
+        keyed = {"contexts": "keys" in contexts} if kind in ("json", "yaml") else {}  # key paths as contexts
+        translated = _document_translator(kind)(data, _checked(translate_texts, report), **keyed)
         report.translated = translated.translated
         return translated.data, report
     raise ValueError(f"kind must be one of {', '.join(sorted(set(FORMATS.values())))}, got {kind!r}")
@@ -142,8 +152,8 @@ def _checked(translate_texts, report: FileReport):
     """`translate_texts`, counting in `report` the texts left untranslated below the minimum confidence and those
     whose translation lost a placeholder or protected span (an HTML fragment's by its text)."""
 
-    def translate(texts: list[str], format: str = "text") -> list[str]:
-        translations = translate_texts(texts, format)
+    def translate(texts: list[str], format: str = "text", **context) -> list[str]:
+        translations = translate_texts(texts, format, **context)
         if format == "html":
             from ..text.markup import html_text  # BeautifulSoup: the [files] extra
         for source, translation in zip(texts, translations, strict=True):
@@ -170,7 +180,18 @@ def _translate_mixed(texts: list[str], translate_texts) -> list[str]:
     return [next(done[m]) for m in markup]
 
 
-def _translate_po(data: bytes, translate_texts, overwrite, trusted_above, contexts=False) -> tuple[bytes, FileReport]:
+def po_context(entry, contexts=DEFAULT_CONTEXTS) -> str | None:
+    """A .po message's context for the model from `contexts` (`CONTEXT_SOURCES`): its msgctxt, else its extracted
+    comments (`#.`, lines joined, a leading "Translators:" dropped), else None."""
+    if entry.msgctxt and "msgctxt" in contexts:
+        return entry.msgctxt
+    if "comments" not in contexts:
+        return None
+    comment = " ".join(line.strip() for line in entry.comment.splitlines() if line.strip())
+    return TRANSLATORS.sub("", comment).strip() or None
+
+
+def _translate_po(data: bytes, translate_texts, overwrite, trusted_above, contexts) -> tuple[bytes, FileReport]:
     import polib
 
     charset = re.search(rb"charset=([\w.-]+)", data[:4096])
@@ -195,7 +216,7 @@ def _translate_po(data: bytes, translate_texts, overwrite, trusted_above, contex
     # a message's leading and trailing whitespace ("Name: ", "Usage: %s\n") belongs to the program: kept as it is
     found = in_contexts(
         [text.strip() for text in texts],
-        [entry.msgctxt or None if contexts else None for entry in todo for _ in range(2 if entry.msgid_plural else 1)],
+        [po_context(entry, contexts) for entry in todo for _ in range(2 if entry.msgid_plural else 1)],
         translate_texts,
         _translate_mixed,
     )
@@ -264,6 +285,8 @@ def translate_document(
 
 
 __all__ = [
+    "CONTEXT_SOURCES",
+    "DEFAULT_CONTEXTS",
     "FORMATS",
     "PLACEHOLDERS_DIFFER",
     "FileReport",

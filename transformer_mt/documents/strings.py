@@ -9,6 +9,10 @@ lists walked, other values (numbers, booleans, null) kept.
   an alias repeats is translated once and stays aliased (an anchor no alias uses is dropped, as ruamel does); one
   document a file, the top-level keys (Rails' `en:`) kept as they are.
 
+For a model trained with context, each value's key path (`settings.account.delete`, a list item's index as its
+key) is read as its context, as a .po message's msgctxt is: "Open" under `menu.file.open` and under
+`dialog.door.open` may be translated apart. Values under one path go in one call; each distinct path costs a call.
+
 Placeholders (`{name}`, `%s`, `%1$s`, `{{name}}`, `%{name}`) are protected downstream, as spans; here each value's
 translation is checked for them, and one that lost some is kept but named in a warning (key path and what it lost).
 
@@ -31,7 +35,7 @@ from ruamel.yaml.scalarstring import ScalarString
 
 from ..text.sentences import rewrap
 from ..text.spans import placeholders
-from . import FormatError, Translated
+from . import FormatError, Translated, in_contexts
 from .text import decode, encode, spread
 
 
@@ -182,9 +186,10 @@ def _slots(node, path: str = "", seen: set | None = None):
             yield from _slots(value, where, seen)
 
 
-def translate_values(root, translate_texts) -> int:
+def translate_values(root, translate_texts, contexts: bool = False) -> int:
     """Every string value under `root` replaced by its translation, in one call, a ruamel scalar keeping its type
-    (its quoting style); returns how many texts were sent."""
+    (its quoting style); returns how many texts were sent. `contexts`: each value's key path (`menu.file.open`,
+    a list item's index as a key) given as its context (`documents.in_contexts`: one call per distinct path)."""
     slots = list(_slots(root))
     aliased = {
         id(slot[0][slot[1]]): slot for slot in reversed(slots) if _anchor(slot[0][slot[1]])
@@ -192,7 +197,8 @@ def translate_values(root, translate_texts) -> int:
     unique = [slot for slot in slots if aliased.get(id(slot[0][slot[1]]), slot) is slot]
     messages = [_parsed(container[key].strip()) for container, key, _ in unique]
     texts = [text for parts in messages for text in message_texts(parts)]
-    translations, written = iter(translate_texts(texts, "text") if texts else []), {}
+    paths = [where if contexts else None for (*_, where), parts in zip(unique, messages) for _ in message_texts(parts)]
+    translations, written = iter(in_contexts(texts, paths, translate_texts, _as_text)), {}
     for (container, key, where), parts in zip(unique, messages):
         value = container[key]
         if not message_texts(parts):
@@ -204,6 +210,10 @@ def translate_values(root, translate_texts) -> int:
     for container, key, _ in slots:
         container[key] = written.get(id(container[key]), container[key])
     return len(texts)
+
+
+def _as_text(texts: list[str], translate) -> list[str]:
+    return translate(texts, "text") if texts else []
 
 
 def _anchor(value) -> str | None:
@@ -236,14 +246,14 @@ def _json_layout(text: str) -> dict:
     return dict(indent=indent, separators=separators, ensure_ascii=text.isascii() and "\\u" in text)
 
 
-def translate_json(data: bytes, translate_texts) -> Translated:
-    """A JSON string file translated: its string values, in one call."""
+def translate_json(data: bytes, translate_texts, contexts: bool = False) -> Translated:
+    """A JSON string file translated: its string values, in one call (one a key path, with `contexts`)."""
     text, bom = decode(data, "json")
     try:
         root = json.loads(text)
     except json.JSONDecodeError as error:
         raise FormatError("json", str(error)) from None
-    sent = translate_values(root, translate_texts)
+    sent = translate_values(root, translate_texts, contexts)
     written = json.dumps(root, **_json_layout(text)) + text[len(text.rstrip()) :]
     return Translated(encode(written, bom), sent)
 
@@ -267,8 +277,9 @@ def _yaml_indents(text: str) -> dict:
     return {"mapping": 2, "sequence": 2, "offset": 0} | found
 
 
-def translate_yaml(data: bytes, translate_texts) -> Translated:
-    """A YAML string file translated in round-trip mode: its string values, in one call."""
+def translate_yaml(data: bytes, translate_texts, contexts: bool = False) -> Translated:
+    """A YAML string file translated in round-trip mode: its string values, in one call (one a key path, with
+    `contexts`)."""
     text, bom = decode(data, "yaml")
     yaml = YAML()
     yaml.preserve_quotes, yaml.width = True, 4096  # a translated line is not folded
@@ -280,15 +291,15 @@ def translate_yaml(data: bytes, translate_texts) -> Translated:
     yaml.explicit_start = text.lstrip().startswith("---")
     if root is None:  # nothing but comments, or nothing
         return Translated(data, 0)
-    sent = translate_values(root, translate_texts)
+    sent = translate_values(root, translate_texts, contexts)
     out = io.StringIO()
     yaml.dump(root, out)
     return Translated(encode(out.getvalue(), bom), sent)
 
 
-def translate(data: bytes, translate_texts, format: str = "json") -> Translated:
-    """A string file translated: `format` "json" or "yaml"."""
-    return {"json": translate_json, "yaml": translate_yaml}[format](data, translate_texts)
+def translate(data: bytes, translate_texts, format: str = "json", contexts: bool = False) -> Translated:
+    """A string file translated: `format` "json" or "yaml"; `contexts`: each value's key path as its context."""
+    return {"json": translate_json, "yaml": translate_yaml}[format](data, translate_texts, contexts)
 
 
 __all__ = [

@@ -19,7 +19,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..documents import FormatError
-from ..documents.files import FORMATS, translate_bytes
+from ..documents.files import DEFAULT_CONTEXTS, FORMATS, translate_bytes
 from ..quality import Translation
 from ..translation import assemble, segment, text_flags
 from .fields import RequestError, TranslateRequest, request_options, request_values
@@ -159,7 +159,7 @@ async def _upload_translated(
         )
         return asyncio.run_coroutine_threadsafe(work, loop).result()
 
-    reads = getattr(model.engine.config, "source_context", False)  # a .po message's msgctxt, as its context
+    reads = DEFAULT_CONTEXTS if getattr(model.engine.config, "source_context", False) else frozenset()
     try:
         translated, _ = await asyncio.to_thread(translate_bytes, data, kind, translate_texts, contexts=reads)
     except FormatError as error:
