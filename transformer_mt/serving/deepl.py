@@ -220,7 +220,8 @@ def add_deepl_routes(app, service) -> None:
     async def translate(request: Request):
         return JSONResponse(await translate_text(service, app, request))
 
-    @app.api_route("/v2/languages", methods=["GET", "POST"])
+    @app.get("/v2/languages")
+    @app.post("/v2/languages", operation_id="v2_languages_post")  # DeepL's client sends a form body
     @deepl_route
     async def v2_languages(request: Request):
         deepl = await deepl_fields(service, request)
@@ -232,7 +233,8 @@ def add_deepl_routes(app, service) -> None:
         deepl = await deepl_fields(service, request)
         return JSONResponse(v3_languages(service, deepl.fields.get("resource")))
 
-    @app.api_route("/v2/usage", methods=["GET", "POST"])
+    @app.get("/v2/usage")
+    @app.post("/v2/usage", operation_id="usage_post")
     @deepl_route
     async def usage(request: Request):
         deepl = await deepl_fields(service, request)
