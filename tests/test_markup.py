@@ -104,7 +104,7 @@ def test_a_tag_without_aligned_words_is_a_counted_fallback_holding_its_own_trans
     assert documents.fallbacks == 1
     documents = HtmlDocuments(['<p>Press <span class="gui">Add</span> to save.</p>'])
     assert documents.fill(["Zum Speichern drücken."], [[(0, 2), (2, 0), (3, 1)]])[0] == (
-        '<p>Zum Speichern drücken.<span class="gui">Add</span></p>'
+        '<p>Zum Speichern drücken. <span class="gui">Add</span></p>'  # parted as the source parts it
     )
 
 
@@ -113,7 +113,7 @@ def test_a_fallback_never_lands_inside_a_word_or_a_sibling_that_an_alignment_run
     # "Edit" aligned to "Vorlagen" and "Datei" takes the run between; "Add" has no word and "then" lies in that run
     translation, alignment = "Drücken Sie die Vorlagen dann Datei jetzt.", [(0, 0), (1, 3), (1, 5), (2, 4), (4, 6)]
     assert fill(html, translation, alignment) == (
-        '<p>Drücken Sie die <span class="gui">Vorlagen dann Datei</span><span class="gui">Add</span> jetzt.</p>'
+        '<p>Drücken Sie die <span class="gui">Vorlagen dann Datei</span> <span class="gui">Add</span> jetzt.</p>'
     )
     # the label's run replaced by its own, shorter translation: the fallback follows it, whole
     assert fill(html, translation, alignment, {"Edit": "Bearbeiten", "Add": "Hinzufügen"}) == (
@@ -129,7 +129,11 @@ def test_a_fallback_never_goes_past_a_sibling_that_follows_it_and_never_into_one
         '<p><span class="gui">Koppeln</span> <span class="gui">Bestätigen</span> oder jetzt klicken.</p>'
     )
     assert fill(html, translation, alignment) == (
-        '<p><span class="gui">Pair</span><span class="gui">Bestätigen</span> oder jetzt klicken.</p>'
+        '<p><span class="gui">Pair</span> <span class="gui">Bestätigen</span> oder jetzt klicken.</p>'
+    )
+    # a fallback at the end of the element holding it stays inside, parted from its last word
+    assert fill("<p>Go <b>now <i>here</i></b> then</p>", "Geh jetzt dann", [(0, 0), (1, 1), (3, 2)]) == (
+        "<p>Geh <b>jetzt <i>here</i></b> dann</p>"
     )
     # a void element at the start of the element it lies in stays in it
     assert fill('<p>Go <b><img src="a">now</b></p>', "Geh jetzt", [(0, 0), (1, 1)]) == (

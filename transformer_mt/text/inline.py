@@ -23,7 +23,8 @@ Element by element in document order, so that a parent is placed before what it 
 An element with no aligned word left to it (or a verbatim one whose token the translation lost) is a fallback: it
 goes where a point would go (but never past a sibling placed after it in the source, nor before one placed before
 it), holding its own translation where one is given (else its source content as it was;
-a lost token is written back), and it is counted, so that a reader of the output can find it. Siblings never cross
+a lost token is written back), parted by a space from a word it meets where the source parted it by one, and it is
+counted, so that a reader of the output can find it. Siblings never cross
 and children stay inside their parent, so the tree is always well-formed.
 """
 
@@ -143,7 +144,39 @@ def place(
     _keep_source_order(elements, spans, fallback)
     swaps = _swaps(source, elements, spans, fallback, settled, hints)
     translation, spans = _swap_in(translation, spans, swaps, elements)
+    unswapped = [k for k, e in enumerate(elements) if fallback[k] and e.kind == WRAP and k not in swaps and spans[k]]
+    for k in sorted(unswapped, key=lambda k: -spans[k][0]):
+        translation, spans = _spaced(source, elements, translation, spans, k)
     return Placement(spans, fallback, translation)
+
+
+def _spaced(source: str, elements: list[Inline], translation: str, spans: list, k: int) -> tuple[str, list]:
+    """`translation` with a fallback that keeps its source content (no own translation took its point) parted by a
+    space from a word it meets on a side where the source parted it by one ("drücken.<b>Add</b>" would read
+    "drücken.Add"), and every span moved with the text: one that ends at the point stays before it, one that begins
+    there goes after it, and an element holding the fallback keeps it inside."""
+    point, element = spans[k][0], elements[k]
+    before = point > 0 and not translation[point - 1].isspace() and source[element.start - 1 : element.start].isspace()
+    after = point < len(translation) and not translation[point].isspace() and source[element.end :][:1].isspace()
+    added = before + after
+    holders = set()
+    parent = element.parent
+    while parent is not None:
+        holders.add(parent)
+        parent = elements[parent].parent
+
+    def moved(j: int, span: tuple[int, int] | None) -> tuple[int, int] | None:
+        if j == k:
+            return (point + before, point + before)
+        if span is None or not added:
+            return span
+        start, end = span
+        shifted_start = start + added if start > point or (start == point < end and j not in holders) else start
+        grown = before if j in holders else 0  # a holder ending at the point keeps the fallback, not the space after
+        return (shifted_start, end + added if end > point else end + grown if end == point else end)
+
+    spaced = translation[:point] + " " * before + " " * after + translation[point:]
+    return spaced, [moved(j, span) for j, span in enumerate(spans)]
 
 
 def _swaps(
