@@ -88,9 +88,11 @@ def test_the_client_translates_a_list_with_formality_and_context(server):
         ("«Close it.» «Then quit.»", "EN", 20),
     ]
     assert {(options.formality, options.context) for options in server[1].seen[-1:]} == {("less", "A")}
+    whole = client.translate_text("Close it. Then quit.", target_lang="DE", split_sentences=deepl.SplitSentences.OFF)
+    assert whole.text == "«Close it. Then quit.»" and not server[1].seen[-1].split_sentences
     detected = client.translate_text("Hallo Welt, wie geht es dir heute?", target_lang="EN-US")
     assert (detected.text, detected.detected_source_lang) == ("«Hallo Welt, wie geht es dir heute?»", "DE")
-    assert client.get_usage().character.count == 34 + 34 and client.get_usage().character.limit == 10**12
+    assert client.get_usage().character.count == 34 + 20 + 34 and client.get_usage().character.limit == 10**12
 
 
 def test_weblate_placeholders_come_back_byte_for_byte_through_the_client(server):
@@ -273,16 +275,15 @@ def test_form_bodies_the_auth_key_field_and_split_sentences(tmp_path):
         form["split_sentences"] = "nonewlines"
         texts = [entry["text"] for entry in client.post("/v2/translate", data=form).json()["translations"]]
         assert texts == ["«One.» «Two.»", "«Three four.»"]
-        refused = client.post("/v2/translate", data=form | {"split_sentences": "0"})
+        whole = client.post("/v2/translate", data=form | {"split_sentences": "0"}).json()["translations"]
+        assert [entry["text"] for entry in whole] == ["«One. Two.»", "«Three\nfour.»"]  # each text one sentence
+        refused = client.post("/v2/translate", data=form | {"split_sentences": "2"})
         assert (refused.status_code, refused.json()) == (
             400,
-            {
-                "message": "Value for 'split_sentences' not supported: '0'; this server translates sentence by "
-                "sentence, as its models were trained (1 or nonewlines)"
-            },
+            {"message": "Value for 'split_sentences' not supported: '2' (0, 1 or nonewlines)"},
         )
         assert client.post("/v2/usage", data={"auth_key": "k"}).json() == {
-            "character_count": 40,  # two requests of 20 characters; the refused one counts nothing
+            "character_count": 60,  # three requests of 20 characters; the refused one counts nothing
             "character_limit": 10**12,
         }
 

@@ -85,7 +85,7 @@ async def translate_text(service, app, request) -> dict:
     shown = [text for text, _ in taken]
     if split == "nonewlines":
         shown = [text.replace("\r\n", " ").replace("\n", " ") for text in shown]
-    options = options_of(fields, "html" if tag_handling else "text")
+    options = options_of(fields, "html" if tag_handling else "text").replace(split_sentences=split != "0")
     asked = TranslateRequest(shown, True, source, target, 0, options)
     _, model = service.choose_model(asked)
     request.state.pair = f"{model.source}-{model.target}"  # the request's latency series (serving.counters)

@@ -16,9 +16,9 @@ from .fields import RequestError
 
 
 TAG_HANDLINGS = ("html", "xml")
-# nonewlines: newlines read as spaces, punctuation splits; "0" (no splitting) is refused: a served direction always
-# splits by its source language (served.Direction.options), and the models were trained on single sentences
-SPLITS = ("1", "nonewlines")
+# nonewlines: newlines read as spaces, punctuation splits; "0": each text read whole, as one sentence (a CAT tool's
+# segment), though the models were trained on single sentences
+SPLITS = ("0", "1", "nonewlines")
 # DeepL's parameters this server does not implement: a request naming one is refused, never half-applied
 REFUSED = {
     "non_splitting_tags": "the markup's own elements decide where sentences end",
@@ -83,13 +83,8 @@ def split_of(fields: dict, tag_handling: str | None) -> str:
     if value is None or value == "":
         return "nonewlines" if tag_handling else "1"
     value = str(value).lower()
-    if value == "0":
-        raise RequestError(
-            "Value for 'split_sentences' not supported: '0'; this server translates sentence by sentence, as its "
-            "models were trained (1 or nonewlines)"
-        )
     if value not in SPLITS:
-        raise RequestError(f"Value for 'split_sentences' not supported: {value!r} (1 or nonewlines)")
+        raise RequestError(f"Value for 'split_sentences' not supported: {value!r} (0, 1 or nonewlines)")
     return value
 
 

@@ -27,7 +27,7 @@ class Direction:
             raise RequestError(f"Invalid request: {error}") from None
         return asked.options.replace(
             num_return_sequences=count,
-            source_lang=self.source,
+            source_lang=self.source if asked.options.split_sentences else None,  # it names the splitting's language
             target_lang=self.target,
             num_beams=max(self.writer.generation_config.num_beams or 1, count),
             confidence=getattr(self.engine, "calibration", None) is not None,
