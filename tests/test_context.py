@@ -230,9 +230,16 @@ def test_the_file_contexts_measurement_times_both_sides_on_one_catalogue(context
     )
     found = json.loads(output.read_text(encoding="utf-8"))
     assert found["rows"] == 8 and found["sides"]["none"]["engine_calls"] == 1
-    assert found["sides"]["key_paths"]["engine_calls"] == 8  # one a distinct key path
+    assert found["sides"]["contexts"]["engine_calls"] == found["distinct_contexts"] == 8  # one a distinct key path
+    file_contexts.main(
+        ["--model", str(context_model), "--data", str(tmp_path / "test.tsv"), "--format", "po"]
+        + ["--repeats", "1", "--engine", "transformers", "--output", str(output)]
+    )
+    found = json.loads(output.read_text(encoding="utf-8"))
+    assert found["distinct_contexts"] == 1 and found["sides"]["contexts"]["engine_calls"] == 2  # "Menu" and none
     messages = read_messages(tmp_path / "test.tsv", "de")
     assert file_contexts.key_path(messages[1], 1) == ["app", "menu", "m1"]
+    assert file_contexts.po_texts(file_contexts.po_catalogue(messages), messages) == [""] * 8
     assert file_contexts.written_texts(file_contexts.catalogue(messages), messages) == [
         s for s in SENTENCES for _ in range(2)
     ]
