@@ -131,6 +131,18 @@ def test_a_fallback_never_goes_past_a_sibling_that_follows_it_and_never_into_one
     assert fill(html, translation, alignment) == (
         '<p><span class="gui">Pair</span> <span class="gui">Bestätigen</span> oder jetzt klicken.</p>'
     )
+    # fallbacks meeting at one point keep the source's order and its spaces, a void element after them too
+    assert fill("<p>Save <b>A</b> <b>B</b></p>", "Speichern", [(0, 0)]) == "<p>Speichern <b>A</b> <b>B</b></p>"
+    assert fill("<p><b>A</b> <i>B</i> <u>C</u> now</p>", "jetzt", [(3, 0)]) == (
+        "<p><b>A</b> <i>B</i> <u>C</u> jetzt</p>"
+    )
+    assert fill('<p>Press <b>Add</b> <img src="a"> to save.</p>', "Drücken.", [(0, 0), (3, 0)]) == (
+        '<p>Drücken. <b>Add</b><img src="a"/></p>'
+    )
+    # glued where the source glues it
+    assert fill("<p>Go <b>now</b><i>Add</i> here</p>", "Geh jetzt hier", [(0, 0), (1, 1), (2, 2)]) == (
+        "<p>Geh <b>jetzt</b><i>Add</i> hier</p>"
+    )
     # a fallback at the end of the element holding it stays inside, parted from its last word
     assert fill("<p>Go <b>now <i>here</i></b> then</p>", "Geh jetzt dann", [(0, 0), (1, 1), (3, 2)]) == (
         "<p>Geh <b>jetzt <i>here</i></b> dann</p>"

@@ -145,19 +145,27 @@ def place(
     swaps = _swaps(source, elements, spans, fallback, settled, hints)
     translation, spans = _swap_in(translation, spans, swaps, elements)
     unswapped = [k for k, e in enumerate(elements) if fallback[k] and e.kind == WRAP and k not in swaps and spans[k]]
-    for k in sorted(unswapped, key=lambda k: -spans[k][0]):
-        translation, spans = _spaced(source, elements, translation, spans, k)
+    for k in sorted(unswapped, key=lambda k: (-spans[k][0], -k)):  # from the end; at one point, the later first
+        earlier = any(j < k and spans[j] == spans[k] for j in unswapped)  # a fallback that goes before it there
+        translation, spans = _spaced(source, elements, translation, spans, k, earlier)
     return Placement(spans, fallback, translation)
 
 
-def _spaced(source: str, elements: list[Inline], translation: str, spans: list, k: int) -> tuple[str, list]:
+def _spaced(
+    source: str, elements: list[Inline], translation: str, spans: list, k: int, earlier: bool
+) -> tuple[str, list]:
     """`translation` with a fallback that keeps its source content (no own translation took its point) parted by a
-    space from a word it meets on a side where the source parted it by one ("drücken.<b>Add</b>" would read
-    "drücken.Add"), and every span moved with the text: one that ends at the point stays before it, one that begins
-    there goes after it, and an element holding the fallback keeps it inside."""
+    space from a word it meets on a side where the source parted it by a space or the text's edge
+    ("drücken.<b>Add</b>" would read "drücken.Add"), and every span moved with the text: one that ends at the point
+    stays before it, one that begins there (or a zero-width one later in the source) goes after it, and an element
+    holding the fallback keeps it inside. `earlier`: another such fallback goes at the same point before it (a word
+    it meets too)."""
     point, element = spans[k][0], elements[k]
-    before = point > 0 and not translation[point - 1].isspace() and source[element.start - 1 : element.start].isspace()
-    after = point < len(translation) and not translation[point].isspace() and source[element.end :][:1].isspace()
+    meets = earlier or (point > 0 and not translation[point - 1].isspace())
+    parted_before = element.start == 0 or source[element.start - 1].isspace()  # an edge of the text parts it too
+    parted_after = element.end == len(source) or source[element.end].isspace()
+    before = meets and parted_before
+    after = point < len(translation) and not translation[point].isspace() and parted_after
     added = before + after
     holders = set()
     parent = element.parent
@@ -171,7 +179,9 @@ def _spaced(source: str, elements: list[Inline], translation: str, spans: list, 
         if span is None or not added:
             return span
         start, end = span
-        shifted_start = start + added if start > point or (start == point < end and j not in holders) else start
+        if start == end:  # zero-width: one at the point stays before it only if it comes first in the source
+            return span if start < point or (start == point and j < k) else (start + added, end + added)
+        shifted_start = start + added if start > point or (start == point and j not in holders) else start
         grown = before if j in holders else 0  # a holder ending at the point keeps the fallback, not the space after
         return (shifted_start, end + added if end > point else end + grown if end == point else end)
 
