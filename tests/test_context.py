@@ -19,7 +19,7 @@ from transformer_mt.options import OptionError, TranslationOptions
 from transformer_mt.scripts import translate as translate_script
 from transformer_mt.translation import translate_texts
 
-from .utils import copy_tokenizer, require, save_context_model, train_copy_model
+from .utils import copy_tokenizer, require, save_context_model, save_copy_model, train_copy_model
 
 
 require("ctranslate2", "the fast engine needs ctranslate2: pip install 'transformer-mt[fast]'")
@@ -173,8 +173,21 @@ def test_a_po_message_reads_its_comments_only_when_asked():
     assert po_context(tagged) == po_context(tagged, {"msgctxt", "comments"}) == "Toolbar tooltip"
     assert po_context(commented) is None and po_context(plain, {"msgctxt", "comments"}) is None
     assert po_context(commented, {"comments"}) == "Toolbar tooltip"  # "TRANSLATORS:" dropped
+    assert po_context(tagged, {"comments"}) is None  # comments are read only where there is no msgctxt
     with pytest.raises(ValueError, match="contexts are read from msgctxt, comments, keys, got notes"):
         translate_bytes(PO.encode(), "po", lambda texts, format: texts, contexts={"notes"})
+    with pytest.raises(ValueError, match="contexts is a set of msgctxt, comments, keys, got 'keys'"):
+        translate_bytes(PO.encode(), "po", lambda texts, format: texts, contexts="keys")
+
+
+def test_context_from_said_to_a_model_without_context_is_named_unread(tmp_path, capsys):
+    save_copy_model(tmp_path / "plain")
+    (tmp_path / "in.json").write_text('{"menu": "Open the file."}', encoding="utf-8")
+    paths = ["--input", str(tmp_path / "in.json"), "--output", str(tmp_path / "out.json")]
+    translate_script.main(
+        ["--model", str(tmp_path / "plain"), "--engine", "transformers", *paths, "--context_from", "keys"]
+    )
+    assert "--context_from keys is not read: this model was not trained with context" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

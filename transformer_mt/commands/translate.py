@@ -339,6 +339,13 @@ def translate_structured_file(args: argparse.Namespace, engine, state) -> int:
             for hypotheses in translate_texts(engine, texts, options)
         ]
 
+    reads = getattr(engine.config, "source_context", False)
+    if not reads and set(args.context_from) != DEFAULT_CONTEXTS:
+        print(
+            f"warning: --context_from {' '.join(args.context_from)} is not read: this model was not trained with "
+            "context (--context_column)",
+            file=sys.stderr,
+        )
     with atomic_output(args.output) as output:
         output.close()  # translate_file writes by path; atomic_output renames it into place when this ends
         report = translate_file(
@@ -347,7 +354,7 @@ def translate_structured_file(args: argparse.Namespace, engine, state) -> int:
             translate,
             overwrite=args.overwrite,
             trusted_above=args.trusted_above,
-            contexts=set(args.context_from) if getattr(engine.config, "source_context", False) else set(),
+            contexts=set(args.context_from) if reads else set(),
         )
     differ = len(report.placeholders_differ)
     differ = f"; placeholders or tags differ in {differ} (marked for review)" if differ else ""

@@ -110,6 +110,8 @@ def translate_bytes(
     context): "msgctxt" a .po message's msgctxt and an XLIFF unit's resname (or first note), "comments" a .po
     message's `#.` comments where it has no msgctxt, "keys" each JSON/YAML value's key path. A file its format's
     parser cannot read is a `documents.FormatError` naming the format and the reason."""
+    if isinstance(contexts, (str, bool)):
+        raise ValueError(f"contexts is a set of {', '.join(CONTEXT_SOURCES)}, got {contexts!r}")
     if unknown := set(contexts) - set(CONTEXT_SOURCES):
         raise ValueError(f"contexts are read from {', '.join(CONTEXT_SOURCES)}, got {', '.join(sorted(unknown))}")
     if trusted_above is not None and not 0 <= trusted_above <= 1:
@@ -181,10 +183,10 @@ def _translate_mixed(texts: list[str], translate_texts) -> list[str]:
 
 
 def po_context(entry, contexts=DEFAULT_CONTEXTS) -> str | None:
-    """A .po message's context for the model from `contexts` (`CONTEXT_SOURCES`): its msgctxt, else its extracted
-    comments (`#.`, lines joined, a leading "Translators:" dropped), else None."""
-    if entry.msgctxt and "msgctxt" in contexts:
-        return entry.msgctxt
+    """A .po message's context for the model from `contexts` (`CONTEXT_SOURCES`): its msgctxt; for a message without
+    one, its extracted comments (`#.`, lines joined, a leading "Translators:" dropped); else None."""
+    if entry.msgctxt:
+        return entry.msgctxt if "msgctxt" in contexts else None
     if "comments" not in contexts:
         return None
     comment = " ".join(line.strip() for line in entry.comment.splitlines() if line.strip())

@@ -9,9 +9,11 @@ lists walked, other values (numbers, booleans, null) kept.
   an alias repeats is translated once and stays aliased (an anchor no alias uses is dropped, as ruamel does); one
   document a file, the top-level keys (Rails' `en:`) kept as they are.
 
-For a model trained with context, each value's key path (`settings.account.delete`, a list item's index as its
-key) is read as its context, as a .po message's msgctxt is: "Open" under `menu.file.open` and under
-`dialog.door.open` may be translated apart. Values under one path go in one call; each distinct path costs a call.
+With `contexts` (`translate.py --context_from keys`, for a model trained with context), each value's key path
+(`settings.account.delete`, a list item's index as its key, a Rails file's locale key first) is read as its
+context, as a .po message's msgctxt is: "Open" under `menu.file.open` and under `dialog.door.open` may be
+translated apart. Every value has a path of its own, so each costs an engine call (the texts of one ICU message
+share one); a key holding a dot reads as a path (`{"x.y": ...}` and `{"x": {"y": ...}}` give one context).
 
 Placeholders (`{name}`, `%s`, `%1$s`, `{{name}}`, `%{name}`) are protected downstream, as spans; here each value's
 translation is checked for them, and one that lost some is kept but named in a warning (key path and what it lost).
