@@ -30,9 +30,20 @@ from .test_serving import FakeEngine, free_port, server_process  # noqa: E402
 WEBLATE = json.loads((REPO / "tests" / "fixtures" / "weblate_deepl.json").read_text(encoding="utf-8"))
 
 
+class WordTokenizer:
+    """A word a token, at most 8: what `split_sentences=0` checks a whole text against."""
+
+    is_fast, model_max_length = True, 8
+
+    def __call__(self, text: str) -> dict:
+        return {"input_ids": text.split()}
+
+
 class RegisterEngine(FakeEngine):
     """A FakeEngine of a model trained with the register tags and with context: it records the options of each
     call, so that a test reads the formality, context and glossary a request reached the engine with."""
+
+    tokenizer = WordTokenizer()
 
     def __init__(self, source="en", target="de", delay=0.0):
         super().__init__(source, target, delay)
@@ -277,13 +288,18 @@ def test_form_bodies_the_auth_key_field_and_split_sentences(tmp_path):
         assert texts == ["«One.» «Two.»", "«Three four.»"]
         whole = client.post("/v2/translate", data=form | {"split_sentences": "0"}).json()["translations"]
         assert [entry["text"] for entry in whole] == ["«One. Two.»", "«Three\nfour.»"]  # each text one sentence
+        long = form | {"split_sentences": "0", "text": ["Short.", "One two three four five six seven eight nine."]}
+        assert client.post("/v2/translate", data=long).json() == {
+            "message": "Value for 'split_sentences' not supported for text 1: '0' reads each text whole, and it has 9 "
+            "tokens where the model reads at most 8 (send it with 1 or nonewlines)"
+        }
         refused = client.post("/v2/translate", data=form | {"split_sentences": "2"})
         assert (refused.status_code, refused.json()) == (
             400,
             {"message": "Value for 'split_sentences' not supported: '2' (0, 1 or nonewlines)"},
         )
         assert client.post("/v2/usage", data={"auth_key": "k"}).json() == {
-            "character_count": 60,  # three requests of 20 characters; the refused one counts nothing
+            "character_count": 60,  # three requests of 20 characters; the refused ones count nothing
             "character_limit": 10**12,
         }
 

@@ -37,7 +37,8 @@ class FakeEngine:
 
     name, reason, device, workers, max_positions = "fake", "a test engine", "cpu", 1, None
     calibration = calibration_problem = None  # the protocol's: no calibration beside it
-    tokenizer = types.SimpleNamespace(is_fast=True)  # gives character offsets: its translations can be aligned
+    # gives character offsets (its translations can be aligned) and reads any length (transformers' sentinel)
+    tokenizer = types.SimpleNamespace(is_fast=True, model_max_length=int(1e30))
 
     def __init__(self, source="en", target="de", delay=0.0, marker="«»"):
         self.config = types.SimpleNamespace(source_lang=source, target_lang=target)

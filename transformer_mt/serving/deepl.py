@@ -19,6 +19,7 @@ from ..options import OptionError, TranslationOptions
 from .deepl_fields import VARIANTS, deepl_code, deepl_fields, deepl_route, served_code, store_of
 from .deepl_glossaries import add_glossary_routes, glossary_entries
 from .deepl_text import (
+    check_whole,
     flag,
     keep_format,
     put_back,
@@ -95,6 +96,8 @@ async def translate_text(service, app, request) -> dict:
         entries = glossary_entries(store_of(app, service), deepl.owner, fields["glossary_id"], (source, target))
         asked.options = options.replace(glossary=entries)
     async with service.hold(model):
+        if split == "0":
+            check_whole(shown, model.engine.tokenizer)
         answer = await service.translated(request, asked, model, wait_s=DEEPL_QUEUE_WAIT_S)
     translations = []
     for text, (_, pairs), translated in zip(texts, taken, answer["translatedText"], strict=True):
@@ -221,7 +224,7 @@ def add_deepl_routes(app, service) -> None:
         return JSONResponse(await translate_text(service, app, request))
 
     @app.get("/v2/languages")
-    @app.post("/v2/languages", operation_id="v2_languages_post")  # DeepL's client sends a form body
+    @app.post("/v2/languages")  # DeepL's client sends a form body; each method its own operation id
     @deepl_route
     async def v2_languages(request: Request):
         deepl = await deepl_fields(service, request)
@@ -234,7 +237,7 @@ def add_deepl_routes(app, service) -> None:
         return JSONResponse(v3_languages(service, deepl.fields.get("resource")))
 
     @app.get("/v2/usage")
-    @app.post("/v2/usage", operation_id="usage_post")
+    @app.post("/v2/usage")
     @deepl_route
     async def usage(request: Request):
         deepl = await deepl_fields(service, request)

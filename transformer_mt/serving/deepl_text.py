@@ -11,6 +11,7 @@ all the same is put at its end, so that none is ever dropped.
 
 import re
 
+from ..lengths import input_limit
 from ..text.spans import TOKEN
 from .fields import RequestError
 
@@ -88,6 +89,19 @@ def split_of(fields: dict, tag_handling: str | None) -> str:
     return value
 
 
+def check_whole(texts: list[str], tokenizer) -> None:
+    """`split_sentences=0` reads each text whole: one longer than the model reads at once (the tokenizer's limit)
+    is a 400 naming it, never cut."""
+    limit = input_limit(tokenizer)
+    for number, text in enumerate(texts if limit is not None else []):
+        count = len(tokenizer(text)["input_ids"])
+        if count > limit:
+            raise RequestError(
+                f"Value for 'split_sentences' not supported for text {number}: '0' reads each text whole, and it has "
+                f"{count} tokens where the model reads at most {limit} (send it with 1 or nonewlines)"
+            )
+
+
 def tags_of(fields: dict) -> tuple[str | None, list[str]]:
     """`tag_handling` (None: plain text) and `ignore_tags` (a list, or one comma-separated text)."""
     tag_handling = fields.get("tag_handling") or None
@@ -158,6 +172,7 @@ __all__ = [
     "keep_format",
     "put_back",
     "refuse_unimplemented",
+    "check_whole",
     "split_of",
     "tags_of",
     "take_out",
