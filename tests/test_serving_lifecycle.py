@@ -77,10 +77,18 @@ def test_the_shutdown_waits_at_most_its_bound(slow_model):
 @pytest.mark.slow
 def test_sigterm_to_the_workers_supervisor_finishes_the_request_in_flight_and_exits_0(slow_model):
     with serve_process(str(slow_model), "--engine", "transformers", *LONG, "--workers", "2") as (process, base):
+        for _ in range(300):  # the supervisor listens before its workers have loaded the model
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=5):  # 200, or an HTTPError (OSError)
+                    break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("no worker answered /health within a minute")
         answers = []
         sender = threading.Thread(target=long_request, args=(base, answers, 1600))
         sender.start()
-        time.sleep(1.0)  # the request is being decoded by one of the two workers
+        time.sleep(1.0)  # the request is being decoded by a worker that answers
         process.send_signal(signal.SIGTERM)
         stopped = time.monotonic()
         sender.join(120)
