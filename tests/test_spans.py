@@ -96,6 +96,13 @@ def test_each_kind_is_one_span_and_the_wider_kind_wins_where_two_overlap():
         Span("number", "2.0.1"),
     ]
     assert protected_spans("Nice 👍🏽 ❤️") == [Span("emoji", "👍🏽"), Span("emoji", "❤️")]
+    assert protected_spans("Hello {{user}}, { { x } }, {{ count }} and %{name}") == [
+        Span("placeholder", text) for text in ("{{user}}", "{{ count }}", "%{name}")
+    ]  # whole: the model must not write one brace of two
+    assert protected_spans("from -3.402823466E+38 to 1.17E-38") == [
+        Span("number", "3.402823466E+38"),
+        Span("number", "1.17E-38"),
+    ]
 
 
 def test_what_only_looks_like_a_span_is_none():
@@ -105,6 +112,8 @@ def test_what_only_looks_like_a_span_is_none():
         Span("number", "100"),
     ]
     assert protected_spans("cannot find `%s' in </body>") == [Span("placeholder", "%s")]  # GNU quotes, a tag
+    # words holding digits, and no piece of one ("1" of "16th", "4" of "amd64", "0" of "v2.0")
+    assert protected_spans("on the 16th day, the 21st century, amd64, 3D, v2.0, 1.5x zoom") == []
     assert placeholders("50% discount, 100%% done, %d files") == ["%d"]
 
 

@@ -16,13 +16,14 @@ from typing import NamedTuple
 # URL). Placeholders: a literal `%%` (matched, then dropped, so "100%% done" holds none), printf (`%s`, `%1$s`,
 # `%-5.2f`, `%ld`, `%(name)s`; `%*s`, `%.*s`: the width or precision an argument), HexChat's colours (`%C23`,
 # `%C4,1`), Qt's `%1`..`%99`, a letter's code (strftime's `%Y`, HexChat's `%O`), `${var}`, `$1`, and format fields
-# (`{0}`, `{name}`, `{!s}`, `{}`); no space flag and no bare `%`: "50% discount" and "100 %" hold none. Weblate's
+# (`{0}`, `{name}`, `{!s}`, `{}`), i18next's and Angular's `{{name}}` and Rails' `%{name}` whole; no space flag and
+# no bare `%`: "50% discount" and "100 %" hold none. Weblate's
 # markers for the placeholders it sends a machine translation service are placeholders too: `[X14X]` (its
 # LibreTranslate backend's, the placeholder's offset in the source) and `@@PH1@@` (its LLM backends').
 PLACEHOLDER = re.compile(
     r"\[X\d+X\]|@@PH\d+@@|%%|%(?:\d+\$)?(?:\([\w.]+\))?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q)?"
     r"[sdifuxXeEgGcrop]|%C\d\d?(?:,\d\d?)?|%[1-9]\d?(?![\d$])|%[A-Za-z]|\$\{\w+\}|\$\d(?!\d)"
-    r"|\{[\w.:!]*\}"
+    r"|\{\{\s*[\w.]+\s*\}\}|%\{\w+\}|\{[\w.:!]*\}"
 )
 _URL = r"(?:\b(?:https?|ftp)://|\bwww\.)[^\s<>\"'`]*[^\s<>\"'`.,;:!?)\]]"  # trailing punctuation is the sentence's
 _EMAIL = r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
@@ -34,9 +35,10 @@ _PATH = (
     rf"|(?<!\w)[A-Za-z]:\\(?:{_NAME}\\?)*"
 )
 _CODE = r"`[^`'\s][^`'\n]*`"  # not GNU's `quote' style
-# digits with inner separators (`1,234.5`, `10:30`, `2.0.1`), compared by their digits alone; not inside a word
-# ("amd64", "3D", "1st" are words, and the word is what a translation keeps)
-_NUMBER = r"(?<![^\W\d])\d+(?:[.,:]\d+)*(?![^\W\d])"
+# digits with inner separators (`1,234.5`, `10:30`, `2.0.1`) and an exponent (`3.4E+38`), compared by their digits
+# alone; never inside a word ("amd64", "3D", "16th" are words, and the word is what a translation keeps) and never a
+# piece of a longer number (the "1" of "16th", the "3.4" of "3.4E+38")
+_NUMBER = r"(?<!\w)(?<!\w[.,:])\d+(?:[.,:]\d+)*(?:[eE][-+]?\d+)?(?![^\W\d]|\d|[.,:]\d|[eE][-+]?\d)"
 # a pictograph, its presentation selector and skin tone, joined into one by zero-width joiners
 _EMOJI_CHAR = (
     r"[\U0001F000-\U0001FAFF\u2600-\u27BF\u2B50\u2B55\u231A\u231B\u23E9-\u23FA]\uFE0F?"
