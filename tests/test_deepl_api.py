@@ -288,6 +288,8 @@ def test_form_bodies_the_auth_key_field_and_split_sentences(tmp_path):
         assert texts == ["«One.» «Two.»", "«Three four.»"]
         whole = client.post("/v2/translate", data=form | {"split_sentences": "0"}).json()["translations"]
         assert [entry["text"] for entry in whole] == ["«One. Two.»", "«Three\nfour.»"]  # each text one sentence
+        spaced = form | {"split_sentences": "0", "text": "  Save  ", "auth_key": "other"}
+        assert client.post("/v2/translate", data=spaced).json()["translations"][0]["text"] == "«Save»"  # as split
         long = form | {"split_sentences": "0", "text": ["Short.", "One two three four five six seven eight nine."]}
         assert client.post("/v2/translate", data=long).json() == {
             "message": "Value for 'split_sentences' not supported for text 1: '0' reads each text whole, and it has 9 "

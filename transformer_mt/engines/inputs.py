@@ -215,11 +215,12 @@ def tagged(texts: list[str], source_prefix: str | None) -> list[str]:
 def split_texts(texts: list[str], language: str | None, numbers: Iterable[int]) -> tuple[list[str], list[str], Layout]:
     """Every sentence of `texts` in one list, each one's name for warnings ("3, sentence 2"), and per text: where
     its sentences lie in that list and the separators that join their translations. Without a `language`, each
-    text is one sentence named by its number alone; a blank text has none either way."""
+    text is one sentence named by its number alone, without the whitespace around it (as a split sentence is); a
+    blank text has none either way."""
     flat, names, layout = [], [], []
     for number, text in zip(numbers, texts):
         if language is None:
-            pieces, separators = ([text] if text.strip() else []), []
+            pieces, separators = ([text.strip()] if text.strip() else []), []  # what surrounds it is not read
         else:
             pieces, separators = sentences.split(text, language)
         layout.append((range(len(flat), len(flat) + len(pieces)), separators))
