@@ -95,6 +95,40 @@ def test_po_entries_are_translated_plurals_filled_and_kept_ones_kept(tmp_path):
     assert overwritten.translated == 4 and overwritten.kept == 0
 
 
+LINES = r"""msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\n"
+
+msgid ""
+"Line one of a long message\n"
+"  Line two: click %s to continue.\n"
+msgstr ""
+
+msgid "\n"
+msgstr ""
+
+msgid " "
+msgstr ""
+"""
+
+
+def test_a_po_message_is_translated_line_by_line_and_a_blank_one_stays_blank(tmp_path):
+    (tmp_path / "lines.po").write_text(LINES, encoding="utf-8")
+    seen = []
+
+    def recorded(texts, format="text"):
+        seen.extend(texts)
+        return mark(texts, format)
+
+    translate_file(str(tmp_path / "lines.po"), str(tmp_path / "out.po"), recorded)
+    assert seen == ["Line one of a long message", "Line two: click %s to continue."]  # never the two as one
+    assert [entry.msgstr for entry in polib.pofile(str(tmp_path / "out.po"))] == [
+        "«Line one of a long message»\n  «Line two: click %s to continue.»\n",
+        "\n",  # not "\n\n": a blank message has nothing to translate
+        " ",
+    ]
+
+
 def test_lost_placeholders_are_named_and_marked(tmp_path):
     (tmp_path / "app.po").write_text(PO, encoding="utf-8")
     report = translate_file(

@@ -25,7 +25,7 @@ import os
 import re
 from collections.abc import Callable
 
-from ..quality import Translation
+from ..quality import Flags, Translation, together
 from ..text.html_fragments import HTML_INLINE, as_written, holds_markup
 from ..text.sentences import rewrap
 from ..translation import translate
@@ -182,6 +182,25 @@ def _translate_mixed(texts: list[str], translate_texts) -> list[str]:
     return [next(done[m]) for m in markup]
 
 
+def _translate_lines(texts: list[str], translate_texts) -> list[str]:
+    """`_translate_mixed`, a plain text's lines each on its own (a .po message's "\n" is a line break the program
+    prints: read as one sentence, two lines were merged and words lost), joined by the same breaks with each line's
+    surrounding whitespace, the lines' flags together."""
+    parts = [text.split("\n") if "\n" in text and not holds_markup(text) else [text] for text in texts]
+    read = [line.strip() for pieces in parts for line in pieces if line.strip()]
+    found = iter(_translate_mixed(read, translate_texts))
+    joined = []
+    for pieces in parts:
+        if len(pieces) == 1:
+            joined.append(next(found) if pieces[0].strip() else pieces[0])
+            continue
+        done = [(line, next(found)) if line.strip() else (line, None) for line in pieces]
+        text = "\n".join(rewrap(line, translation) if translation is not None else line for line, translation in done)
+        flags = [getattr(translation, "flags", None) or Flags() for _, translation in done if translation is not None]
+        joined.append(Translation(text, together(flags)))
+    return joined
+
+
 def po_context(entry, contexts=DEFAULT_CONTEXTS) -> str | None:
     """A .po message's context for the model from `contexts` (`CONTEXT_SOURCES`): its msgctxt; for a message without
     one, its extracted comments (`#.`, lines joined, a leading "Translators:" dropped); else None."""
@@ -220,7 +239,7 @@ def _translate_po(data: bytes, translate_texts, overwrite, trusted_above, contex
         [text.strip() for text in texts],
         [po_context(entry, contexts) for entry in todo for _ in range(2 if entry.msgid_plural else 1)],
         translate_texts,
-        _translate_mixed,
+        _translate_lines,
     )
     translations = iter([(rewrap(text, translation), translation) for text, translation in zip(texts, found)])
     for entry in todo:

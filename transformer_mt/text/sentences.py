@@ -45,7 +45,9 @@ def join(sentences: list[str], separators: list[str]) -> str:
 
 def rewrap(source: str, translation: str) -> str:
     """`translation` with the leading and trailing whitespace of `source` (an HTML text node's, a .po message's):
-    what surrounds a text belongs to its document, not to the model."""
+    what surrounds a text belongs to its document, not to the model. A blank source stays as it is."""
+    if not source.strip():
+        return source
     return source[: len(source) - len(source.lstrip())] + translation + source[len(source.rstrip()) :]
 
 
