@@ -149,7 +149,7 @@ def test_a_loop_is_decoded_again_with_the_fallback_and_kept_when_it_is_fixed(cap
     assert (fallback.no_repeat_ngram_size, fallback.num_beams, fallback.repetition_penalty) == (3, 4, 1.2)
     assert fallback.generate_controls()["repetition_penalty"] == 1.2  # what both engines' searches read
     assert "1 translation(s) looped, copied the source or had an unlikely length" in caplog.text
-    assert "decoded again; 0 still did (flagged): 1 (loop)" in caplog.text
+    assert "decoded again: 1 (loop); 0 still did (flagged)\n" in caplog.text + "\n"
 
 
 def test_scores_are_of_the_guarded_translation_and_the_calibration_fits_the_first(monkeypatch):
@@ -237,7 +237,7 @@ def test_a_model_trained_to_loop_is_decoded_again_and_flagged(tmp_path, caplog):
             )
         assert is_loop(COPY_CORPUS[0], text[0][0], Languages(EN, DE)), text
         assert (text.flags.guards, text.flags.redecoded, text.flags.confidence) == (("loop",), True, 0.0)
-        assert "still did (flagged)" in caplog.text
+        assert "; 1 still did (flagged): 1" in caplog.text  # named among those decoded again, and as flagged
         caplog.clear()
 
 

@@ -103,11 +103,13 @@ def _guard(
             hypotheses[i], flags[i] = sentence, sentence.flags
             flags[i].redecoded = True
     labels = retry_copied_labels(decoder, sentences, hypotheses, flags, again, options, calibration)
+    still = [i for i in again if flags[i].guards]
     logger.warning(
         f"{len(fired)} translation(s) looped, copied the source or had an unlikely length and were "
-        f"decoded again{f' ({labels} copied label(s) in another form)' if labels else ''}; "
-        f"{sum(bool(flags[i].guards) for i in fired)} still did (flagged): "
+        f"decoded again{f' ({labels} copied label(s) in another form)' if labels else ''}: "
         + ", ".join(f"{names[i]} ({'/'.join(fired[i])})" for i in again)
+        + f"; {len(still)} still did (flagged)"
+        + (f": {', '.join(names[i] for i in still)}" if still else "")
     )
 
 
