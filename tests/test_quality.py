@@ -148,8 +148,20 @@ def test_a_loop_is_decoded_again_with_the_fallback_and_kept_when_it_is_fixed(cap
     fallback = engine.asked[1]
     assert (fallback.no_repeat_ngram_size, fallback.num_beams, fallback.repetition_penalty) == (3, 4, 1.2)
     assert fallback.generate_controls()["repetition_penalty"] == 1.2  # what both engines' searches read
-    assert "1 translation(s) looped, copied the source or had an unlikely length" in caplog.text
+    assert "1 translation(s) looped, copied the source, had an unlikely length or broken characters" in caplog.text
     assert "decoded again: 1 (loop); 0 still did (flagged)\n" in caplog.text + "\n"
+
+
+def test_broken_characters_are_decoded_again_as_a_guard():
+    engine = ScriptedEngine({"Val d'Oise": "Vider l'O\ufffdle"}, {"Val d'Oise": "Val-d'Oise"})
+    [text] = translate_texts(engine, ["Val d'Oise"], TranslationOptions(split_sentences=False))
+    assert text == [("Val-d'Oise", None)] and text.flags == Flags(redecoded=True)
+    still = ScriptedEngine({"Val d'Oise": "Vider l'O\ufffdle"})
+    [text] = translate_texts(still, ["Val d'Oise"], TranslationOptions(split_sentences=False))
+    assert text.flags.guards == ("broken",) and "broken" in text.flags.names()
+    kept = ScriptedEngine({"A \ufffd sign": "Ein \ufffd Zeichen"})  # as often as the source holds it: none
+    [text] = translate_texts(kept, ["A \ufffd sign"], TranslationOptions(split_sentences=False))
+    assert text == [("Ein \ufffd Zeichen", None)] and text.flags == Flags()
 
 
 def test_scores_are_of_the_guarded_translation_and_the_calibration_fits_the_first(monkeypatch):

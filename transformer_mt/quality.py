@@ -52,7 +52,8 @@ FEATURES = (
     "output_chars_per_token",
     "copy",
 )
-GUARDS = ("loop", "copy", "length")
+GUARDS = ("loop", "copy", "length", "broken")
+BROKEN = "\ufffd"  # what a tokenizer writes for byte pieces that make no UTF-8 character
 
 _STRETCH = re.compile(r"[^\s.,;:!?()\[\]\"„“”«»]+(?:\s+[^\s.,;:!?()\[\]\"„“”«»]+)*")
 
@@ -330,6 +331,7 @@ def together(flags: list[Flags]) -> Flags:
 
 
 __all__ = [
+    "BROKEN",
     "CALIBRATION_FILE",
     "COPY_CONFIDENCE",
     "COPY_MIN_WORDS",

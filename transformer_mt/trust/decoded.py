@@ -7,7 +7,7 @@ from ..engines import Engine
 from ..engines.alignment import check_tokenizer
 from ..engines.inputs import Hypotheses
 from ..options import OptionError, TranslationOptions
-from ..quality import Calibration, Flags, features, is_copy, is_loop
+from ..quality import BROKEN, Calibration, Flags, features, is_copy, is_loop
 from ..text.languages import Languages, languages_of
 from ..tokenization import target_side
 
@@ -90,7 +90,7 @@ def guards_fired(
     source: str, sentence: Hypotheses, flags: Flags, calibration: Calibration | None, languages: Languages
 ) -> tuple[str, ...]:
     """The guards the best hypothesis sets off (a short copy is judged by `flags.confidence`; a loop by the rules of
-    `languages`)."""
+    `languages`; a broken one writes U+FFFD, which the source does not hold as often)."""
     if not sentence:
         return ()
     output = sentence[0][0]
@@ -100,6 +100,7 @@ def guards_fired(
             ("loop", lambda: is_loop(source, output, languages)),
             ("copy", lambda: is_copy(source, output, flags.confidence)),
             ("length", lambda: calibration is not None and calibration.off_length(source, output)),
+            ("broken", lambda: output.count(BROKEN) > source.count(BROKEN)),  # byte pieces of no character
         )
         if test()
     ]

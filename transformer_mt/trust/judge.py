@@ -105,7 +105,7 @@ def _guard(
     labels = retry_copied_labels(decoder, sentences, hypotheses, flags, again, options, calibration)
     still = [i for i in again if flags[i].guards]
     logger.warning(
-        f"{len(fired)} translation(s) looped, copied the source or had an unlikely length and were "
+        f"{len(fired)} translation(s) looped, copied the source, had an unlikely length or broken characters and were "
         f"decoded again{f' ({labels} copied label(s) in another form)' if labels else ''}: "
         + ", ".join(f"{names[i]} ({'/'.join(fired[i])})" for i in again)
         + f"; {len(still)} still did (flagged)"
