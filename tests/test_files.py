@@ -129,6 +129,47 @@ def test_a_po_message_is_translated_line_by_line_and_a_blank_one_stays_blank(tmp
     ]
 
 
+ACCELERATORS = r"""msgid ""
+msgstr ""
+"Content-Type: text/plain; charset=UTF-8\n"
+
+msgid "&Save Changes"
+msgstr ""
+
+msgid "Save &As..."
+msgstr ""
+
+msgid "_Open File"
+msgstr ""
+
+msgid "Tom & Jerry and file_name"
+msgstr ""
+
+msgid "&File and &Edit"
+msgstr ""
+"""
+
+
+def test_a_po_messages_keyboard_accelerator_is_taken_out_and_put_back(tmp_path):
+    (tmp_path / "menu.po").write_text(ACCELERATORS, encoding="utf-8")
+    seen = []
+
+    def german(texts, format="text"):
+        seen.extend(texts)
+        table = {"Save Changes": "Änderungen speichern", "Save As...": "Speichern unter...", "Open File": "Datei"}
+        return [table.get(text, text) for text in texts]
+
+    translate_file(str(tmp_path / "menu.po"), str(tmp_path / "out.po"), german)
+    assert seen == ["Save Changes", "Save As...", "Open File", "Tom & Jerry and file_name", "&File and &Edit"]
+    assert [entry.msgstr for entry in polib.pofile(str(tmp_path / "out.po"))] == [
+        "Änderungen &speichern",  # before the same letter, where it begins a word
+        "&Speichern unter...",  # no "a": the first letter
+        "_Datei",
+        "Tom & Jerry and file_name",  # no marker
+        "&File and &Edit",  # two: left as they are
+    ]
+
+
 def test_lost_placeholders_are_named_and_marked(tmp_path):
     (tmp_path / "app.po").write_text(PO, encoding="utf-8")
     report = translate_file(

@@ -29,7 +29,7 @@ from ..quality import Flags, Translation, together
 from ..text.html_fragments import HTML_INLINE, as_written, holds_markup
 from ..text.sentences import rewrap
 from ..translation import translate
-from . import FormatError, in_contexts
+from . import FormatError, accelerators, in_contexts
 from . import text as lines
 from .review import PLACEHOLDERS_DIFFER, TAG, FileReport, entry_flags, is_trusted, placeholders_kept
 from .xliff import translate_xliff
@@ -234,13 +234,19 @@ def _translate_po(data: bytes, translate_texts, overwrite, trusted_above, contex
     texts = [
         text for entry in todo for text in ([entry.msgid, entry.msgid_plural] if entry.msgid_plural else [entry.msgid])
     ]
-    # a message's leading and trailing whitespace ("Name: ", "Usage: %s\n") belongs to the program: kept as it is
+    # a message's leading and trailing whitespace ("Name: ", "Usage: %s\n") belongs to the program: kept as it is;
+    # its one keyboard accelerator ("&Save", "_Open") is taken out and put back (`accelerators`)
+    taken = [accelerators.take_out(text.strip()) if not holds_markup(text) else (text.strip(), None) for text in texts]
     found = in_contexts(
-        [text.strip() for text in texts],
+        [text for text, _ in taken],
         [po_context(entry, contexts) for entry in todo for _ in range(2 if entry.msgid_plural else 1)],
         translate_texts,
         _translate_lines,
     )
+    found = [
+        Translation(accelerators.put_back(translation, marked), getattr(translation, "flags", None))
+        for translation, (_, marked) in zip(found, taken)
+    ]
     translations = iter([(rewrap(text, translation), translation) for text, translation in zip(texts, found)])
     for entry in todo:
         done = [next(translations) for _ in range(2 if entry.msgid_plural else 1)]
