@@ -109,10 +109,13 @@ msgstr ""
 
 msgid " "
 msgstr ""
+
+msgid "Name:\t%s"
+msgstr ""
 """
 
 
-def test_a_po_message_is_translated_line_by_line_and_a_blank_one_stays_blank(tmp_path):
+def test_a_po_message_is_translated_line_by_line_column_by_column_and_a_blank_one_stays_blank(tmp_path):
     (tmp_path / "lines.po").write_text(LINES, encoding="utf-8")
     seen = []
 
@@ -121,11 +124,12 @@ def test_a_po_message_is_translated_line_by_line_and_a_blank_one_stays_blank(tmp
         return mark(texts, format)
 
     translate_file(str(tmp_path / "lines.po"), str(tmp_path / "out.po"), recorded)
-    assert seen == ["Line one of a long message", "Line two: click %s to continue."]  # never the two as one
+    assert seen == ["Line one of a long message", "Line two: click %s to continue.", "Name:", "%s"]  # one by one
     assert [entry.msgstr for entry in polib.pofile(str(tmp_path / "out.po"))] == [
         "«Line one of a long message»\n  «Line two: click %s to continue.»\n",
         "\n",  # not "\n\n": a blank message has nothing to translate
         " ",
+        "«Name:»\t«%s»",  # a tab is a column, kept
     ]
 
 

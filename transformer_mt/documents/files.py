@@ -183,19 +183,20 @@ def _translate_mixed(texts: list[str], translate_texts) -> list[str]:
 
 
 def _translate_lines(texts: list[str], translate_texts) -> list[str]:
-    """`_translate_mixed`, a plain text's lines each on its own (a .po message's "\n" is a line break the program
-    prints: read as one sentence, two lines were merged and words lost), joined by the same breaks with each line's
-    surrounding whitespace, the lines' flags together."""
-    parts = [text.split("\n") if "\n" in text and not holds_markup(text) else [text] for text in texts]
-    read = [line.strip() for pieces in parts for line in pieces if line.strip()]
+    """`_translate_mixed`, a plain text's lines and tab-separated columns each on its own (a .po message's "\n" is
+    a line break the program prints, its "\t" a column: read as one sentence, two lines were merged and words lost,
+    and a tab came back as "Caractère"), joined by the same breaks and tabs with each piece's surrounding whitespace,
+    the pieces' flags together."""
+    parts = [re.split(r"([\n\t])", text) if not holds_markup(text) else [text] for text in texts]
+    read = [piece.strip() for pieces in parts for piece in pieces[::2] if piece.strip()]
     found = iter(_translate_mixed(read, translate_texts))
     joined = []
     for pieces in parts:
         if len(pieces) == 1:
             joined.append(next(found) if pieces[0].strip() else pieces[0])
             continue
-        done = [(line, next(found)) if line.strip() else (line, None) for line in pieces]
-        text = "\n".join(rewrap(line, translation) if translation is not None else line for line, translation in done)
+        done = [(piece, next(found) if k % 2 == 0 and piece.strip() else None) for k, piece in enumerate(pieces)]
+        text = "".join(rewrap(piece, translation) if translation is not None else piece for piece, translation in done)
         flags = [getattr(translation, "flags", None) or Flags() for _, translation in done if translation is not None]
         joined.append(Translation(text, together(flags)))
     return joined
