@@ -137,11 +137,19 @@ def test_a_fallback_never_goes_past_a_sibling_that_follows_it_and_never_into_one
         "<p><b>A</b> <i>B</i> <u>C</u> jetzt</p>"
     )
     assert fill('<p>Press <b>Add</b> <img src="a"> to save.</p>', "Drücken.", [(0, 0), (3, 0)]) == (
-        '<p>Drücken. <b>Add</b><img src="a"/></p>'
+        '<p>Drücken. <b>Add</b> <img src="a"/></p>'
     )
     # glued where the source glues it
     assert fill("<p>Go <b>now</b><i>Add</i> here</p>", "Geh jetzt hier", [(0, 0), (1, 1), (2, 2)]) == (
         "<p>Geh <b>jetzt</b><i>Add</i> hier</p>"
+    )
+    # a void element the source parts by spaces is parted in the translation; glued on one side, it stays glued
+    alignment = [(0, 0), (1, 3), (3, 4), (4, 5)]
+    assert fill('<p>Click the <img src="g.png"> icon now.</p>', "Klicken Sie auf das Symbol jetzt.", alignment) == (
+        '<p>Klicken Sie auf das <img src="g.png"/> Symbol jetzt.</p>'
+    )
+    assert fill('<p>One <img src="a.png">two</p>', "Eins zwei", [(0, 0), (1, 1)]) == (
+        '<p>Eins <img src="a.png"/>zwei</p>'
     )
     # a fallback at the end of the element holding it stays inside, parted from its last word
     assert fill("<p>Go <b>now <i>here</i></b> then</p>", "Geh jetzt dann", [(0, 0), (1, 1), (3, 2)]) == (
@@ -199,7 +207,7 @@ def test_blocks_and_line_breaks_separate_runs_and_whitespace_and_void_elements_s
     assert documents.texts == ["One two", "Three", "four"]
     filled = documents.fill(["Eins zwei", "Drei", "vier"], [[(0, 0), (1, 1)], [(0, 0)], [(0, 0)]])[0]
     # (BeautifulSoup's parser keeps a newline of the whitespace between blocks)
-    assert filled == '<div>\n<p>Eins <img src="a.png"/>zwei</p>\n<p>Drei<br/>vier</p><pre>keep  this</pre></div>'
+    assert filled == '<div>\n<p>Eins <img src="a.png"/> zwei</p>\n<p>Drei<br/>vier</p><pre>keep  this</pre></div>'
 
 
 def test_place_and_nest_keep_every_element_once_whatever_the_alignment():

@@ -47,6 +47,7 @@ class Inline:
     parent: int | None = None
     kind: str = WRAP
     token: str | None = None
+    spaced: bool = False  # a point the source parted from both neighbours by whitespace ("the <img> icon")
 
 
 @dataclasses.dataclass
@@ -144,7 +145,11 @@ def place(
     _keep_source_order(elements, spans, fallback)
     swaps = _swaps(source, elements, spans, fallback, settled, hints)
     translation, spans = _swap_in(translation, spans, swaps, elements)
-    unswapped = [k for k, e in enumerate(elements) if fallback[k] and e.kind == WRAP and k not in swaps and spans[k]]
+    unswapped = [  # a fallback keeping its source text, and a void element the source parted by spaces
+        k
+        for k, e in enumerate(elements)
+        if ((fallback[k] and e.kind == WRAP) or (e.kind == POINT and e.spaced)) and k not in swaps and spans[k]
+    ]
     for k in sorted(unswapped, key=lambda k: (-spans[k][0], -k)):  # from the end; at one point, the later first
         earlier = any(j < k and spans[j] == spans[k] for j in unswapped)  # a fallback that goes before it there
         translation, spans = _spaced(source, elements, translation, spans, k, earlier)
@@ -162,8 +167,8 @@ def _spaced(
     it meets too)."""
     point, element = spans[k][0], elements[k]
     meets = earlier or (point > 0 and not translation[point - 1].isspace())
-    parted_before = element.start == 0 or source[element.start - 1].isspace()  # an edge of the text parts it too
-    parted_after = element.end == len(source) or source[element.end].isspace()
+    parted_before = element.start == 0 or source[element.start - 1].isspace() or element.spaced  # an edge too
+    parted_after = element.end == len(source) or source[element.end].isspace() or element.spaced
     before = meets and parted_before
     after = point < len(translation) and not translation[point].isspace() and parted_after
     added = before + after

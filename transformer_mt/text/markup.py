@@ -97,6 +97,8 @@ class Run:
         self._parts: list[str] = []
         self.glued: dict[int, list[bool]] = {}  # a verbatim element written against a word: [on its left, right]
         self._glue_after: int | None = None
+        self._spaced: dict[int, bool] = {}  # a void element after whitespace: whether whitespace follows it too
+        self._point_after: int | None = None
         self._taken = {
             int(number)
             for node in nodes
@@ -111,8 +113,15 @@ class Run:
         self.leading = original[: len(original) - len(original.lstrip())]  # the source's own whitespace, kept
         self.trailing = original[len(original.rstrip()) :]
         self.elements = [
-            Inline(max(0, e.start - shift), min(len(self.text), max(0, e.end - shift)), e.parent, e.kind, e.token)
-            for e in self.elements
+            Inline(
+                max(0, e.start - shift),
+                min(len(self.text), max(0, e.end - shift)),
+                e.parent,
+                e.kind,
+                e.token,
+                self._spaced.get(k, False),
+            )
+            for k, e in enumerate(self.elements)
         ]
 
     def _length(self) -> int:
@@ -120,6 +129,9 @@ class Run:
 
     def _append(self, text: str) -> None:
         text = re.sub(r"\s+", " ", text)
+        if self._point_after is not None and text:
+            self._spaced[self._point_after] = self._spaced[self._point_after] and text.startswith(" ")
+            self._point_after = None
         if self._glue_after is not None and text:
             if text[0].isalnum():  # "{0}Delete": the engine sees the token as a word of its own
                 self.glued[self._glue_after][1] = True
@@ -137,7 +149,9 @@ class Run:
                 self._element(node, parent, POINT)
             return
         if node.name in VOID_ELEMENTS:
-            self._element(node, parent, POINT)
+            index = self._element(node, parent, POINT)
+            self._spaced[index] = bool(self._parts) and self._parts[-1].endswith(" ")
+            self._point_after = index
         elif verbatim(node):
             number = next(n for n in range(len(self.sources) + len(self._taken) + 1) if n not in self._taken)
             self._taken.add(number)
