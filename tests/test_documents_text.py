@@ -313,6 +313,9 @@ def test_icu_branches_are_separate_texts_and_hash_travels_as_the_argument():
     assert strings.message_texts(parts) == ["Hi {n} there", "x {m} y", "z"]
     with pytest.raises(ValueError):
         strings.parse_message("{n, plural, one {unclosed}")
+    # a branch that writes the argument as {n} gets {n} back, one that writes # gets #
+    written = strings.translate_json(b'{"a": "{n, plural, one {# file} other {{n} files}}"}', Mark()).data.decode()
+    assert written == '{"a": "{n, plural, one {«# file»} other {«{n} files»}}"}'
 
 
 def test_compact_json_stays_on_one_line():

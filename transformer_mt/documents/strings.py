@@ -139,7 +139,8 @@ def rebuilt(parts: list, translations, counted: str | None = None) -> str:
     own = _outer(parts, counted)
     has_own = bool(re.search(r"[^\W\d_]", re.sub(r"\{[^{}]*\}", "", own)))
     text = next(translations) if has_own else own
-    text = text.replace("{%s}" % counted, "#") if counted else text
+    hashed = any(isinstance(part, str) and "#" in part for part in parts)  # `{count}` written as such stays so
+    text = text.replace("{%s}" % counted, "#") if counted and hashed else text
     for part in parts:
         if isinstance(part, Complex):
             branches = "".join(
