@@ -115,17 +115,23 @@ msgstr ""
 """
 
 
-def test_a_po_message_is_translated_line_by_line_column_by_column_and_a_blank_one_stays_blank(tmp_path):
-    (tmp_path / "lines.po").write_text(LINES, encoding="utf-8")
+def po_through(tmp_path, po: str, translate) -> tuple[list[str], list[str]]:
+    """The texts `translate` was given for the .po `po`, and the msgstrs it wrote."""
+    (tmp_path / "in.po").write_text(po, encoding="utf-8")
     seen = []
 
     def recorded(texts, format="text"):
         seen.extend(texts)
-        return mark(texts, format)
+        return translate(texts, format)
 
-    translate_file(str(tmp_path / "lines.po"), str(tmp_path / "out.po"), recorded)
+    translate_file(str(tmp_path / "in.po"), str(tmp_path / "out.po"), recorded)
+    return seen, [entry.msgstr for entry in polib.pofile(str(tmp_path / "out.po"))]
+
+
+def test_a_po_message_is_translated_line_by_line_column_by_column_and_a_blank_one_stays_blank(tmp_path):
+    seen, written = po_through(tmp_path, LINES, mark)
     assert seen == ["Line one of a long message", "Line two: click %s to continue.", "Name:", "%s"]  # one by one
-    assert [entry.msgstr for entry in polib.pofile(str(tmp_path / "out.po"))] == [
+    assert written == [
         "«Line one of a long message»\n  «Line two: click %s to continue.»\n",
         "\n",  # not "\n\n": a blank message has nothing to translate
         " ",
@@ -155,17 +161,10 @@ msgstr ""
 
 
 def test_a_po_messages_keyboard_accelerator_is_taken_out_and_put_back(tmp_path):
-    (tmp_path / "menu.po").write_text(ACCELERATORS, encoding="utf-8")
-    seen = []
-
-    def german(texts, format="text"):
-        seen.extend(texts)
-        table = {"Save Changes": "Änderungen speichern", "Save As...": "Speichern unter...", "Open File": "Datei"}
-        return [table.get(text, text) for text in texts]
-
-    translate_file(str(tmp_path / "menu.po"), str(tmp_path / "out.po"), german)
+    table = {"Save Changes": "Änderungen speichern", "Save As...": "Speichern unter...", "Open File": "Datei"}
+    seen, written = po_through(tmp_path, ACCELERATORS, lambda texts, format: [table.get(t, t) for t in texts])
     assert seen == ["Save Changes", "Save As...", "Open File", "Tom & Jerry and file_name", "&File and &Edit"]
-    assert [entry.msgstr for entry in polib.pofile(str(tmp_path / "out.po"))] == [
+    assert written == [
         "Änderungen &speichern",  # before the same letter, where it begins a word
         "&Speichern unter...",  # no "a": the first letter
         "_Datei",

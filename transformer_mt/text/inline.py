@@ -145,15 +145,24 @@ def place(
     _keep_source_order(elements, spans, fallback)
     swaps = _swaps(source, elements, spans, fallback, settled, hints)
     translation, spans = _swap_in(translation, spans, swaps, elements)
-    unswapped = [  # a fallback keeping its source text, and a void element the source parted by spaces
+    translation, spans = _parted(source, elements, translation, spans, fallback, swaps)
+    return Placement(spans, fallback, translation)
+
+
+def _parted(
+    source: str, elements: list[Inline], translation: str, spans: list, fallback: list[bool], swaps: dict
+) -> tuple[str, list]:
+    """`_spaced` over every fallback that keeps its source text and every void element the source parted by spaces,
+    from the end of the translation; at one point, the later in the source first."""
+    parted = [
         k
         for k, e in enumerate(elements)
         if ((fallback[k] and e.kind == WRAP) or (e.kind == POINT and e.spaced)) and k not in swaps and spans[k]
     ]
-    for k in sorted(unswapped, key=lambda k: (-spans[k][0], -k)):  # from the end; at one point, the later first
-        earlier = any(j < k and spans[j] == spans[k] for j in unswapped)  # a fallback that goes before it there
+    for k in sorted(parted, key=lambda k: (-spans[k][0], -k)):
+        earlier = any(j < k and spans[j] == spans[k] for j in parted)  # one that goes before it at that point
         translation, spans = _spaced(source, elements, translation, spans, k, earlier)
-    return Placement(spans, fallback, translation)
+    return translation, spans
 
 
 def _spaced(
