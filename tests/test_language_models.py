@@ -18,7 +18,7 @@ from transformer_mt.quality import weights_sha256
 from .utils import REPO, save_tiny
 
 
-SHIPPED_PAIRS = ["de-en", "en-fr", "fr-en"]  # each one's models/transformer-mt-<pair> must exist: a missing one fails
+SHIPPED_PAIRS = ["de-en", "en-fr", "fr-en", "en-es"]  # each one's models/transformer-mt-<pair> must exist: a missing one fails
 
 
 def corpus(root, language="fr"):
