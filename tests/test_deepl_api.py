@@ -159,9 +159,10 @@ def test_a_document_is_done_at_the_first_poll_and_downloaded_once(server):
     started = time.monotonic()
     document = io.BytesIO(b"Open the file.\nClose it.\n")
     document.name = "notes.txt"  # what the client names the file part by
-    status = client.translate_document(document, out, target_lang="DE")
+    status = client.translate_document(document, out, target_lang="DE", formality="less")
     assert status.done and time.monotonic() - started < 4  # no 5 s poll
     assert out.getvalue().decode() == "«Open the file.»\n«Close it.»\n"
+    assert server[1].seen[-1].formality == "less"  # one register for the whole file
     handle = client.translate_document_upload(b"Save.\n", target_lang="DE", source_lang="EN", filename="a.txt")
     assert client.translate_document_get_status(handle).status.value == "done"
     assert client.translate_document_download(handle).content == "«Save.»\n".encode()
