@@ -18,7 +18,8 @@ from transformer_mt.quality import weights_sha256
 from .utils import REPO, save_tiny
 
 
-SHIPPED_PAIRS = ["de-en", "en-fr", "fr-en", "en-es"]  # each one's models/transformer-mt-<pair> must exist: a missing one fails
+# each one's models/transformer-mt-<pair> must exist: a missing one fails
+SHIPPED_PAIRS = ["de-en", "en-fr", "fr-en", "en-es"]
 
 
 def corpus(root, language="fr"):
