@@ -238,7 +238,7 @@ def test_the_file_contexts_measurement_times_both_sides_on_one_catalogue(context
     output = tmp_path / "file-contexts.json"
     file_contexts.main(
         ["--model", str(context_model), "--data", str(tmp_path / "test.tsv")]
-        + ["--repeats", "2", "--engine", "transformers"]
+        + ["--repeats", "1", "--engine", "transformers"]
         + ["--output", str(output)]
     )
     found = json.loads(output.read_text(encoding="utf-8"))

@@ -1,6 +1,6 @@
 """A clean stop (the serve command's SIGTERM): the server stops accepting connections, finishes the request in flight
-and exits 0; --shutdown_timeout_s bounds how long it waits; with --workers N the supervisor does the same. On a real
-server process on loopback."""
+and exits 0; --shutdown_timeout_s bounds how long it waits. On a real server process on loopback. (With --workers N
+the supervisor's exit status is tested in test_serving_shared.py.)"""
 
 import json
 import signal
@@ -72,26 +72,3 @@ def test_the_shutdown_waits_at_most_its_bound(slow_model):
         assert process.wait(60) == 0
         sender.join(120)
     assert time.monotonic() - stopped < 20 and answers[0][0] is None  # the request was cut, not waited for
-
-
-@pytest.mark.slow
-def test_sigterm_to_the_workers_supervisor_finishes_the_request_in_flight_and_exits_0(slow_model):
-    with serve_process(str(slow_model), "--engine", "transformers", *LONG, "--workers", "2") as (process, base):
-        for _ in range(300):  # the supervisor listens before its workers have loaded the model
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=5):  # 200, or an HTTPError (OSError)
-                    break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("no worker answered /health within a minute")
-        answers = []
-        sender = threading.Thread(target=long_request, args=(base, answers, 1600))
-        sender.start()
-        time.sleep(1.0)  # the request is being decoded by a worker that answers
-        process.send_signal(signal.SIGTERM)
-        stopped = time.monotonic()
-        sender.join(120)
-        assert process.wait(60) == 0, process.stdout.read()
-    status, answered, body = answers[0]
-    assert status == 200 and answered > stopped and body["translatedText"].startswith("Click the Save button.")

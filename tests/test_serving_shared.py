@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -292,6 +293,8 @@ def test_two_workers_start_and_share_limit_and_cache_through_redis(short_transla
         assert any(b":cache:" in key for key in keys) and any(b":limits" in key for key in keys)
         workers = [pid for pid in os.listdir("/proc") if pid.isdigit() and parent_of(pid) == process.pid]
         assert len(workers) >= 2, workers
+        process.send_signal(signal.SIGTERM)  # the supervisor stops its workers, each finishing its requests
+        assert process.wait(timeout=60) == 0, process.stdout.read()
     finally:
         process.terminate()
         process.wait(timeout=30)
