@@ -199,12 +199,13 @@ def translate_values(root, translate_texts, contexts: bool = False) -> int:
     }  # a YAML anchor's string, translated once for each of its aliases
     unique = [slot for slot in slots if aliased.get(id(slot[0][slot[1]]), slot) is slot]
     messages = [_parsed(container[key].strip()) for container, key, _ in unique]
-    texts = [text for parts in messages for text in message_texts(parts)]
-    paths = [where if contexts else None for (*_, where), parts in zip(unique, messages) for _ in message_texts(parts)]
+    each = [message_texts(parts) for parts in messages]  # a value's texts, and the key path each is read under
+    texts = [text for own in each for text in own]
+    paths = [where if contexts else None for (*_, where), own in zip(unique, each) for _ in own]
     translations, written = iter(in_contexts(texts, paths, translate_texts, _as_text)), {}
-    for (container, key, where), parts in zip(unique, messages):
+    for (container, key, where), parts, own in zip(unique, messages, each):
         value = container[key]
-        if not message_texts(parts):
+        if not own:
             continue
         translation = rewrap(value, rebuilt(parts, translations))  # a block scalar's final newline is the file's
         if lost := lost_string_placeholders(value, translation):
