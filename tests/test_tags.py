@@ -51,13 +51,20 @@ def test_tags_added_to_a_loaded_model_grow_its_tables_and_its_fingerprint(tmp_pa
         "--model_name_or_path",
         trained_tiny_model,
         "--special_tokens",
-        "<BT>",
+        "<formal>",
+        "<informal>",
     )
     model, tokenizer = load_translator(str(tmp_path / "tagged"))  # strict loading accepts the pair
-    assert len(tokenizer) == len(base_tokenizer) + 1 == model.config.vocab_size
+    assert len(tokenizer) == len(base_tokenizer) + 2 == model.config.vocab_size
     assert model.config.tokenizer_fingerprint == tokenizer_fingerprint(tokenizer)
     assert model.config.tokenizer_fingerprint != base.config.tokenizer_fingerprint
-    assert model.get_input_embeddings().weight.shape[0] == len(tokenizer)
+    rows = model.get_input_embeddings().weight
+    assert rows.shape[0] == len(tokenizer)
+    # each added token has a row of its own, not the others' mean: two tags start apart and stay apart
+    formal, informal = rows[tokenizer.convert_tokens_to_ids(["<formal>", "<informal>"])].float()
+    assert torch.nn.functional.cosine_similarity(formal, informal, dim=0) < 0.5
+    assert torch.nn.functional.cosine_similarity(formal, rows[: len(base_tokenizer)].float().mean(0), dim=0) < 0.5
+    assert torch.equal(model.get_output_embeddings().weight, rows)  # the output table is still the same one
 
 
 def test_joined_pairs_never_mix_target_languages():
