@@ -3,7 +3,9 @@ float16, fills in each origin's licence from ../shared/data's cards, scores the 
 those files; each shipped model is small, half precision on disk, of its pair, bound to its calibration, and
 translates its first UI test pairs as scores.json says."""
 
+import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -107,6 +109,57 @@ def test_the_card_is_written_from_the_models_files(tmp_path):
     assert "A French→English TransformerMT model" in card and "its second segment" in card
     assert "| lohelp | 1,200 | MPL-2.0 | help |" in card and "30 UI messages of 1 gettext catalogues" in card
     assert "train it\nship it\n" in card and "12,000 steps" in card
+
+
+@dataclasses.dataclass
+class FakeCalibration:
+    fitted_on: str = ""
+
+    def save(self, directory):
+        measured = {"spearman": 0.5, "precision": {}}
+        calibration = {"fitted_on": self.fitted_on, "chrf_threshold": 50, "pairs": 3000, "measured": measured}
+        (Path(directory) / "calibration.json").write_text(json.dumps(calibration))
+
+
+def test_a_fine_tune_replaces_its_model_keeping_its_training_record_and_the_scores_before(tmp_path, monkeypatch):
+    shipped, run = tmp_path / "models" / "transformer-mt-en-fr", tmp_path / "runs" / "formality-fr"
+    save_tiny(shipped, source_lang="en", target_lang="fr")
+    sources = [{"origin": "lohelp", "pairs": 1200, "license": "MPL-2.0", "what": "help"}]
+    (shipped / "training_info.json").write_text(json.dumps({"data_sources": sources, "recipe": {"steps": 12000}}))
+    before = {"ui": scored(40.12, 60.0, 1500), "help": scored(42.58, 66.11, 600)}
+    first = {"commit": "1895ac9", "command": "train it"}
+    (shipped / "scores.json").write_text(json.dumps({"commit": "4682810", "training": first, "sets": before}))
+    save_tiny(run, source_lang="en", target_lang="fr")
+    tuned = {"data_sources": [{"origin": "lohelp", "pairs": 9, "license": None, "what": None}], "data": "mix"}
+    tuned |= {"recipe": {"steps": 1500}, "side_constraints": {"formality_share": 1.0}}
+    (run / "training_info.json").write_text(json.dumps(tuned))
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "en-fr-fine-tune-progress.json").write_text(json.dumps({"commit": "37cdfd5", "command": "mix && tune"}))
+    after = {"ui": scored(40.3, 60.5, 1500), "help": scored(42.0, 66.0, 600), "check": scored(1, 2, 100)}
+    after["by_origin"] = {"lohelp": scored(43.0, 67.0, 554)}
+    monkeypatch.setattr(language_models, "RESULTS", results)
+    monkeypatch.setattr(language_models, "fit", lambda *args, **kwargs: FakeCalibration())
+    monkeypatch.setattr(language_models, "test_scores", lambda *args: after)
+    report = language_models.ship(run, "en", "fr", shipped, tmp_path / "data", "ship it", fine_tune_of=shipped)
+    assert report["training"] == first  # the model's own training, then its fine-tune
+    assert report["fine_tune"] == {
+        "commit": "37cdfd5",
+        "command": "mix && tune",
+        "before": {"commit": "4682810", **{name: before[name]["scores"] for name in ("ui", "help")}},
+    }
+    info = json.loads((shipped / "training_info.json").read_text())
+    assert info["data_sources"] == sources and info["recipe"] == {"steps": 12000}
+    assert info["fine_tune"] == {key: tuned[key] for key in ("data", "recipe", "side_constraints")}
+    weights = load_file(shipped / "model.safetensors")
+    assert {tensor.dtype for tensor in weights.values()} == {torch.float16}
+    assert torch.equal(
+        weights["model.shared.weight"], load_file(run / "model.safetensors")["model.shared.weight"].half()
+    )
+    card = (shipped / "README.md").read_text()
+    assert "then fine-tuned 1,500 steps on `mix`, every pair addressing the reader tagged" in " ".join(card.split())
+    assert "train it\n# fine-tuned from a worktree pinned at 37cdfd5:\nmix\ntune\nship it\n" in card
+    assert "| UI messages | 40.12 | 40.30 | 60.00 | 60.50 |\n| help text | 42.58 | 42.00 | 66.11 | 66.00 |" in card
 
 
 @pytest.mark.parametrize("page", ["docs/languages.md", "README.md"])

@@ -16,6 +16,8 @@ splits the issue names (beam 4, the default engine), and a card written from tho
   `CHECK_PAIRS` UI pairs' sources, translations and scores, which the tests translate again.
 - **Card** (`README.md`): the scores, the data's origins with their licences (../shared/data's cards and each UI
   catalogue's `licenses.tsv`), the commands that made it, and what the model reads (context, formality tags).
+- **Fine-tunes** (`--fine_tune_of`): a run that fine-tuned a shipped model (en→fr's formality fine-tune) ships
+  with that model's training record and data kept, its own added, and the UI and help scores before it.
 """
 
 import argparse
@@ -32,7 +34,7 @@ from transformer_mt.calibration import fit
 from transformer_mt.data import data_sources
 from transformer_mt.evaluation import score, split_pairs, translator
 from transformer_mt.experiments.language_data import SHARED_DATA
-from transformer_mt.experiments.model_cards import HELP_ORIGINS, card, other_language
+from transformer_mt.experiments.model_cards import AIMS, HELP_ORIGINS, card, other_language
 from transformer_mt.experiments.studies import git_commit
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.training.averaging import average_weights
@@ -113,14 +115,41 @@ def test_scores(model: Path, source_lang: str, target_lang: str, language: str) 
     return sets
 
 
-def ship(run: Path, source_lang: str, target_lang: str, output: Path, data: Path | None, command: str) -> dict:
-    """Make the shipped model of `run` in `output` (see the module docstring); returns its scores.json."""
-    language = other_language(source_lang, target_lang)
-    progress = json.loads((RESULTS / f"{source_lang}-{target_lang}-progress.json").read_text(encoding="utf-8"))
+# what a fine-tune's training_info adds to its model's (the data and licences are the first training's)
+FINE_TUNE_INFO = ("data", "recipe", "augmentation", "side_constraints", "training_pairs", "averaging")
+
+
+def earlier_model(model: Path) -> dict:
+    """What a fine-tuned model keeps of the shipped model it was fine-tuned from: its training_info and scores."""
+    names = ("training_info", "scores")
+    return {name: json.loads((model / f"{name}.json").read_text(encoding="utf-8")) for name in names}
+
+
+def ship(
+    run: Path,
+    source_lang: str,
+    target_lang: str,
+    output: Path,
+    data: Path | None,
+    command: str,
+    fine_tune_of: Path | None = None,
+) -> dict:
+    """Make the shipped model of `run` in `output` (see the module docstring); returns its scores.json. A run that
+    fine-tuned a shipped model (`fine_tune_of`, which may be `output` itself: it is read, then replaced) keeps that
+    model's training record and data, adds its own (`{pair}-fine-tune-progress.json`) and the scores before."""
+    language, pair = other_language(source_lang, target_lang), f"{source_lang}-{target_lang}"
+    earlier = earlier_model(fine_tune_of) if fine_tune_of else None
+    if fine_tune_of and fine_tune_of.resolve() == output.resolve():
+        shutil.rmtree(output)  # what is kept of it is in `earlier`; git has the rest
+    progress_path = RESULTS / f"{pair}{'-fine-tune' if earlier else ''}-progress.json"
+    progress = json.loads(progress_path.read_text(encoding="utf-8"))
     half_precision_copy(run, output)
     info_path = output / "training_info.json"
     info = json.loads(info_path.read_text(encoding="utf-8"))
-    info["data_sources"] = licensed_sources(info["data_sources"], language)
+    if earlier:
+        info = {**earlier["training_info"], "fine_tune": {key: info[key] for key in FINE_TUNE_INFO if key in info}}
+    else:
+        info["data_sources"] = licensed_sources(info["data_sources"], language)
     info_path.write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     data = data or REPO / "runs" / "data" / f"en-{language}"
     calibration = fit(str(output), str(data), "validation", source_lang=source_lang, target_lang=target_lang)
@@ -134,6 +163,13 @@ def ship(run: Path, source_lang: str, target_lang: str, output: Path, data: Path
         "num_beams": NUM_BEAMS,
         "sets": test_scores(output, source_lang, target_lang, language),
     }
+    if earlier:
+        before = earlier["scores"]
+        report["training"] = before["training"]
+        report["fine_tune"] = {
+            **{key: progress[key] for key in ("commit", "command")},
+            "before": {"commit": before["commit"], **{name: before["sets"][name]["scores"] for name in AIMS}},
+        }
     (output / "scores.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (output / "README.md").write_text(card(output, report), encoding="utf-8")
     return report
@@ -184,6 +220,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--target_lang")
     parser.add_argument("--output", type=Path, help="the model directory to write (empty or new)")
     parser.add_argument("--data", type=Path, help="the pair corpus (default runs/data/en-X) for the calibration")
+    parser.add_argument(
+        "--fine_tune_of", type=Path, help="the shipped model the run fine-tuned (may be --output: replaced)"
+    )
     parser.add_argument("--card_only", action="store_true", help="write README.md again from the model's files")
     parser.add_argument("--table", action="store_true", help="print docs/languages.md's table of shipped models")
     args = parser.parse_args(argv)
@@ -200,13 +239,14 @@ def main(argv: list[str] | None = None) -> None:
             ("source_lang", args.source_lang),
             ("target_lang", args.target_lang),
             ("output", args.output),
+            *([("fine_tune_of", args.fine_tune_of)] if args.fine_tune_of else []),
         )
     )
     if args.card_only:
         report = json.loads((args.output / "scores.json").read_text(encoding="utf-8"))
         (args.output / "README.md").write_text(card(args.output, report), encoding="utf-8")
         return
-    report = ship(args.run, args.source_lang, args.target_lang, args.output, args.data, command)
+    report = ship(args.run, args.source_lang, args.target_lang, args.output, args.data, command, args.fine_tune_of)
     print(json.dumps(report["sets"], indent=2))
 
 

@@ -15,6 +15,7 @@ from transformer_mt.serving.languages import language_name
 
 HELP_ORIGINS = ("lohelp", "gnomehelp")
 AIMS = {"ui": 28.0, "help": 30.0}  # issue 52's aims in BLEU (beam 4, default engine)
+SET_NAMES = {"ui": "UI messages", "help": "help text"}
 CARD_WIDTH = 116
 LICENSES_SHOWN = 8  # the card names the commonest licences of the UI catalogues; training_info.json has all
 EXAMPLES = {
@@ -128,6 +129,7 @@ def card(model: Path, report: dict) -> str:
         f"English help text and UI messages: {recipe.get('steps', 0):,} steps of {recipe.get('batch', '?')}, with a "
         "share of its pairs upper-cased, title-cased, with placeholders as span tokens and with term annotations"
         + ("; it reads " + " and ".join(reads) if reads else "")
+        + fine_tune_clause(info.get("fine_tune"))
         + ". Made by `transformer_mt.experiments.language_models`, which wrote this card from `scores.json`, "
         "`training_info.json` and `calibration.json`.",
         CARD_WIDTH,
@@ -171,10 +173,10 @@ python -m transformer_mt.experiments.language_data --language {other_language(so
         other_language(source, target)
     }
 # from a worktree pinned at {report["training"]["commit"]} (docs/results/languages/README.md):
-{shell_lines(report["training"]["command"])}
+{shell_lines(report["training"]["command"])}{fine_tune_commands(report.get("fine_tune"))}
 {shell_lines(report["command"])}
 ```
-
+{fine_tune_section(report.get("fine_tune"), report["sets"])}
 ## Confidence
 
 `calibration.json`: P(chrF >= {calibration["chrf_threshold"]:g}) fitted on {calibration["pairs"]:,} pairs of
@@ -182,6 +184,41 @@ python -m transformer_mt.experiments.language_data --language {other_language(so
 {", ".join(f"{coverage} {value}" for coverage, value in calibration["measured"]["precision"].items())}.
 """
     return front + "\n" + body
+
+
+def fine_tune_clause(fine_tune: dict | None) -> str:
+    """The intro's words for a fine-tune (training_info's `fine_tune`), or none."""
+    if not fine_tune:
+        return ""
+    share = fine_tune.get("side_constraints", {}).get("formality_share")
+    tagged = "every pair" if share == 1 else f"{share:.0%} of the pairs"
+    why = f", {tagged} addressing the reader tagged with its register" if share else ""
+    return f"; then fine-tuned {fine_tune['recipe']['steps']:,} steps on `{fine_tune['data']}`{why}"
+
+
+def fine_tune_commands(fine_tune: dict | None) -> str:
+    """The fine-tune's commands for "How it was made" (each of `command`'s ` && `-joined ones), or none."""
+    if not fine_tune:
+        return ""
+    commands = "\n".join(shell_lines(command) for command in fine_tune["command"].split(" && "))
+    return f"\n# fine-tuned from a worktree pinned at {fine_tune['commit']}:\n{commands}"
+
+
+def fine_tune_section(fine_tune: dict | None, sets: dict) -> str:
+    """The card's before/after table of a fine-tune (scores.json's `fine_tune`), or none."""
+    if not fine_tune:
+        return ""
+    before = fine_tune["before"]
+    rows = [
+        f"| {SET_NAMES[name]} | {before[name]['bleu']['score']:.2f} | {sets[name]['scores']['bleu']['score']:.2f} | "
+        f"{before[name]['chrf']['score']:.2f} | {sets[name]['scores']['chrf']['score']:.2f} |"
+        for name in AIMS
+    ]
+    return (
+        '\n## Before and after the fine-tune\n\nThe same test sets, engine and beam; "before" was measured at '
+        f"commit {before['commit'][:7]}:\n\n| test set | BLEU before | BLEU after | chrF before | chrF after |\n"
+        "| --- | ---: | ---: | ---: | ---: |\n" + "\n".join(rows) + "\n"
+    )
 
 
 def other_language(source_lang: str, target_lang: str) -> str:
