@@ -256,6 +256,13 @@ FIGURES = [
         for pair in ("de-en", "en-fr", "fr-en", "en-es")
         for section, header in (("## Scores", "| test set | pairs |"), ("## Data", "| origin | training pairs |"))
     ),
+    (
+        "models/transformer-mt-en-fr/README.md",
+        "## Before and after the fine-tune",
+        "| test set | BLEU before |",
+        1,
+        LANGUAGE_CARD_TEST,
+    ),
 ]
 # (page, header row): tables without a measured figure
 REFERENCE = [
