@@ -103,11 +103,8 @@ def front_matter(tags: list[str], source: str, target: str) -> str:
     )
 
 
-def card(model: Path, report: dict) -> str:
-    """The model card (README.md) from the model's own files and `report` (scores.json)."""
-    info = json.loads((model / "training_info.json").read_text(encoding="utf-8"))
-    config = json.loads((model / "config.json").read_text(encoding="utf-8"))
-    calibration = json.loads((model / "calibration.json").read_text(encoding="utf-8"))
+def introduction(config: dict, info: dict) -> str:
+    """The card's first paragraph: the model, its training, what it reads, and any fine-tune."""
     source, target = config["source_lang"], config["target_lang"]
     names = language_name(source), language_name(target)
     reads = [
@@ -118,10 +115,8 @@ def card(model: Path, report: dict) -> str:
         ),
         *(["a formality tag (`formality=more|less|...`)"] if config.get("formality_tags") else []),
     ]
-    rows = score_rows(report["sets"])
     recipe = info.get("recipe", {})
-    front = front_matter(card_licenses(info["data_sources"]), source, target)
-    intro = textwrap.fill(
+    return textwrap.fill(
         f"{'An' if names[0][0] in 'AEIOU' else 'A'} {names[0]}→{names[1]} TransformerMT model (d_model "
         f"{config['d_model']}, {config['encoder_layers']}+"
         f"{config['decoder_layers']} layers, {config['position_embedding_type']} positions) trained once, from "
@@ -134,6 +129,17 @@ def card(model: Path, report: dict) -> str:
         "`training_info.json` and `calibration.json`.",
         CARD_WIDTH,
     )
+
+
+def card(model: Path, report: dict) -> str:
+    """The model card (README.md) from the model's own files and `report` (scores.json)."""
+    info = json.loads((model / "training_info.json").read_text(encoding="utf-8"))
+    config = json.loads((model / "config.json").read_text(encoding="utf-8"))
+    calibration = json.loads((model / "calibration.json").read_text(encoding="utf-8"))
+    source, target = config["source_lang"], config["target_lang"]
+    rows = score_rows(report["sets"])
+    front = front_matter(card_licenses(info["data_sources"]), source, target)
+    intro = introduction(config, info)
     scores_intro = textwrap.fill(
         f"Beam {report['num_beams']}, the default engine (transformers' `generate`), each source whole and without "
         f"its context, at commit {report['commit'][:7]} on a machine whose fp32 2048x2048 matmul read "
