@@ -253,7 +253,7 @@ FIGURES = [
     (HELP_CARD, "## Scores", "| BLEU | chrF |", 1, "test_the_cards_scores_are_their_scores_json"),
     *(
         (f"models/transformer-mt-{pair}/README.md", section, header, 1, LANGUAGE_CARD_TEST)
-        for pair in ("de-en", "en-fr", "fr-en", "en-es")
+        for pair in ("de-en", "en-fr", "fr-en", "en-es", "es-en")
         for section, header in (("## Scores", "| test set | pairs |"), ("## Data", "| origin | training pairs |"))
     ),
     (

@@ -21,7 +21,7 @@ from .utils import REPO, save_tiny
 
 
 # each one's models/transformer-mt-<pair> must exist: a missing one fails
-SHIPPED_PAIRS = ["de-en", "en-fr", "fr-en", "en-es"]
+SHIPPED_PAIRS = ["de-en", "en-fr", "fr-en", "en-es", "es-en"]
 
 
 def corpus(root, language="fr"):
