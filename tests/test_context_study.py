@@ -3,6 +3,7 @@ exact p, the verdict, the register shares, the paired difference), its parts on 
 given, and the command end to end on a tiny model trained with context and register tags, on both engines."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -165,7 +166,7 @@ def test_disambiguation_on_given_outputs():
         "Page d'accueil",
     ]
     assert study.disambiguation(MESSAGES, given_translator(), limit=2)["measured"] == 2
-    none = study.disambiguation([m for m in MESSAGES if m.en != "Open" and m.en != "Home"], given_translator())
+    none = study.disambiguation([m for m in MESSAGES if m.source != "Open" and m.source != "Home"], given_translator())
     assert none["texts"] == 0 and "note" in none and "paired" not in none
 
 
@@ -250,7 +251,7 @@ def tiny_model(directory, tags: bool):
 def write_corpus(folder):
     folder.mkdir()
     header = "en\tfr\torigin\tcontext\n"
-    lines = [f"{m.en}\t{m.reference}\tgettext:toy\t{m.context}\n" for m in MESSAGES]
+    lines = [f"{m.source}\t{m.reference}\tgettext:toy\t{m.context}\n" for m in MESSAGES]
     (folder / "validation.tsv").write_text(header + "".join(lines[:4]), encoding="utf-8")
     (folder / "test.tsv").write_text(header + "".join(lines[4:]), encoding="utf-8")
     return str(folder)
@@ -286,3 +287,13 @@ def test_the_study_runs_end_to_end_on_both_engines(tmp_path, monkeypatch):
     run = json.loads((tmp_path / "untagged.json").read_text(encoding="utf-8"))["engines"]["generate"]
     assert "register tags" in run["formality"]["ui_test"]["more"]["refused"] and run["formality"]["ui_test"]["note"]
     assert run["context_disambiguation"]["measured"] == 1 and run["formality"]["ui_test"]["default"]["sentences"] == 1
+
+
+def test_an_en_x_corpus_is_read_the_other_way_for_a_model_into_english(tmp_path):
+    folder = Path(write_corpus(tmp_path / "data"))
+    into_english = study.read_messages(folder / "test.tsv", "en", "test", source_lang="fr")
+    from_english = study.read_messages(folder / "test.tsv", "fr", "test")
+    assert [(m.source, m.reference) for m in into_english] == [(m.reference, m.source) for m in from_english]
+    assert [m.context for m in into_english] == [m.context for m in MESSAGES[4:]]
+    # ambiguity is the source side's: one English "Home" under two contexts, but two French texts
+    assert list(study.ambiguous(from_english)) == ["Home"] and study.ambiguous(into_english) == {}

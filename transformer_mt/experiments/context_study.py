@@ -62,9 +62,9 @@ ASKED = {"more": FORMAL, "less": INFORMAL}  # `default`: the reference's own reg
 
 @dataclasses.dataclass(frozen=True)
 class Message:
-    """One row of a corpus split: the English, its reference, its context ("" for none), origin and split."""
+    """One row of a corpus split: the source text, its reference, its context ("" for none), origin and split."""
 
-    en: str
+    source: str
     reference: str
     context: str = ""
     origin: str = ""
@@ -81,29 +81,30 @@ def matches(output: str, reference: str) -> bool:
     return normalized(output) == normalized(reference)
 
 
-def read_messages(path: Path, language: str, split: str = "") -> list[Message]:
-    """The rows of a corpus TSV (`en`, `language`, optionally `origin` and `context`), read by the package's reader
-    (tabs only, no quoting); a file without a `context` column gives every row none."""
+def read_messages(path: Path, language: str, split: str = "", source_lang: str = "en") -> list[Message]:
+    """The rows of a corpus TSV (`en`, the other language, optionally `origin` and `context`) read from `source_lang`
+    into `language` (an en-X corpus read the other way for X→en), by the package's reader (tabs only, no quoting); a
+    file without a `context` column gives every row none."""
     with open(path, encoding="utf-8-sig") as file:
         header = file.readline().rstrip("\r\n").split("\t")
     extra = [column for column in ("origin", "context") if column in header]
-    rows = load_parallel_data({"rows": path}, "en", language, extra_columns=extra)["rows"]
-    columns = {column: list(rows[column]) for column in ["en", language, *extra]}
-    empty = [""] * len(columns["en"])
+    rows = load_parallel_data({"rows": path}, source_lang, language, extra_columns=extra)["rows"]
+    columns = {column: list(rows[column]) for column in [source_lang, language, *extra]}
+    empty = [""] * len(columns[source_lang])
     return [
-        Message(en, reference, context, origin, split)
-        for en, reference, context, origin in zip(
-            columns["en"], columns[language], columns.get("context", empty), columns.get("origin", empty)
+        Message(source, reference, context, origin, split)
+        for source, reference, context, origin in zip(
+            columns[source_lang], columns[language], columns.get("context", empty), columns.get("origin", empty)
         )
     ]
 
 
 def ambiguous(messages: list[Message]) -> dict[str, list[Message]]:
-    """English text -> all its messages, for each English text (as written) two of whose messages differ in context
+    """Source text -> all its messages, for each source text (as written) two of whose messages differ in context
     and in reference (by `MATCH_RULE`), in the order the texts first occur."""
     by_text = collections.defaultdict(list)
     for message in messages:
-        by_text[message.en].append(message)
+        by_text[message.source].append(message)
     return {
         text: group
         for text, group in by_text.items()
@@ -236,8 +237,8 @@ def disambiguation(messages: list[Message], translate, limit: int | None = None)
     found = {"rule": MATCH_RULE, "texts": len(groups), "messages": sum(map(len, groups.values()))}
     found["messages_with_context"] = sum(bool(message.context) for group in groups.values() for message in group)
     if not chosen:
-        return {**found, "note": "no English text occurs with different translations under different contexts"}
-    sources, references = [m.en for m in chosen], [m.reference for m in chosen]
+        return {**found, "note": "no source text occurs with different translations under different contexts"}
+    sources, references = [m.source for m in chosen], [m.reference for m in chosen]
     with_context = translate(sources, [m.context or None for m in chosen])
     without_context = translate(sources, [None] * len(chosen))
     hits = [[matches(o, r) for o, r in zip(side, references)] for side in (with_context, without_context)]
@@ -252,7 +253,7 @@ def disambiguation(messages: list[Message], translate, limit: int | None = None)
         "chrf_with_context": score(with_context, references, ("chrf",))["chrf"]["score"],
         "chrf_without_context": score(without_context, references, ("chrf",))["chrf"]["score"],
         "rows": [
-            {"en": m.en, "context": m.context, "split": m.split, "reference": m.reference, "with": w, "without": o}
+            {**dataclasses.asdict(m), "with": w, "without": o}
             for m, w, o in zip(chosen, with_context, without_context)
         ],
     }
@@ -260,7 +261,7 @@ def disambiguation(messages: list[Message], translate, limit: int | None = None)
 
 def whole_split(rows: list[Message], translate, samples: int = PAIRED_SAMPLES) -> dict:
     """Part 2 on the UI test split's `rows`: see the module; with no row holding a context, the BLEU without."""
-    sources, references = [m.en for m in rows], [m.reference for m in rows]
+    sources, references = [m.source for m in rows], [m.reference for m in rows]
     found = {"rows": len(rows), "rows_with_context": sum(bool(m.context) for m in rows)}
     hypotheses = {"without_context": translate(sources, [None] * len(rows))}
     if not found["rows_with_context"]:
@@ -275,8 +276,8 @@ def formality(sets: dict[str, list[Message]], language: str, translate, limit: i
         return {"note": f"{language} has no formal and informal address that text.formality tells apart"}
     results = {}
     for name, rows in sets.items():
-        chosen = [m for m in rows if register(m.en, m.reference, language) is not None][:limit]
-        sources, wanted = [m.en for m in chosen], [register(m.en, m.reference, language) for m in chosen]
+        chosen = [m for m in rows if register(m.source, m.reference, language) is not None][:limit]
+        sources, wanted = [m.source for m in chosen], [register(m.source, m.reference, language) for m in chosen]
         found = {"sentences": len(chosen), "references": {key: wanted.count(key) for key in (FORMAL, INFORMAL)}}
         for asked in ("more", "less", "default"):
             try:
@@ -309,7 +310,7 @@ def run_engine(model: str, engine_name: str, splits: dict, sets: dict, language:
     }
     if args.baseline:
         baseline = Translations(load_engine(args.baseline, ENGINES[engine_name], num_beams=NUM_BEAMS))
-        sources, none = [m.en for m in test], [None] * len(test)
+        sources, none = [m.source for m in test], [None] * len(test)
         hypotheses = {"baseline": baseline(sources, none), "model": translate(sources, none)}
         compared = paired_comparison("baseline", "model", hypotheses, [m.reference for m in test], args.paired_samples)
         result["against_baseline"] = {"baseline": args.baseline, "formality": "default", "context": "none", **compared}
@@ -358,11 +359,14 @@ def main(argv: list[str] | None = None) -> None:
     output = Path(args.output or RESULTS / f"{Path(args.model).name}.json")
     if output.exists():
         parser.error(f"--output {str(output)!r} exists; results never replace a file")
-    language = args.target_lang or json.loads((Path(args.model) / "config.json").read_text())["target_lang"]
+    config = json.loads((Path(args.model) / "config.json").read_text())
+    language, source_lang = args.target_lang or config["target_lang"], config.get("source_lang") or "en"
     splits = {
-        split: read_messages(Path(args.data) / f"{split}.tsv", language, split) for split in ("validation", "test")
+        split: read_messages(Path(args.data) / f"{split}.tsv", language, split, source_lang)
+        for split in ("validation", "test")
     }
-    sets = {"ui_test": splits["test"], **{path: read_messages(Path(path), language) for path in args.formality_data}}
+    sets = {"ui_test": splits["test"]}
+    sets |= {path: read_messages(Path(path), language, source_lang=source_lang) for path in args.formality_data}
     gflops, started = matmul_gflops(), time.perf_counter()
     runs = {name: run_engine(args.model, name, splits, sets, language, args) for name in dict.fromkeys(args.engine)}
     result = {
@@ -375,6 +379,7 @@ def main(argv: list[str] | None = None) -> None:
         "minutes": round((time.perf_counter() - started) / 60, 2),
         "model": args.model,
         "data": args.data,
+        "source_lang": source_lang,
         "target_lang": language,
         "limit": args.limit,
         "num_beams": NUM_BEAMS,
