@@ -49,7 +49,7 @@ def catalogue(messages: list[Message]) -> bytes:
         node = root
         for part in parents:
             node = node.setdefault(part, {})
-        node[leaf] = message.en
+        node[leaf] = message.source
     return json.dumps(root, indent=2, ensure_ascii=False).encode("utf-8")
 
 
@@ -72,7 +72,7 @@ def po_catalogue(messages: list[Message]) -> bytes:
     catalogue = polib.POFile(wrapwidth=0)
     catalogue.metadata = {"Content-Type": "text/plain; charset=UTF-8"}
     for message in messages:
-        catalogue.append(polib.POEntry(msgid=message.en, msgstr="", msgctxt=message.context or None))
+        catalogue.append(polib.POEntry(msgid=message.source, msgstr="", msgctxt=message.context or None))
     return str(catalogue).encode("utf-8")
 
 
