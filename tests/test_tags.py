@@ -13,12 +13,18 @@ from transformer_mt.data import add_joined_pairs, load_parallel_data
 from transformer_mt.engines import load_engine, resolve_engine
 from transformer_mt.options import TranslationOptions
 from transformer_mt.scripts.translate import main as translate_main
-from transformer_mt.tags import add_special_tokens, language_token, target_language_id, target_languages
+from transformer_mt.tags import (
+    add_special_tokens,
+    fit_model_to_tokenizer,
+    language_token,
+    target_language_id,
+    target_languages,
+)
 from transformer_mt.text import sentences
 from transformer_mt.tokenization import tokenizer_fingerprint
 from transformer_mt.translation import translate
 
-from .utils import DATA, DECIDED, copy_tokenizer, greedy_margins, train
+from .utils import DATA, DECIDED, copy_tokenizer, greedy_margins, tiny_model, train
 
 
 def test_special_tokens_are_kept_whole_and_saved_with_the_tokenizer(tmp_path):
@@ -64,7 +70,21 @@ def test_tags_added_to_a_loaded_model_grow_its_tables_and_its_fingerprint(tmp_pa
     formal, informal = rows[tokenizer.convert_tokens_to_ids(["<formal>", "<informal>"])].float()
     assert torch.nn.functional.cosine_similarity(formal, informal, dim=0) < 0.5
     assert torch.nn.functional.cosine_similarity(formal, rows[: len(base_tokenizer)].float().mean(0), dim=0) < 0.5
-    assert torch.equal(model.get_output_embeddings().weight, rows)  # the output table is still the same one
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_tokens_added_in_two_steps_get_rows_of_their_own_in_both_token_tables(tied):
+    tokenizer = copy_tokenizer()
+    model = tiny_model(vocab_size=len(tokenizer), tie_word_embeddings=tied)
+    for tag in ("<formal>", "<informal>"):  # one at a time, as two fine-tunes would add them
+        add_special_tokens(tokenizer, [tag])
+        assert fit_model_to_tokenizer(model, tokenizer)
+    rows, output = model.get_input_embeddings().weight, model.get_output_embeddings().weight
+    assert (output.data_ptr() == rows.data_ptr()) == tied
+    formal, informal = rows[-2:]
+    cosine = torch.nn.functional.cosine_similarity
+    assert cosine(formal, informal, dim=0) < 0.5 and cosine(formal, rows[:-2].mean(0), dim=0) < 0.5
+    assert torch.equal(output[-2:], rows[-2:])  # an output table of its own starts with the same rows
 
 
 def test_joined_pairs_never_mix_target_languages():

@@ -115,9 +115,9 @@ def fit_model_to_tokenizer(model, tokenizer) -> bool:
     strict loading accepts the pair. Returns whether the model changed.
 
     Each new row is drawn as a new model's token rows are (`new_token_rows`), not set to the mean of the others as
-    transformers' resizing does: tags that must be told apart (`<formal>`, `<informal>`) start apart. From one mean
-    row, 1,500 steps of fine-tuning left the two register tags at cosine 0.95 and the register unsteered
-    (docs/results/context/en-de-broad-formality-share1.json)."""
+    transformers' resizing does: with the mean, every added token starts as one vector, and tags that must be told
+    apart (`<formal>`, `<informal>`) stay close until training separates them. An output table of its own (not tied
+    to the input's) gets the same rows."""
     size = len(tokenizer)
     if size <= model.config.vocab_size:
         return False
@@ -133,20 +133,26 @@ def fit_model_to_tokenizer(model, tokenizer) -> bool:
     )
     known = model.config.vocab_size
     model.resize_token_embeddings(size)
+    drawn = new_token_rows(model.config, known, size)
+    tables = [model.get_input_embeddings(), model.get_output_embeddings()]
     with torch.no_grad():
-        rows = model.get_input_embeddings().weight
-        rows[known:] = new_token_rows(model.config, size - known).to(rows.dtype)
+        for weight in {id(table.weight): table.weight for table in tables if table is not None}.values():
+            weight[known:] = drawn.to(weight.dtype)  # a tied output table is the input's: written once
     model.config.decoder_vocab_size = size
     model.config.tokenizer_fingerprint = tokenizer_fingerprint(tokenizer)
     return True
 
 
-def new_token_rows(config, count: int, seed: int = 0):
-    """`count` token rows as a new model draws them (`_init_weights`: N(0, d_model^-1/2) for scaled embeddings,
-    else N(0, init_std)), from a generator of their own so that the same tokens get the same rows every run."""
+def new_token_rows(config, first: int, end: int):
+    """Rows for the token ids first..end-1 as a new model draws them (`_init_weights`: N(0, d_model^-1/2) for scaled
+    embeddings, else N(0, init_std)), each id's row from a generator seeded by the id: the same id gets the same row
+    every run, and tokens added later, at other ids, get other rows."""
     std = config.d_model**-0.5 if config.scale_embedding else config.init_std
-    generator = torch.Generator().manual_seed(seed)
-    return torch.normal(0.0, std, (count, config.d_model), generator=generator)
+    rows = [
+        torch.normal(0.0, std, (config.d_model,), generator=torch.Generator().manual_seed(token_id))
+        for token_id in range(first, end)
+    ]
+    return torch.stack(rows)
 
 
 def target_language_id(config, tokenizer, target_lang: str | None) -> int | None:
