@@ -121,26 +121,47 @@ class FakeCalibration:
         (Path(directory) / "calibration.json").write_text(json.dumps(calibration))
 
 
-def test_a_fine_tune_replaces_its_model_keeping_its_training_record_and_the_scores_before(tmp_path, monkeypatch):
+FIRST_TRAINING = {"commit": "1895ac9", "command": "train it"}
+BEFORE = {"ui": scored(40.12, 60.0, 1500), "help": scored(42.58, 66.11, 600)}
+SOURCES = [{"origin": "lohelp", "pairs": 1200, "license": "MPL-2.0", "what": "help"}]
+TUNED = {"data_sources": [{"origin": "lohelp", "pairs": 9, "license": None, "what": None}], "data": "mix"}
+TUNED |= {"recipe": {"steps": 1500}, "side_constraints": {"formality_share": 1.0}}
+
+
+def fine_tune_setup(tmp_path, monkeypatch, after=None):
+    """A shipped en-fr model, a run that fine-tuned it and its progress JSON; calibration and scoring stubbed
+    (`after`: the test sets' scores, or an error scoring raises)."""
     shipped, run = tmp_path / "models" / "transformer-mt-en-fr", tmp_path / "runs" / "formality-fr"
     save_tiny(shipped, source_lang="en", target_lang="fr")
-    sources = [{"origin": "lohelp", "pairs": 1200, "license": "MPL-2.0", "what": "help"}]
-    (shipped / "training_info.json").write_text(json.dumps({"data_sources": sources, "recipe": {"steps": 12000}}))
-    before = {"ui": scored(40.12, 60.0, 1500), "help": scored(42.58, 66.11, 600)}
-    first = {"commit": "1895ac9", "command": "train it"}
-    (shipped / "scores.json").write_text(json.dumps({"commit": "4682810", "training": first, "sets": before}))
+    (shipped / "training_info.json").write_text(json.dumps({"data_sources": SOURCES, "recipe": {"steps": 12000}}))
+    scores = {"commit": "4682810", "training": FIRST_TRAINING, "sets": BEFORE}
+    (shipped / "scores.json").write_text(json.dumps(scores))
     save_tiny(run, source_lang="en", target_lang="fr")
-    tuned = {"data_sources": [{"origin": "lohelp", "pairs": 9, "license": None, "what": None}], "data": "mix"}
-    tuned |= {"recipe": {"steps": 1500}, "side_constraints": {"formality_share": 1.0}}
-    (run / "training_info.json").write_text(json.dumps(tuned))
+    (run / "training_info.json").write_text(json.dumps(TUNED))
     results = tmp_path / "results"
     results.mkdir()
     (results / "en-fr-fine-tune-progress.json").write_text(json.dumps({"commit": "37cdfd5", "command": "mix && tune"}))
-    after = {"ui": scored(40.3, 60.5, 1500), "help": scored(42.0, 66.0, 600), "check": scored(1, 2, 100)}
-    after["by_origin"] = {"lohelp": scored(43.0, 67.0, 554)}
+
+    def test_scores(*args):
+        if isinstance(after, Exception):
+            raise after
+        return after
+
     monkeypatch.setattr(language_models, "RESULTS", results)
     monkeypatch.setattr(language_models, "fit", lambda *args, **kwargs: FakeCalibration())
-    monkeypatch.setattr(language_models, "test_scores", lambda *args: after)
+    monkeypatch.setattr(language_models, "test_scores", test_scores)
+    return shipped, run
+
+
+def files(folder):
+    return {path.name: path.read_bytes() for path in folder.iterdir()}
+
+
+def test_a_fine_tune_replaces_its_model_keeping_its_training_record_and_the_scores_before(tmp_path, monkeypatch):
+    after = {"ui": scored(40.3, 60.5, 1500), "help": scored(42.0, 66.0, 600), "check": scored(1, 2, 100)}
+    after["by_origin"] = {"lohelp": scored(43.0, 67.0, 554)}
+    shipped, run = fine_tune_setup(tmp_path, monkeypatch, after)
+    first, before, sources, tuned = FIRST_TRAINING, BEFORE, SOURCES, TUNED
     report = language_models.ship(run, "en", "fr", shipped, tmp_path / "data", "ship it", fine_tune_of=shipped)
     assert report["training"] == first  # the model's own training, then its fine-tune
     assert report["fine_tune"] == {
@@ -160,6 +181,43 @@ def test_a_fine_tune_replaces_its_model_keeping_its_training_record_and_the_scor
     assert "then fine-tuned 1,500 steps on `mix`, every pair addressing the reader tagged" in " ".join(card.split())
     assert "train it\n# fine-tuned from a worktree pinned at 37cdfd5:\nmix\ntune\nship it\n" in card
     assert "| UI messages | 40.12 | 40.30 | 60.00 | 60.50 |\n| help text | 42.58 | 42.00 | 66.11 | 66.00 |" in card
+
+
+def test_a_fine_tune_that_fails_leaves_the_shipped_model_as_it_was(tmp_path, monkeypatch):
+    shipped, run = fine_tune_setup(tmp_path, monkeypatch, after=RuntimeError("scoring failed"))
+    kept = files(shipped)
+    with pytest.raises(RuntimeError, match="scoring failed"):
+        language_models.ship(run, "en", "fr", shipped, tmp_path / "data", "ship it", fine_tune_of=shipped)
+    assert files(shipped) == kept
+
+
+def test_a_fine_tune_is_refused_before_anything_is_written_when_it_cannot_be_recorded(tmp_path, monkeypatch):
+    shipped, run = fine_tune_setup(tmp_path, monkeypatch)
+    kept = files(shipped)
+    progress = language_models.RESULTS / "en-fr-fine-tune-progress.json"
+    progress.rename(progress.with_suffix(".gone"))
+    with pytest.raises(FileNotFoundError, match="en-fr-fine-tune-progress.json"):
+        language_models.ship(run, "en", "fr", shipped, tmp_path / "data", "ship it", fine_tune_of=shipped)
+    progress.with_suffix(".gone").rename(progress)
+    (shipped / "scores.json").write_text(json.dumps({"data": "data/en-de", "scores": {}}))  # the en->de models' kind
+    kept = files(shipped)
+    with pytest.raises(ValueError, match="--fine_tune_of .* lacks 'training'"):
+        language_models.ship(run, "en", "fr", shipped, tmp_path / "data", "ship it", fine_tune_of=shipped)
+    (shipped / "scores.json").write_text(json.dumps({"commit": "a", "training": FIRST_TRAINING, "sets": BEFORE}))
+    (shipped / "training_info.json").write_text(json.dumps({"data_sources": SOURCES, "fine_tune": {"data": "x"}}))
+    kept = files(shipped)
+    with pytest.raises(ValueError, match="is a fine-tune already"):
+        language_models.ship(run, "en", "fr", shipped, tmp_path / "data", "ship it", fine_tune_of=shipped)
+    assert files(shipped) == kept and not list(shipped.parent.glob("*.new"))
+
+
+def test_a_fine_tune_without_register_tags_is_described_without_them():
+    assert model_cards.fine_tune_clause({"data": "help", "recipe": {"steps": 500}}) == (
+        "; then fine-tuned 500 steps on `help`"
+    )
+    assert model_cards.fine_tune_clause({}) == "" and model_cards.fine_tune_clause({"data": "x"}) == (
+        "; then fine-tuned on `x`"
+    )
 
 
 @pytest.mark.parametrize("page", ["docs/languages.md", "README.md"])

@@ -1,7 +1,7 @@
 """The context study (issue 52, item 3, "Measured"): what a model trained with context (`config.source_context`) and
 register tags (`config.formality_tags`) makes of them, on each engine asked for.
 
-1. Context disambiguation: the messages of the UI validation and test splits whose English occurs with different
+1. Context disambiguation: the messages of the UI validation and test splits whose source text occurs with different
    translations under different contexts (`ambiguous`: two of its messages differ in context and in reference by
    the match rule), each translated with its own context and without. A translation matches when it equals that
    message's reference after NFC, casefold and collapsed whitespace (`MATCH_RULE`); the paired counts, both match

@@ -34,7 +34,7 @@ from transformer_mt.calibration import fit
 from transformer_mt.data import data_sources
 from transformer_mt.evaluation import score, split_pairs, translator
 from transformer_mt.experiments.language_data import SHARED_DATA
-from transformer_mt.experiments.model_cards import AIMS, HELP_ORIGINS, card, other_language
+from transformer_mt.experiments.model_cards import HELP_ORIGINS, SET_NAMES, card, other_language
 from transformer_mt.experiments.studies import git_commit
 from transformer_mt.machine import matmul_gflops
 from transformer_mt.training.averaging import average_weights
@@ -120,9 +120,23 @@ FINE_TUNE_INFO = ("data", "recipe", "augmentation", "side_constraints", "trainin
 
 
 def earlier_model(model: Path) -> dict:
-    """What a fine-tuned model keeps of the shipped model it was fine-tuned from: its training_info and scores."""
-    names = ("training_info", "scores")
-    return {name: json.loads((model / f"{name}.json").read_text(encoding="utf-8")) for name in names}
+    """What a fine-tuned model keeps of the shipped model it was fine-tuned from: its training_info and scores.
+    Refused by name: a model this module did not ship (its scores.json lacks `training` and the `SET_NAMES` sets: the
+    en→de models), and a fine-tune already (a second would drop the first's commands from the card)."""
+    found = {
+        name: json.loads((model / f"{name}.json").read_text(encoding="utf-8")) for name in ("training_info", "scores")
+    }
+    if "training" not in found["scores"] or not set(SET_NAMES) <= set(found["scores"].get("sets", {})):
+        raise ValueError(
+            f"--fine_tune_of {model}: its scores.json was not written by this module (it lacks 'training' and the "
+            f"{' and '.join(SET_NAMES)} sets); only the language models it shipped can take a fine-tune through it"
+        )
+    if "fine_tune" in found["training_info"]:
+        raise ValueError(
+            f"--fine_tune_of {model} is a fine-tune already; shipping another would drop the first's commands from "
+            "its card"
+        )
+    return found
 
 
 def ship(
@@ -135,16 +149,17 @@ def ship(
     fine_tune_of: Path | None = None,
 ) -> dict:
     """Make the shipped model of `run` in `output` (see the module docstring); returns its scores.json. A run that
-    fine-tuned a shipped model (`fine_tune_of`, which may be `output` itself: it is read, then replaced) keeps that
-    model's training record and data, adds its own (`{pair}-fine-tune-progress.json`) and the scores before."""
+    fine-tuned a shipped model (`fine_tune_of`) keeps that model's training record and data, adds its own
+    (`{pair}-fine-tune-progress.json`) and the scores before. When `fine_tune_of` is `output`, the new model is built
+    beside it and takes its place only once whole: a failure leaves the shipped model as it was."""
     language, pair = other_language(source_lang, target_lang), f"{source_lang}-{target_lang}"
     earlier = earlier_model(fine_tune_of) if fine_tune_of else None
-    if fine_tune_of and fine_tune_of.resolve() == output.resolve():
-        shutil.rmtree(output)  # what is kept of it is in `earlier`; git has the rest
     progress_path = RESULTS / f"{pair}{'-fine-tune' if earlier else ''}-progress.json"
     progress = json.loads(progress_path.read_text(encoding="utf-8"))
-    half_precision_copy(run, output)
-    info_path = output / "training_info.json"
+    replacing = fine_tune_of is not None and fine_tune_of.resolve() == output.resolve()
+    built = output.with_name(f"{output.name}.new") if replacing else output
+    half_precision_copy(run, built)
+    info_path = built / "training_info.json"
     info = json.loads(info_path.read_text(encoding="utf-8"))
     if earlier:
         info = {**earlier["training_info"], "fine_tune": {key: info[key] for key in FINE_TUNE_INFO if key in info}}
@@ -152,25 +167,28 @@ def ship(
         info["data_sources"] = licensed_sources(info["data_sources"], language)
     info_path.write_text(json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     data = data or REPO / "runs" / "data" / f"en-{language}"
-    calibration = fit(str(output), str(data), "validation", source_lang=source_lang, target_lang=target_lang)
-    dataclasses.replace(calibration, fitted_on=f"{os.path.relpath(data, REPO)} (validation)").save(str(output))
+    calibration = fit(str(built), str(data), "validation", source_lang=source_lang, target_lang=target_lang)
+    dataclasses.replace(calibration, fitted_on=f"{os.path.relpath(data, REPO)} (validation)").save(str(built))
+    record = {key: progress[key] for key in ("commit", "command")}
     report = {
         "command": command,
         "commit": git_commit()[:7],
         "gflops": round(matmul_gflops(), 1),
-        "training": {key: progress[key] for key in ("commit", "command")},
+        "training": earlier["scores"]["training"] if earlier else record,
         "engine": "generate",
         "num_beams": NUM_BEAMS,
-        "sets": test_scores(output, source_lang, target_lang, language),
+        "sets": test_scores(built, source_lang, target_lang, language),
     }
     if earlier:
         before = earlier["scores"]
-        report["training"] = before["training"]
-        report["fine_tune"] = {
-            **{key: progress[key] for key in ("commit", "command")},
-            "before": {"commit": before["commit"], **{name: before["sets"][name]["scores"] for name in AIMS}},
-        }
-    (output / "scores.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        sets = {name: before["sets"][name]["scores"] for name in SET_NAMES}
+        report["fine_tune"] = {**record, "before": {"commit": before["commit"], **sets}}
+    (built / "scores.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if replacing:
+        replaced = output.with_name(f"{output.name}.replaced")
+        output.rename(replaced)
+        built.rename(output)
+        shutil.rmtree(replaced)
     (output / "README.md").write_text(card(output, report), encoding="utf-8")
     return report
 

@@ -197,9 +197,12 @@ def fine_tune_clause(fine_tune: dict | None) -> str:
     if not fine_tune:
         return ""
     share = fine_tune.get("side_constraints", {}).get("formality_share")
-    tagged = "every pair" if share == 1 else f"{share:.0%} of the pairs"
-    why = f", {tagged} addressing the reader tagged with its register" if share else ""
-    return f"; then fine-tuned {fine_tune['recipe']['steps']:,} steps on `{fine_tune['data']}`{why}"
+    why = ""
+    if share:
+        tagged = "every pair" if share == 1 else f"{share:.0%} of the pairs"
+        why = f", {tagged} addressing the reader tagged with its register"
+    steps, data = fine_tune.get("recipe", {}).get("steps"), fine_tune.get("data")
+    return f"; then fine-tuned{f' {steps:,} steps' if steps else ''}{f' on `{data}`' if data else ''}{why}"
 
 
 def fine_tune_commands(fine_tune: dict | None) -> str:
@@ -218,7 +221,7 @@ def fine_tune_section(fine_tune: dict | None, sets: dict) -> str:
     rows = [
         f"| {SET_NAMES[name]} | {before[name]['bleu']['score']:.2f} | {sets[name]['scores']['bleu']['score']:.2f} | "
         f"{before[name]['chrf']['score']:.2f} | {sets[name]['scores']['chrf']['score']:.2f} |"
-        for name in AIMS
+        for name in SET_NAMES
     ]
     return (
         '\n## Before and after the fine-tune\n\nThe same test sets, engine and beam; "before" was measured at '
