@@ -13,6 +13,12 @@ class TokenEmbedding(nn.Embedding):
     """A token table (source, target, the tied output projection); its own class so that init can find it."""
 
 
+def token_init_std(config) -> float:
+    """The standard deviation a new model draws its token rows with: d_model^-1/2 where the forward pass scales them
+    by sqrt(d_model), so that they start at unit variance (fairseq's init), else init_std."""
+    return config.d_model**-0.5 if config.scale_embedding else config.init_std
+
+
 class TransformerMTEmbeddings(nn.Module):
     """token * scale + segment + absolute position -> LayerNorm (optional) -> dropout."""
 

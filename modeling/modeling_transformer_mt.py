@@ -31,7 +31,7 @@ from transformers.utils.generic import merge_with_config_defaults
 from transformers.utils.output_capturing import OutputRecorder, capture_outputs
 
 from ..configuration.configuration_transformer_mt import TransformerMTConfig
-from .embeddings import TokenEmbedding, TransformerMTEmbeddings
+from .embeddings import TokenEmbedding, TransformerMTEmbeddings, token_init_std
 from .input_checks import IGNORE_INDEX, check_inputs, check_labels, positions_needed
 from .positional_embeddings import PositionStrategy, rotate
 
@@ -304,7 +304,7 @@ class TransformerMTPreTrainedModel(PreTrainedModel):
             init.zeros_(module.final_logits_bias)
         elif isinstance(module, TokenEmbedding) and self.config.scale_embedding:
             # Scaled by sqrt(d_model) in the forward pass, token vectors start at unit variance (fairseq's init).
-            init.normal_(module.weight, mean=0.0, std=self.config.d_model**-0.5)
+            init.normal_(module.weight, mean=0.0, std=token_init_std(self.config))
             if module.padding_idx is not None:
                 init.zeros_(module.weight[module.padding_idx])
 

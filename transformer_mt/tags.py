@@ -19,6 +19,7 @@ import re
 
 import torch
 
+from .modeling.embeddings import token_init_std
 from .tokenization import target_side, tokenizer_fingerprint
 
 
@@ -134,20 +135,21 @@ def fit_model_to_tokenizer(model, tokenizer) -> bool:
     known = model.config.vocab_size
     model.resize_token_embeddings(size)
     drawn = new_token_rows(model.config, known, size)
-    tables = [model.get_input_embeddings(), model.get_output_embeddings()]
+    rows, output = model.get_input_embeddings().weight, model.get_output_embeddings()
     with torch.no_grad():
-        for weight in {id(table.weight): table.weight for table in tables if table is not None}.values():
-            weight[known:] = drawn.to(weight.dtype)  # a tied output table is the input's: written once
+        rows[known:] = drawn.to(rows.dtype)
+        if output is not None and output.weight is not rows:  # a tied output table is the input's, written above
+            output.weight[known:] = drawn.to(output.weight.dtype)
     model.config.decoder_vocab_size = size
     model.config.tokenizer_fingerprint = tokenizer_fingerprint(tokenizer)
     return True
 
 
 def new_token_rows(config, first: int, end: int):
-    """Rows for the token ids first..end-1 as a new model draws them (`_init_weights`: N(0, d_model^-1/2) for scaled
-    embeddings, else N(0, init_std)), each id's row from a generator seeded by the id: the same id gets the same row
-    every run, and tokens added later, at other ids, get other rows."""
-    std = config.d_model**-0.5 if config.scale_embedding else config.init_std
+    """Rows for the token ids first..end-1 with a new model's spread (`token_init_std`), each id's row from a
+    generator seeded by the id: the same id gets the same row every run, and tokens added later, at other ids, get
+    other rows."""
+    std = token_init_std(config)
     rows = [
         torch.normal(0.0, std, (config.d_model,), generator=torch.Generator().manual_seed(token_id))
         for token_id in range(first, end)

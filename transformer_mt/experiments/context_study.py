@@ -276,8 +276,9 @@ def formality(sets: dict[str, list[Message]], language: str, translate, limit: i
         return {"note": f"{language} has no formal and informal address that text.formality tells apart"}
     results = {}
     for name, rows in sets.items():
-        chosen = [m for m in rows if register(m.source, m.reference, language) is not None][:limit]
-        sources, wanted = [m.source for m in chosen], [register(m.source, m.reference, language) for m in chosen]
+        labelled = [(m, label) for m in rows if (label := register(m.source, m.reference, language))][:limit]
+        chosen, wanted = [m for m, _ in labelled], [label for _, label in labelled]
+        sources = [m.source for m in chosen]
         found = {"sentences": len(chosen), "references": {key: wanted.count(key) for key in (FORMAL, INFORMAL)}}
         for asked in ("more", "less", "default"):
             try:

@@ -196,13 +196,15 @@ def fine_tune_clause(fine_tune: dict | None) -> str:
     """The intro's words for a fine-tune (training_info's `fine_tune`), or none."""
     if not fine_tune:
         return ""
-    share = fine_tune.get("side_constraints", {}).get("formality_share")
-    why = ""
-    if share:
+    words = "; then fine-tuned"
+    if steps := fine_tune.get("recipe", {}).get("steps"):
+        words += f" {steps:,} steps"
+    if data := fine_tune.get("data"):
+        words += f" on `{data}`"
+    if share := fine_tune.get("side_constraints", {}).get("formality_share"):
         tagged = "every pair" if share == 1 else f"{share:.0%} of the pairs"
-        why = f", {tagged} addressing the reader tagged with its register"
-    steps, data = fine_tune.get("recipe", {}).get("steps"), fine_tune.get("data")
-    return f"; then fine-tuned{f' {steps:,} steps' if steps else ''}{f' on `{data}`' if data else ''}{why}"
+        words += f", {tagged} addressing the reader tagged with its register"
+    return words
 
 
 def fine_tune_commands(fine_tune: dict | None) -> str:
