@@ -9,7 +9,13 @@ import pytest
 from transformers import AutoConfig, AutoTokenizer
 
 from transformer_mt import train_tokenizer, training
-from transformer_mt.training.augmentation import augment, augment_pair, augmentation_plan, side_constraints
+from transformer_mt.training.augmentation import (
+    augment,
+    augment_pair,
+    augmentation_plan,
+    lift_tags,
+    side_constraints,
+)
 
 from .utils import TINY, train
 
@@ -166,6 +172,26 @@ def test_side_constraints_tag_a_share_of_each_register_and_keep_a_share_of_conte
     assert all(after in ("", before) for before, after in zip(pairs["context"], tagged["context"]))
     assert list(side_constraints(pairs, "en", "fr", 0.5, "context", 0.5, seed=0)[0]["en"]) == list(tagged["en"])
     assert list(side_constraints(pairs, "en", "fr", 0.0, None, 0.0, seed=0)[0]["en"]) == list(pairs["en"])
+
+
+def test_a_register_the_data_gives_is_lifted_off_through_augmentation_and_always_tagged():
+    from datasets import Dataset
+
+    pairs = Dataset.from_dict(
+        {
+            "en": ["<informal> Save your file.", "Save your file."] * 20,
+            "de": ["Speichere deine Datei.", "Speichern Sie Ihre Datei."] * 20,
+        }
+    )
+    lifted = lift_tags(pairs, "en")
+    assert lifted["en"] == ["Save your file."] * 40
+    upper, _ = augment(lifted, "en", "de", {"uppercase": 0.5, "titlecase": 0.0, "span_tokens": 0.0}, seed=0)
+    tagged, counts = side_constraints(upper, "en", "de", 0.25, None, 0.0, seed=0)
+    # every rewrite keeps its own tag, whole, after the case augmentation; a share of the others is tagged
+    assert set(tagged["en"][::2]) == {"<informal> SAVE YOUR FILE.", "<informal> Save your file."}
+    assert counts["informal"] == 20 and 0 < counts["formal"] < 20
+    assert lift_tags(side_constraint_pairs(), "en") is not None  # untagged data: as it is
+    assert lift_tags(side_constraint_pairs(), "en")["en"] == side_constraint_pairs()["en"]
 
 
 def test_a_context_is_the_sources_second_segment_and_left_out_when_it_does_not_fit(splits_and_tokenizer):

@@ -1,5 +1,7 @@
 """The pair corpus of a shipped model: both corpora joined, the dictionary left out, validation interleaved."""
 
+import pytest
+
 from transformer_mt.data import load_parallel_data
 from transformer_mt.experiments.language_data import formality_mix, write_corpus
 
@@ -53,3 +55,20 @@ def test_the_formality_mix_keeps_every_register_pair_copies_informal_ones_and_dr
     assert len({t for t in targets if t.startswith("Datei ")}) == 4
     assert mixed["validation"] == rows[:1] and mixed["test"] == rows[:2]
     assert formality_mix(corpus, "de", general=4, informal_copies=3) == mixed  # seeded
+
+
+def test_informal_rewrites_add_each_formal_pair_again_in_du_tagged_informal():
+    rows = [{"en": "Save your file", "de": "Speichern Sie Ihre Datei"}]  # formal
+    rows += [{"en": "Do you want to quit?", "de": "Wollen Sie beenden?"}]  # formal
+    rows += [{"en": f"File {i}", "de": f"Datei {i}"} for i in range(3)]
+    corpus = {"train": rows, "validation": [], "test": []}
+    mixed = formality_mix(corpus, "de", general=0, informal_copies=1, informal_rewrites=True)
+    pairs = {(row["en"], row["de"]) for row in mixed["train"]}
+    assert pairs == {
+        ("Save your file", "Speichern Sie Ihre Datei"),
+        ("Do you want to quit?", "Wollen Sie beenden?"),
+        ("<informal> Save your file", "Speichere deine Datei"),
+        ("<informal> Do you want to quit?", "Willst du beenden?"),
+    }
+    with pytest.raises(ValueError, match="informal_rewrites: rewrites exist for German only, not for 'fr'"):
+        formality_mix(corpus, "fr", general=0, informal_copies=1, informal_rewrites=True)

@@ -17,7 +17,9 @@ corpus has one.
 
 `--formality_mix GENERAL` writes instead a train split for teaching an existing model the formality tags
 (`formality_mix`): the pairs addressing the reader in a register, the informal ones `--informal_copies` times, and
-GENERAL others (the en→de models' fine-tune, docs/results/languages/README.md).
+GENERAL others (the en→de models' fine-tune, docs/results/languages/README.md). With `--informal_rewrites` (German
+only) every formal pair whose target `experiments.informal_german` can rewrite to du is added again, its source
+tagged `<informal>` and its target rewritten: the same content in both registers.
 """
 
 import argparse
@@ -26,7 +28,8 @@ import itertools
 import random
 from pathlib import Path
 
-from transformer_mt.text.formality import register
+from transformer_mt.experiments.informal_german import informal
+from transformer_mt.text.formality import TAGS, register
 
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -72,17 +75,30 @@ def pair_corpus(language: str, shared_data: Path = SHARED_DATA) -> dict[str, lis
 
 
 def formality_mix(
-    corpus: dict[str, list[dict]], language: str, general: int, informal_copies: int, seed: int = 0
+    corpus: dict[str, list[dict]],
+    language: str,
+    general: int,
+    informal_copies: int,
+    seed: int = 0,
+    informal_rewrites: bool = False,
 ) -> dict[str, list[dict]]:
     """The corpus with a train split for teaching an existing model the formality tags: every pair whose target
     addresses the reader in a register (`text.formality.register`), the informal ones `informal_copies` times (they
     are about one in ten), and `general` of the other pairs drawn at random (so the model keeps what it knew),
-    shuffled; validation and test as they are."""
+    shuffled; validation and test as they are. With `informal_rewrites` (German), each formal pair's du rewrite too,
+    its source tagged `<informal>`."""
+    if informal_rewrites and language != "de":
+        raise ValueError(f"informal_rewrites: rewrites exist for German only, not for {language!r}")
     registers = {"formal": [], "informal": [], None: []}
     for row in corpus["train"]:
         registers[register(row["en"], row[language], language)].append(row)
     rng = random.Random(seed)
     train = registers["formal"] + registers["informal"] * informal_copies
+    if informal_rewrites:
+        rewrites = ((row, informal(row["en"], row[language])) for row in registers["formal"])
+        train += [
+            {**row, "en": f"{TAGS['informal']} {row['en']}", language: rewrite} for row, rewrite in rewrites if rewrite
+        ]
     train += rng.sample(registers[None], min(general, len(registers[None])))
     rng.shuffle(train)
     return {**corpus, "train": train}
@@ -94,6 +110,7 @@ def write_corpus(
     shared_data: Path = SHARED_DATA,
     general: int | None = None,
     informal_copies: int = 1,
+    informal_rewrites: bool = False,
 ) -> dict[str, int]:
     """Write the pair corpus's splits (with `general`, its formality mix) to `output`/{train,validation,test}.tsv;
     returns each split's size."""
@@ -101,7 +118,7 @@ def write_corpus(
     sizes = {}
     corpus = pair_corpus(language, shared_data)
     if general is not None:
-        corpus = formality_mix(corpus, language, general, informal_copies)
+        corpus = formality_mix(corpus, language, general, informal_copies, informal_rewrites=informal_rewrites)
     for split, rows in corpus.items():
         with (output / f"{split}.tsv").open("w", encoding="utf-8", newline="") as f:
             f.writelines("\t".join(row) + "\n" for row in [list(rows[0]), *(row.values() for row in rows)])
@@ -121,8 +138,16 @@ def main(argv: list[str] | None = None) -> None:
         help="a train split for a formality fine-tune: the pairs with a register, and GENERAL others",
     )
     parser.add_argument("--informal_copies", type=int, default=1, help="with --formality_mix: informal pairs' copies")
+    parser.add_argument(
+        "--informal_rewrites",
+        action="store_true",
+        help="with --formality_mix (German): each formal pair again, rewritten to du and tagged <informal>",
+    )
     args = parser.parse_args(argv)
-    print(write_corpus(args.language, args.output, args.shared_data, args.formality_mix, args.informal_copies))
+    sizes = write_corpus(
+        args.language, args.output, args.shared_data, args.formality_mix, args.informal_copies, args.informal_rewrites
+    )
+    print(sizes)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ to follow the annotation over its own choice.
 
 Side constraints (`side_constraints`): a share of the pairs whose target addresses the reader in a register the
 target language's rules recognise (`text.formality`) begin with that register's tag (`<formal>`, `<informal>`), the
-same share of each register, so that a request can ask for one; and a share of the pairs that hold a context (a
+same share of each register, so that a request can ask for one (a pair whose source the data already begins with a
+tag, a register's rewrite, keeps it: `lift_tags`); and a share of the pairs that hold a context (a
 message's msgctxt) keep it, the rest have none, so that the model translates well both with and without one.
 
 Which pairs is drawn from the run's data seed alone, two uniform numbers a pair (one for the case, one for the spans),
@@ -37,6 +38,8 @@ SIDE_CONSTRAINTS_STREAM = 42
 # target: with only the reference's own term annotated, a model learns to write what it would have written anyway and
 # ignores a glossary that asks for another word (measured: docs/translation.md, "A glossary").
 TERM_SUBSTITUTION = 0.5
+# the register a source's own tag asks for, lifted off it while the pair is joined and augmented (`lift_tags`)
+GIVEN_REGISTER = "given_register"
 CASES = {"uppercase": upper_case, "titlecase": title_case}
 
 
@@ -99,6 +102,19 @@ def augment(dataset, source_lang: str, target_lang: str, shares: dict[str, float
     return dataset.map(replace, batched=True, with_indices=True, desc="Augmenting training pairs"), counts
 
 
+def lift_tags(dataset, source_lang: str):
+    """The training split with each source's leading register tag (`<informal> source`, data that gives a pair's
+    register, as `language_data --informal_rewrites` writes) lifted into a `GIVEN_REGISTER` column, so that joining
+    and case augmentation never see it and `side_constraints` puts it back; the split as it is without one."""
+    tags = {f"{tag} ": name for name, tag in TAGS.items()}
+    sources = dataset[source_lang]
+    if not any(source.startswith(tuple(tags)) for source in sources):
+        return dataset
+    given = [next((name for tag, name in tags.items() if source.startswith(tag)), "") for source in sources]
+    lifted = [source.split(" ", 1)[1] if name else source for source, name in zip(sources, given)]
+    return dataset.remove_columns(source_lang).add_column(source_lang, lifted).add_column(GIVEN_REGISTER, given)
+
+
 def side_constraints(
     dataset,
     source_lang: str,
@@ -108,16 +124,18 @@ def side_constraints(
     context_share: float,
     seed: int,
 ):
-    """The training split with `formality_share` of each register's pairs tagged (`<formal> source`) and
-    `context_share` of the pairs with a context keeping it in `context_column` (the others' emptied); and how many
-    pairs each changed ("formal", "informal": tagged; "context": kept)."""
+    """The training split with `formality_share` of each register's pairs tagged (`<formal> source`; every pair
+    whose `GIVEN_REGISTER` names one, with that one) and `context_share` of the pairs with a context keeping it in
+    `context_column` (the others' emptied); and how many pairs each changed ("formal", "informal": tagged;
+    "context": kept)."""
     draws = np.random.default_rng([seed, SIDE_CONSTRAINTS_STREAM]).random((len(dataset), 2))
     sources, counts = list(dataset[source_lang]), {}
     if formality_share:
         counts = {register_: 0 for register_ in TAGS}
+        given = dataset[GIVEN_REGISTER] if GIVEN_REGISTER in dataset.column_names else [""] * len(sources)
         for row, (source, target) in enumerate(zip(sources, dataset[target_lang])):
-            label = register(source, target, target_lang, source_lang)
-            if label and draws[row, 0] < formality_share:
+            label = given[row] or register(source, target, target_lang, source_lang)
+            if given[row] or (label and draws[row, 0] < formality_share):
                 sources[row] = f"{TAGS[label]} {source}"
                 counts[label] += 1
     columns = {source_lang: sources}

@@ -10,7 +10,7 @@ from ..tags import language_token
 from ..text.glossary import mine_terms, read_glossary
 from ..tokenization import target_side
 from .arguments import SetupArguments
-from .augmentation import augment, side_constraints
+from .augmentation import GIVEN_REGISTER, augment, lift_tags, side_constraints
 from .data_arguments import DataArguments
 from .suggestion_data import suggestion_splits
 
@@ -173,6 +173,9 @@ def transform_training_split(dataset, tokenizer, data_args: DataArguments, train
     def fits(sources, targets):
         return [not long for long in encode_pairs(tokenizer, sources, targets, limits)["long"]]
 
+    if data_args.formality_share:
+        dataset = lift_tags(dataset, data_args.source_lang)
+
     if data_args.joined_pairs_share:
         dataset, report["joined_pairs"] = add_joined_pairs(
             dataset,
@@ -182,7 +185,7 @@ def transform_training_split(dataset, tokenizer, data_args: DataArguments, train
             data_seed(training_args),
             fits,
             same=language_column,
-            blank=[contexts] if contexts in dataset.column_names else [],
+            blank=[column for column in (contexts, GIVEN_REGISTER) if column in dataset.column_names],
         )
     if any(augmentation_shares(data_args).values()):
         dataset, report["augmented_pairs"] = augment(
