@@ -91,12 +91,24 @@ def test_joined_pairs_never_mix_target_languages():
     splits = load_parallel_data(str(DATA), "en", "de")
     train_split = splits["train"].select(range(60))
     dataset = train_split.add_column("lang", ["de" if i % 3 else "fr" for i in range(60)])
-    joined, added = add_joined_pairs(dataset, "en", "de", 0.5, seed=0, fits=lambda s, t: [True] * len(s), same="lang")
+    joined, added = add_joined_pairs(
+        dataset, "en", "de", 0.5, seed=0, fits=lambda s, t: [True] * len(s), same=["lang"]
+    )
     assert 20 < added <= 30  # runs that would mix languages are left out: fewer than asked, perhaps
     originals = {(row["en"], row["lang"]) for row in dataset}
     for row in joined.select(range(60, len(joined))):
         languages = {language for source, language in originals if source in row["en"]}
         assert languages == {row["lang"]}
+    # and a register the data gives (a rewrite's tag, lifted off it) joins only its own register, which it keeps
+    given = dataset.add_column("given_register", ["informal" if i % 5 == 0 else "" for i in range(60)])
+    joined, added = add_joined_pairs(
+        given, "en", "de", 0.5, seed=0, fits=lambda s, t: [True] * len(s), same=["lang", "given_register"]
+    )
+    originals = {(row["en"], row["lang"], row["given_register"]) for row in given}
+    assert added > 5
+    for row in joined.select(range(60, len(joined))):
+        kept = {(language, register) for source, language, register in originals if source in row["en"]}
+        assert kept == {(row["lang"], row["given_register"])}
 
 
 def test_language_and_tag_errors_name_what_is_allowed(tmp_path):

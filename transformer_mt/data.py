@@ -236,19 +236,19 @@ def add_joined_pairs(
     fits: Callable[[list[str], list[str]], list[bool]],
     sizes: Sequence[int] = (2, 3),
     rounds: int = 8,
-    same: str | None = None,
+    same: Sequence[str] = (),
     blank: Sequence[str] = (),
 ) -> tuple[datasets.Dataset, int]:
     """`dataset` followed by multi-sentence pairs: `share` x its size of 2-3 consecutive pairs joined (sources and
     targets alike), each one for which `fits(sources, targets)` holds (the run's length limits); returns the dataset
     and the number added (fewer when `rounds` of candidates hold too few that fit). Drawn from `seed` alone: the
-    same seed adds the same pairs, in the same order. `same`: a column whose value the joined pairs must share
-    (a target language), kept for the pairs added. `blank`: columns kept, empty for the pairs added (a message's
-    context belongs to one message)."""
+    same seed adds the same pairs, in the same order. `same`: columns whose values the pairs joined must share
+    (a target language, a register the data gives), kept for the pairs added. `blank`: columns kept, empty for the
+    pairs added (a message's context belongs to one message)."""
     wanted = round(share * len(dataset))
     generator = np.random.default_rng(seed)
     sources, targets = dataset[source_lang], dataset[target_lang]
-    values = dataset[same] if same else None
+    values = list(zip(*(dataset[column] for column in same))) if same else None
     joined_sources, joined_targets, joined_values = [], [], []
     for _ in range(rounds):
         missing = wanted - len(joined_sources)
@@ -268,13 +268,13 @@ def add_joined_pairs(
             if ok and len(joined_sources) < wanted:
                 joined_sources.append(source)
                 joined_targets.append(target)
-                joined_values.append(values[group[0]] if values is not None else None)
+                joined_values.append(values[group[0]] if values is not None else ())
     if not joined_sources:
         return dataset, 0
     columns = {
         source_lang: joined_sources,
         target_lang: joined_targets,
-        **({same: joined_values} if same else {}),
+        **{column: [value[k] for value in joined_values] for k, column in enumerate(same)},
         **{name: [""] * len(joined_sources) for name in blank},
     }
     joined = datasets.Dataset.from_dict(columns)

@@ -184,8 +184,9 @@ def transform_training_split(dataset, tokenizer, data_args: DataArguments, train
             data_args.joined_pairs_share,
             data_seed(training_args),
             fits,
-            same=language_column,
-            blank=[column for column in (contexts, GIVEN_REGISTER) if column in dataset.column_names],
+            # a rewrite joins only rewrites of its register, and the joined pair keeps it
+            same=[column for column in (language_column, GIVEN_REGISTER) if column in dataset.column_names],
+            blank=[contexts] if contexts in dataset.column_names else [],
         )
     if any(augmentation_shares(data_args).values()):
         dataset, report["augmented_pairs"] = augment(
