@@ -60,15 +60,19 @@ def test_the_formality_mix_keeps_every_register_pair_copies_informal_ones_and_dr
 def test_informal_rewrites_add_each_formal_pair_again_in_du_tagged_informal():
     rows = [{"en": "Save your file", "de": "Speichern Sie Ihre Datei"}]  # formal
     rows += [{"en": "Do you want to quit?", "de": "Wollen Sie beenden?"}]  # formal
+    rows += [{"en": "Your turn", "de": "Du bist dran"}]  # informal
     rows += [{"en": f"File {i}", "de": f"Datei {i}"} for i in range(3)]
     corpus = {"train": rows, "validation": [], "test": []}
-    mixed = formality_mix(corpus, "de", general=0, informal_copies=1, informal_rewrites=True)
-    pairs = {(row["en"], row["de"]) for row in mixed["train"]}
-    assert pairs == {
-        ("Save your file", "Speichern Sie Ihre Datei"),
-        ("Do you want to quit?", "Wollen Sie beenden?"),
-        ("<informal> Save your file", "Speichere deine Datei"),
-        ("<informal> Do you want to quit?", "Willst du beenden?"),
-    }
+    mixed = formality_mix(corpus, "de", general=0, informal_copies=2, informal_rewrites=True)
+    pairs = sorted((row["en"], row["de"]) for row in mixed["train"])
+    assert pairs == sorted(
+        [
+            ("Save your file", "Speichern Sie Ihre Datei"),
+            ("Do you want to quit?", "Wollen Sie beenden?"),
+            *[("<informal> Save your file", "Speichere deine Datei")] * 2,
+            *[("<informal> Do you want to quit?", "Willst du beenden?")] * 2,
+            *[("<informal> Your turn", "Du bist dran")] * 2,  # the corpus's own informal pairs tagged too
+        ]
+    )
     with pytest.raises(ValueError, match="informal_rewrites: rewrites exist for German only, not for 'fr'"):
         formality_mix(corpus, "fr", general=0, informal_copies=1, informal_rewrites=True)

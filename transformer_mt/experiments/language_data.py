@@ -19,7 +19,8 @@ corpus has one.
 (`formality_mix`): the pairs addressing the reader in a register, the informal ones `--informal_copies` times, and
 GENERAL others (the en→de models' fine-tune, docs/results/languages/README.md). With `--informal_rewrites` (German
 only) every formal pair whose target `experiments.informal_german` can rewrite to du is added again, its source
-tagged `<informal>` and its target rewritten: the same content in both registers.
+tagged `<informal>` and its target rewritten: the same content in both registers (every informal pair then
+carries its tag, so that an untagged source stays formal).
 """
 
 import argparse
@@ -86,22 +87,29 @@ def formality_mix(
     addresses the reader in a register (`text.formality.register`), the informal ones `informal_copies` times (they
     are about one in ten), and `general` of the other pairs drawn at random (so the model keeps what it knew),
     shuffled; validation and test as they are. With `informal_rewrites` (German), each formal pair's du rewrite too,
-    its source tagged `<informal>`."""
+    and every informal pair (rewrites and the corpus's own) has its source tagged `<informal>`, so that a source
+    without a tag is translated formally, as the model did before."""
     if informal_rewrites and language != "de":
         raise ValueError(f"informal_rewrites: rewrites exist for German only, not for {language!r}")
     registers = {"formal": [], "informal": [], None: []}
     for row in corpus["train"]:
         registers[register(row["en"], row[language], language)].append(row)
     rng = random.Random(seed)
-    train = registers["formal"] + registers["informal"] * informal_copies
+    informal_pairs = registers["informal"]
     if informal_rewrites:
         rewrites = ((row, informal(row["en"], row[language])) for row in registers["formal"])
-        train += [
-            {**row, "en": f"{TAGS['informal']} {row['en']}", language: rewrite} for row, rewrite in rewrites if rewrite
+        informal_pairs = [tagged(row, "informal") for row in informal_pairs] + [
+            tagged({**row, language: rewrite}, "informal") for row, rewrite in rewrites if rewrite
         ]
+    train = registers["formal"] + informal_pairs * informal_copies
     train += rng.sample(registers[None], min(general, len(registers[None])))
     rng.shuffle(train)
     return {**corpus, "train": train}
+
+
+def tagged(row: dict[str, str], register_: str) -> dict[str, str]:
+    """`row` with its English source tagged `register_` (`<informal> Save your file`)."""
+    return {**row, "en": f"{TAGS[register_]} {row['en']}"}
 
 
 def write_corpus(
