@@ -76,3 +76,14 @@ def test_informal_rewrites_add_each_formal_pair_again_in_du_tagged_informal():
     )
     with pytest.raises(ValueError, match="informal_rewrites: rewrites exist for German only, not for 'fr'"):
         formality_mix(corpus, "fr", general=0, informal_copies=1, informal_rewrites=True)
+
+
+def test_a_corpus_folder_is_read_as_it_is_for_a_models_own_data(tmp_path):
+    rows = [["Save your file", "Speichern Sie Ihre Datei", "lohelp"], ["File", "Datei", "lohelp"]]
+    for split in ("train", "validation", "test"):
+        write_tsv(tmp_path / "help" / f"{split}.tsv", ["en", "de", "origin"], rows)
+    sizes = write_corpus("de", tmp_path / "out", corpus_folder=tmp_path / "help", general=1, informal_rewrites=True)
+    assert sizes == {"train": 3, "validation": 2, "test": 2}
+    corpus = load_parallel_data(tmp_path / "out", "en", "de", extra_columns=["origin"])
+    assert sorted(corpus["train"]["en"]) == ["<informal> Save your file", "File", "Save your file"]
+    assert corpus["test"]["de"] == ["Speichern Sie Ihre Datei", "Datei"]

@@ -75,6 +75,11 @@ def pair_corpus(language: str, shared_data: Path = SHARED_DATA) -> dict[str, lis
     }
 
 
+def folder_corpus(folder: Path) -> dict[str, list[dict[str, str]]]:
+    """The three splits of a corpus folder as they are (`data/en-de`: the help-text model's own data)."""
+    return {split: read_rows(folder / f"{split}.tsv") for split in SPLITS}
+
+
 def formality_mix(
     corpus: dict[str, list[dict]],
     language: str,
@@ -119,12 +124,13 @@ def write_corpus(
     general: int | None = None,
     informal_copies: int = 1,
     informal_rewrites: bool = False,
+    corpus_folder: Path | None = None,
 ) -> dict[str, int]:
-    """Write the pair corpus's splits (with `general`, its formality mix) to `output`/{train,validation,test}.tsv;
-    returns each split's size."""
+    """Write the pair corpus's splits (`corpus_folder`'s instead where given; with `general`, its formality mix) to
+    `output`/{train,validation,test}.tsv; returns each split's size."""
     output.mkdir(parents=True, exist_ok=True)
     sizes = {}
-    corpus = pair_corpus(language, shared_data)
+    corpus = folder_corpus(corpus_folder) if corpus_folder else pair_corpus(language, shared_data)
     if general is not None:
         corpus = formality_mix(corpus, language, general, informal_copies, informal_rewrites=informal_rewrites)
     for split, rows in corpus.items():
@@ -140,6 +146,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--output", type=Path, required=True, help="the folder to write the three TSVs to")
     parser.add_argument("--shared_data", type=Path, default=SHARED_DATA, help="where the en-X corpora lie")
     parser.add_argument(
+        "--corpus", type=Path, help="a corpus folder to read instead of the pair corpus (data/en-de: help text only)"
+    )
+    parser.add_argument(
         "--formality_mix",
         type=int,
         metavar="GENERAL",
@@ -153,7 +162,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     sizes = write_corpus(
-        args.language, args.output, args.shared_data, args.formality_mix, args.informal_copies, args.informal_rewrites
+        args.language,
+        args.output,
+        args.shared_data,
+        args.formality_mix,
+        args.informal_copies,
+        args.informal_rewrites,
+        args.corpus,
     )
     print(sizes)
 
