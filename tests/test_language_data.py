@@ -41,6 +41,9 @@ def test_pair_corpus_joins_help_and_ui_and_reads_both_ways(tmp_path):
     ]
     assert corpus["test"]["context"] == ["", "menu", "menu", "menu", "", ""]
     assert "ding" not in corpus["train"]["origin"]
+    # a model trained on the dictionary keeps it in its fine-tune's data
+    kept = write_corpus("fr", tmp_path / "kept", shared, left_out=frozenset())
+    assert kept == {"train": 7, "validation": 7, "test": 7}
 
 
 def test_the_formality_mix_keeps_every_register_pair_copies_informal_ones_and_draws_the_rest():

@@ -50,9 +50,11 @@ def interleave(*splits: list[dict]) -> list[dict]:
     return [row for row in rows if row is not None]
 
 
-def pair_corpus(language: str, shared_data: Path = SHARED_DATA) -> dict[str, list[dict[str, str]]]:
+def pair_corpus(
+    language: str, shared_data: Path = SHARED_DATA, left_out: frozenset[str] = LEFT_OUT_ORIGINS
+) -> dict[str, list[dict[str, str]]]:
     """The en-`language` corpus's three splits (see the module docstring), rows keyed `en`, `language`, `origin`
-    and `context`."""
+    and `context`, without the origins `left_out`."""
     columns = ("en", language, "origin", "context")
     corpora = {}
     for name in ("help", "ui"):
@@ -63,7 +65,7 @@ def pair_corpus(language: str, shared_data: Path = SHARED_DATA) -> dict[str, lis
             split: [
                 {column: row.get(column) or "" for column in columns}
                 for row in read_rows(folder / f"{split}.tsv")
-                if row["origin"] not in LEFT_OUT_ORIGINS
+                if row["origin"] not in left_out
             ]
             for split in SPLITS
         }
@@ -125,12 +127,13 @@ def write_corpus(
     informal_copies: int = 1,
     informal_rewrites: bool = False,
     corpus_folder: Path | None = None,
+    left_out: frozenset[str] = LEFT_OUT_ORIGINS,
 ) -> dict[str, int]:
     """Write the pair corpus's splits (`corpus_folder`'s instead where given; with `general`, its formality mix) to
     `output`/{train,validation,test}.tsv; returns each split's size."""
     output.mkdir(parents=True, exist_ok=True)
     sizes = {}
-    corpus = folder_corpus(corpus_folder) if corpus_folder else pair_corpus(language, shared_data)
+    corpus = folder_corpus(corpus_folder) if corpus_folder else pair_corpus(language, shared_data, left_out)
     if general is not None:
         corpus = formality_mix(corpus, language, general, informal_copies, informal_rewrites=informal_rewrites)
     for split, rows in corpus.items():
@@ -145,6 +148,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--language", required=True, help="the language paired with English: de, fr or es")
     parser.add_argument("--output", type=Path, required=True, help="the folder to write the three TSVs to")
     parser.add_argument("--shared_data", type=Path, default=SHARED_DATA, help="where the en-X corpora lie")
+    parser.add_argument(
+        "--keep_dictionary",
+        action="store_true",
+        help="keep the dictionary's entries (ding): a model trained on them keeps them in its fine-tunes",
+    )
     parser.add_argument(
         "--corpus", type=Path, help="a corpus folder to read instead of the pair corpus (data/en-de: help text only)"
     )
@@ -169,6 +177,7 @@ def main(argv: list[str] | None = None) -> None:
         args.informal_copies,
         args.informal_rewrites,
         args.corpus,
+        frozenset() if args.keep_dictionary else LEFT_OUT_ORIGINS,
     )
     print(sizes)
 
