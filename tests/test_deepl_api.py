@@ -422,8 +422,8 @@ def test_weblates_placeholders_through_the_shipped_model_on_both_engines(tmp_pat
         == [
             '<x id="14"></x> kann nicht umbenannt werden',
             'Sind Sie sicher, dass Sie <x id="32"></x> entfernen möchten?',
-            'Konnte die Datei &lt;<x id="25"></x>&gt; im Ordner nicht öffnen.',
-            'Line: <x id="6"></x>, Zeichen: <x id="21"></x>',
+            'Die Datei &lt;<x id="25"></x>&gt; im Ordner konnte nicht geöffnet werden.',
+            'Zeilen: <x id="6"></x>, Zeichen: <x id="21"></x>',
         ]
     )
 

@@ -241,14 +241,22 @@ FIGURES = [
         "## Scores",
         "| test set | pairs |",
         1,
-        "test_shipped_model.py::test_the_cards_give_the_scores_before_and_after_the_last_fine_tune",
+        "test_shipped_model.py::test_the_cards_give_the_scores_before_and_after_each_fine_tune",
     ),
     (
         HELP_CARD,
         "## Fine-tuned with the augmentations",
         "| test split | pairs |",
         1,
-        "test_shipped_model.py::test_the_cards_give_the_scores_before_and_after_the_last_fine_tune",
+        "test_shipped_model.py::test_the_cards_give_the_scores_before_and_after_each_fine_tune",
+    ),
+    *(
+        (card, "## Taught the formality tag", header, 1, test)
+        for card, first in ((BROAD_CARD, "| test set | pairs |"), (HELP_CARD, "| test split | pairs |"))
+        for header, test in (
+            (first, "test_shipped_model.py::test_the_cards_give_the_scores_before_and_after_each_fine_tune"),
+            ("| asked |", "test_the_en_de_formality_tables_are_the_context_studys_json"),
+        )
     ),
     (HELP_CARD, "## Scores", "| BLEU | chrF |", 1, "test_the_cards_scores_are_their_scores_json"),
     *(
@@ -324,30 +332,52 @@ def table_rows(page: str, heading: str, header: str) -> list[str]:
 
 
 def test_the_models_table_is_their_scores():
-    """The README's two shipped models, before and after their last fine-tune: BLEU on the repository's test
-    split, the corpus's per origin and the UI messages', from docs/results/broad_ui and help_ui."""
+    """The README's two English-German models, before and after their formality fine-tune: BLEU on the repository's
+    test split, the corpus's per origin and the UI messages', from docs/results/en_de_formality (the test split's:
+    the model's scores.json) and, before, broad_ui and help_ui."""
     rows = table_rows("README.md", "## Quick start", "| model | knows |")
-    for folder, labels in (
-        ("broad_ui", ("`models/transformer-mt-en-de-broad`", "the same before its UI fine-tune")),
-        ("help_ui", ("`models/transformer-mt-en-de`", "the same before its fine-tune")),
+    for model, short, earlier, label in (
+        ("transformer-mt-en-de-broad", "broad", "broad_ui", "`models/transformer-mt-en-de-broad`"),
+        ("transformer-mt-en-de", "help", "help_ui", "`models/transformer-mt-en-de`"),
     ):
-        for age, label in zip(("new", "old"), labels):
-            shared = read(f"{folder}/{age}-shared-en-de.json")
+        after = {
+            "data-en-de": json.loads((MODELS / model / "scores.json").read_text(encoding="utf-8")),
+            **{name: read(f"en_de_formality/{short}-{name}.json") for name in ("shared-en-de", "en-de-ui")},
+        }
+        before = {name: read(f"{earlier}/new-{name}.json") for name in ("data-en-de", "shared-en-de", "en-de-ui")}
+        for found, start in ((after, label), (before, "the same before its formality fine-tune")):
+            shared = found["shared-en-de"]
             origins = [
                 shared["scores"],
                 *(shared["by_origin"][origin]["scores"] for origin in ("lohelp", "gnomehelp", "ddtp", "ding")),
             ]
             cells = (
-                f"| {read(f'{folder}/{age}-data-en-de.json')['scores']['bleu']['score']:.1f} | "
+                f"| {found['data-en-de']['scores']['bleu']['score']:.1f} | "
                 + " / ".join(f"{scores['bleu']['score']:.1f}" for scores in origins)
-                + f" | {read(f'{folder}/{age}-en-de-ui.json')['scores']['bleu']['score']:.1f} |"
+                + f" | {found['en-de-ui']['scores']['bleu']['score']:.1f} |"
             )
-            assert any(row.startswith(f"| {label}") and row.endswith(cells) for row in rows), (label, cells)
-    for model in ("transformer-mt-en-de", "transformer-mt-en-de-broad"):  # the model as shipped is the "after"
-        scores = json.loads((MODELS / model / "scores.json").read_text(encoding="utf-8"))["scores"]
-        assert any(
-            row.startswith(f"| `models/{model}`") and f"| {scores['bleu']['score']:.1f} |" in row for row in rows
-        ), model
+            assert any(row.startswith(f"| {start}") and row.endswith(cells) for row in rows), (start, cells)
+
+
+def formality_rows(study: dict, asked: tuple[str, ...] = ("more", "less", "default")) -> list[str]:
+    """An en→de card's formality table: per register asked, the outputs in each register (formal / informal) of the
+    test sentences whose reference addresses the reader, on the UI messages and on the help text (generate())."""
+    found = study["engines"]["generate"]["formality"]
+    return [
+        f"| `{register}` | "
+        + " | ".join(f"{found[name][register]['formal']} / {found[name][register]['informal']}" for name in found)
+        + " |"
+        for register in asked
+    ]
+
+
+def test_the_en_de_formality_tables_are_the_context_studys_json():
+    """Each en→de card's formality table: the fine-tuned model asked each register, then the model before it (no
+    tag) at its default, from docs/results/context's studies of the two."""
+    for card, model in ((HELP_CARD, "transformer-mt-en-de"), (BROAD_CARD, "transformer-mt-en-de-broad")):
+        before = formality_rows(read(f"context/{model}-before.json"), ("default",))[0]
+        expected = [*formality_rows(read(f"context/{model}.json")), before.replace("`default`", "before, no tag", 1)]
+        assert table_rows(card, "## Taught the formality tag", "| asked |") == expected, card
 
 
 def test_the_cards_scores_are_their_scores_json():

@@ -62,9 +62,13 @@ def test_the_broader_models_card_names_every_source_it_was_trained_on():
     info = json.loads((BROAD / "training_info.json").read_text())
     sources = info["data_sources"]
     assert [source["origin"] for source in sources] == ["lohelp", "ding", "gnomehelp", "ddtp"]
-    fine_tuned = info["fine_tunes"][-1]["data_sources"]  # the UI fine-tune: the corpus again and 587 packages' UI
+    fine_tuned = info["fine_tunes"][1]["data_sources"]  # the UI fine-tune: the corpus again and 587 packages' UI
     assert {source["origin"] for source in fine_tuned} >= {"lohelp", "ding", "gnomehelp", "ddtp"}
     assert sum(source["origin"].startswith("gettext:") for source in fine_tuned) == 886
+    # the formality fine-tunes read the same corpora again (no dictionary): the card's licences cover them
+    for stage in info["fine_tunes"][2:]:
+        assert all(source["license"] for source in stage["data_sources"])
+        assert {source["origin"] for source in stage["data_sources"]} <= {source["origin"] for source in fine_tuned}
     card = (BROAD / "README.md").read_text(encoding="utf-8")
     for listed in (sources, fine_tuned):
         assert all(source["license"] for source in listed)
@@ -83,7 +87,19 @@ def test_the_broader_model_keeps_the_help_text_models_score_on_the_repositorys_t
     assert scores[BROAD] >= scores[MODEL] - 1.0
 
 
-FINE_TUNE_RESULTS = {BROAD: REPO / "docs" / "results" / "broad_ui", MODEL: REPO / "docs" / "results" / "help_ui"}
+RESULTS = REPO / "docs" / "results"
+# each shipped model's fine-tunes whose scores its card shows before and after: the card's heading, and the results
+# before and after (the test split's figures, the shared corpus's per origin, the UI messages')
+FINE_TUNES = {
+    BROAD: [
+        ("## Fine-tuned on UI messages", "broad_ui/old-{}.json", "broad_ui/new-{}.json"),
+        ("## Taught the formality tag", "broad_ui/new-{}.json", "en_de_formality/broad-{}.json"),
+    ],
+    MODEL: [
+        ("## Fine-tuned with the augmentations", "help_ui/old-{}.json", "help_ui/new-{}.json"),
+        ("## Taught the formality tag", "help_ui/new-{}.json", "en_de_formality/help-{}.json"),
+    ],
+}
 ORIGINS = {
     "lohelp": "LibreOffice help",
     "gnomehelp": "GNOME help",
@@ -92,38 +108,42 @@ ORIGINS = {
 }
 
 
-def before_after_rows(model_dir) -> list[str]:
-    """A shipped model's card table of its scores before and after its last fine-tune (the broader model's on UI
-    messages, the help-text model's with the augmentations), from docs/results/broad_ui or help_ui."""
+def before_after_rows(model_dir, before: str, after: str) -> list[str]:
+    """A shipped model's card table of its scores before and after one fine-tune, from docs/results (the help text's
+    figures after the formality fine-tune are the model's own scores.json)."""
 
-    def read(name: str) -> dict:
-        return json.loads((FINE_TUNE_RESULTS[model_dir] / name).read_text(encoding="utf-8"))
+    def read(pattern: str, name: str) -> dict:
+        if pattern.startswith("en_de_formality/") and name == "data-en-de":
+            return json.loads((model_dir / "scores.json").read_text(encoding="utf-8"))
+        return json.loads((RESULTS / pattern.format(name)).read_text(encoding="utf-8"))
 
     def cell(scores: dict) -> str:
         return f"{scores['bleu']['score']:.2f} / {scores['chrf']['score']:.2f}"
 
     rows = []
     for label, name in (
-        ("UI messages (`../shared/data/en-de-ui`)", "en-de-ui.json"),
-        ("help text (`data/en-de`)", "data-en-de.json"),
-        ("shared corpus (`../shared/data/en-de`), all origins", "shared-en-de.json"),
+        ("UI messages (`../shared/data/en-de-ui`)", "en-de-ui"),
+        ("help text (`data/en-de`)", "data-en-de"),
+        ("shared corpus (`../shared/data/en-de`), all origins", "shared-en-de"),
     ):
-        before, after = read(f"old-{name}"), read(f"new-{name}")
-        rows.append(f"| {label} | {after['pairs']:,} | {cell(before['scores'])} | {cell(after['scores'])} |")
-    before, after = read("old-shared-en-de.json"), read("new-shared-en-de.json")
+        old, new = read(before, name), read(after, name)
+        rows.append(f"| {label} | {new['pairs']:,} | {cell(old['scores'])} | {cell(new['scores'])} |")
+    old, new = read(before, "shared-en-de"), read(after, "shared-en-de")
     for origin, what in ORIGINS.items():
         rows.append(
-            f"| {origin} ({what}) | {after['by_origin'][origin]['pairs']:,} | "
-            f"{cell(before['by_origin'][origin]['scores'])} | {cell(after['by_origin'][origin]['scores'])} |"
+            f"| {origin} ({what}) | {new['by_origin'][origin]['pairs']:,} | "
+            f"{cell(old['by_origin'][origin]['scores'])} | {cell(new['by_origin'][origin]['scores'])} |"
         )
     return rows
 
 
 @SHIPPED
-def test_the_cards_give_the_scores_before_and_after_the_last_fine_tune(model_dir):
+def test_the_cards_give_the_scores_before_and_after_each_fine_tune(model_dir):
     card = (model_dir / "README.md").read_text(encoding="utf-8")
-    for row in before_after_rows(model_dir):
-        assert row in card, row
+    for heading, before, after in FINE_TUNES[model_dir]:
+        section = card[card.index(f"{heading}\n") :]
+        for row in before_after_rows(model_dir, before, after):
+            assert row in section, (heading, row)
 
 
 @SHIPPED

@@ -16,14 +16,14 @@ from .utils import REPO, SENTENCES, save_tiny
 
 SHIPPED = REPO / "models" / "transformer-mt-en-de"
 THREE = "Open the Tools menu. Choose Options. Click OK to close the dialog."
-# the shipped model's translations of THREE's sentences, each alone, and of THREE as one sequence (two sentences,
-# the second merging two of the source's and losing "Click OK")
+# the shipped model's translations of THREE's sentences, each alone, and of THREE as one sequence (before its
+# formality fine-tune, whose joined pairs taught it more, it wrote two sentences there and lost "Click OK")
 THREE_ALONE = [
     "Öffnen Sie das Menü Extras.",
     "Wählen Sie Optionen.",
     "Klicken Sie auf OK, um den Dialog zu schließen.",
 ]
-THREE_WHOLE = "Öffnen Sie das Menü Extras. Wählen Sie Extras – Optionen…, um den Dialog zu schließen."
+THREE_WHOLE = "Öffnen Sie das Menü Extras. Wählen Sie Optionen. Klicken Sie auf OK, um den Dialog zu schließen."
 
 
 def test_a_long_input_is_translated_whole_or_named_in_a_warning(short_translator, caplog, monkeypatch):
@@ -103,7 +103,7 @@ def test_each_sentence_of_a_text_is_translated_as_it_is_alone(shipped):
         "Öffnen Sie das Menü Extras.\nWählen Sie Optionen.  Klicken Sie auf OK, um den Dialog zu schließen.",
         "Klicken Sie auf OK, um den Dialog zu schließen",
     ]
-    # without splitting: one sequence, as before, and the model writes fewer sentences than the source has
+    # without splitting: one sequence, as before
     assert translate(model, tokenizer, [THREE], split_sentences=False) == [THREE_WHOLE]
 
 

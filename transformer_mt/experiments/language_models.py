@@ -193,10 +193,11 @@ def ship(
     return report
 
 
-# the en->de models' UI test scores, measured when each was fine-tuned (their scores.json holds data/en-de's test)
+# the en->de models' UI test scores, measured after their formality fine-tune (their scores.json holds data/en-de's
+# test)
 EN_DE_UI = {
-    "transformer-mt-en-de": "docs/results/help_ui/new-en-de-ui.json",
-    "transformer-mt-en-de-broad": "docs/results/broad_ui/new-en-de-ui.json",
+    "transformer-mt-en-de": "docs/results/en_de_formality/help-en-de-ui.json",
+    "transformer-mt-en-de-broad": "docs/results/en_de_formality/broad-en-de-ui.json",
 }
 
 
