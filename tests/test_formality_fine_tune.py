@@ -29,7 +29,9 @@ def test_the_last_stage_replaces_the_weights_and_every_stage_is_recorded(trained
     assert info["fine_tunes"] == stages
     starts = [("aaaaaaa", str(shipped)), ("bbbbbbb", str(first))]
     assert [(stage["commit"], stage["from"]) for stage in stages] == starts
-    assert all(source["license"] for source in stages[0]["data_sources"])  # data/en-de's origins, licensed
+    run_sources = json.loads((first / "training_info.json").read_text(encoding="utf-8"))["data_sources"]
+    assert [source["origin"] for source in stages[0]["data_sources"]] == [source["origin"] for source in run_sources]
+    assert all("license" in source for source in stages[0]["data_sources"])  # from ../shared/data's cards, if there
     assert sorted(path.name for path in shipped.parent.iterdir()) == ["shipped"]
 
 
