@@ -60,6 +60,8 @@ from transformer_mt.experiments.informal_german import imperative, informal, sec
             "Dieses Paket wird nicht die Arbeitsumgebung für dich installieren.",
         ),
         ("Change your own filter", "Ihren eigenen Filter ändern", "Deinen eigenen Filter ändern"),
+        # a possessive that starts a sentence after another keeps its capital
+        ("Done. Your file is saved.", "Fertig. Ihre Datei ist gespeichert.", "Fertig. Deine Datei ist gespeichert."),
         # reflexive beside its subject
         ("Log in to your account", "Melden Sie sich bei Ihrem Konto an", "Melde dich bei deinem Konto an"),
     ],

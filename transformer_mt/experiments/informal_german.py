@@ -241,7 +241,8 @@ def informal(source: str, target: str) -> str | None:
             edits[i] = "dir"
             addressed += 1
         elif token in _POSSESSIVES:
-            edits[i] = _recase(_POSSESSIVES[token], "D") if i == 0 else _POSSESSIVES[token]
+            starts = i == 0 or tokens[i - 1] in _SENTENCE_ENDS
+            edits[i] = _recase(_POSSESSIVES[token], "D") if starts else _POSSESSIVES[token]
     if not edits or addressed != len(_ENGLISH_YOU.findall(source)):
         return None
     return _apply(target, spans, edits)
