@@ -244,6 +244,11 @@ def test_a_run_with_context_and_formality_records_them_and_holds_the_tags(tmp_pa
     info = json.loads((run / "training_info.json").read_text())
     assert info["side_constraints"] == {"context_column": "context", "context_share": 0.5, "formality_share": 0.5}
     assert info["training_pairs"]["side_constraints"]["context"] > 0
+    # data that gives registers (`language_data --informal_rewrites`) needs a run that reads the tags
+    tagged = pairs.map(lambda row: {"en": f"<informal> {row['en']}" if "Tu " in row["fr"] else row["en"]})
+    tagged.to_csv(data / "train.tsv", sep="\t", index=False)
+    with pytest.raises(ValueError, match="--formality_share 0: the training split's sources begin with register tags"):
+        train(tmp_path / "untagged", "--do_train", "--max_steps", 1, "--data", data, "--target_lang", "fr")
 
 
 def test_side_constraint_flags_are_checked_at_the_boundary():

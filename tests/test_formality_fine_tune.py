@@ -15,6 +15,7 @@ from transformer_mt.experiments.formality_fine_tune import ship_weights
 def test_the_last_stage_replaces_the_weights_and_every_stage_is_recorded(trained_tiny_model, tmp_path):
     shipped = shutil.copytree(trained_tiny_model, tmp_path / "models" / "shipped")
     (shipped / "README.md").write_text("# the card\n", encoding="utf-8")
+    (shipped / "terms.tsv").write_text("widget\tWidget\n", encoding="utf-8")
     (shipped / "calibration.json").write_text("{}", encoding="utf-8")
     first = shutil.copytree(trained_tiny_model, tmp_path / "runs" / "first")
     second = shutil.copytree(trained_tiny_model / "checkpoint-10", tmp_path / "runs" / "second")
@@ -24,6 +25,7 @@ def test_the_last_stage_replaces_the_weights_and_every_stage_is_recorded(trained
     assert weights.keys() == expected.keys()
     assert all(torch.equal(weights[name], expected[name].to(torch.float16)) for name in weights)
     assert (shipped / "README.md").read_text(encoding="utf-8") == "# the card\n"
+    assert (shipped / "terms.tsv").read_text(encoding="utf-8") == "widget\tWidget\n"  # the shipped glossary, kept
     assert not (shipped / "calibration.json").exists()  # fitted on other weights: measured again
     stages = json.loads((shipped / "training_info.json").read_text(encoding="utf-8"))["fine_tunes"]
     assert info["fine_tunes"] == stages

@@ -60,6 +60,10 @@ from transformer_mt.experiments.informal_german import imperative, informal, sec
             "Dieses Paket wird nicht die Arbeitsumgebung für dich installieren.",
         ),
         ("Change your own filter", "Ihren eigenen Filter ändern", "Deinen eigenen Filter ändern"),
+        # an object after a verb with a subject of its own; an imperative before punctuation; Ihnen opening
+        ("We would like to inform you.", "Wir möchten Sie informieren.", "Wir möchten dich informieren."),
+        ("Please wait.", "Bitte warten Sie.", "Bitte warte."),
+        ("You like it.", "Ihnen gefällt es.", "Dir gefällt es."),
         # a possessive that starts a sentence after another keeps its capital
         ("Done. Your file is saved.", "Fertig. Ihre Datei ist gespeichert.", "Fertig. Deine Datei ist gespeichert."),
         # reflexive beside its subject

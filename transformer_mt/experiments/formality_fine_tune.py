@@ -49,8 +49,8 @@ def ship_weights(model: Path, stages: list[tuple[Path, str]], language: str = "d
             json.dumps(info, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )
         (built / "averaged_from.json").write_text(json.dumps({"checkpoints": [str(stages[-1][0])]}, indent=2) + "\n")
-        for name in ("README.md", "terms.tsv"):  # the confidence and scores are measured again
-            if (model / name).is_file() and not (built / name).is_file():
+        for name in ("README.md", "terms.tsv"):  # kept over the run's; the confidence and scores are measured again
+            if (model / name).is_file():
                 shutil.copy2(model / name, built / name)
     except BaseException:
         shutil.rmtree(built, ignore_errors=True)

@@ -36,6 +36,8 @@ _SUBORDINATORS = frozenset(
     "der die das den dem denen deren dessen welche welcher welches welchen welchem".split()
 )
 _PREPOSITIONS = frozenset("für an um durch gegen ohne auf über".split())
+# pronouns that are a verb's subject before it: a Sie after that verb is its object
+_SUBJECTS = frozenset("ich wir er es man sie".split())
 # words before a clause's verb that still leave it at the clause's start, for an imperative
 _OPENERS = frozenset("bitte und oder aber dann anschließend danach nun jetzt zuerst zunächst abschließend".split())
 # words after Sie that end like a verb but are not one
@@ -194,6 +196,9 @@ def _place_sie(tokens: list[str], i: int, edits: dict[int, str]) -> str | None:
             if after == "sich":
                 edits[i + 1] = "dich"
             return "imperative"
+        if any(token.lower() in _SUBJECTS for token in tokens[start : i - 1]):
+            edits[i] = "dich"  # "Wir möchten Sie informieren": the verb has a subject of its own
+            return "object"
         edits[i - 1], edits[i] = second_person(before), "du"
         _reflexive(tokens, i, end, edits)
         return "subject"
@@ -209,13 +214,17 @@ def _place_sie(tokens: list[str], i: int, edits: dict[int, str]) -> str | None:
         if subordinate and any(token in ("und", "oder") for token in tokens[i + 1 : verb]):
             return None
         if _is_verb(word) and (word.islower() or word in _AUXILIARIES):
-            edits[verb], edits[i] = second_person(word), "Du" if i == 0 or tokens[i - 1] in _SENTENCE_ENDS else "du"
+            edits[verb], edits[i] = second_person(word), "Du" if _starts_sentence(tokens, i) else "du"
             _reflexive(tokens, i, end, edits)
             return "subject"
         if subordinate and _THIRD_PERSON.fullmatch(word):
             edits[i] = "dich"
             return "object"
     return None
+
+
+def _starts_sentence(tokens: list[str], i: int) -> bool:
+    return i == 0 or tokens[i - 1] in _SENTENCE_ENDS
 
 
 def _reflexive(tokens: list[str], i: int, end: int, edits: dict[int, str]) -> None:
@@ -238,11 +247,11 @@ def informal(source: str, target: str) -> str | None:
                 return None
             addressed += role != "imperative"
         elif token == "Ihnen":
-            edits[i] = "dir"
+            edits[i] = _recase("dir", "D") if _starts_sentence(tokens, i) else "dir"
             addressed += 1
         elif token in _POSSESSIVES:
-            starts = i == 0 or tokens[i - 1] in _SENTENCE_ENDS
-            edits[i] = _recase(_POSSESSIVES[token], "D") if starts else _POSSESSIVES[token]
+            possessive = _POSSESSIVES[token]
+            edits[i] = _recase(possessive, "D") if _starts_sentence(tokens, i) else possessive
     if not edits or addressed != len(_ENGLISH_YOU.findall(source)):
         return None
     return _apply(target, spans, edits)
@@ -257,7 +266,10 @@ def _apply(target: str, spans: list[tuple[int, int, str]], edits: dict[int, str]
         if edits[index]:
             pieces.append(edits[index])
             last = end
-        else:  # a removed word takes the space after it
-            last = end + (end < len(target) and target[end] == " ")
+        elif end < len(target) and target[end] == " ":  # a removed word takes the space after it
+            last = end + 1
+        else:  # or, before punctuation or the end, the space before it ("Bitte warten Sie." -> "Bitte warte.")
+            pieces[-1] = pieces[-1].removesuffix(" ")
+            last = end
     pieces.append(target[last:])
     return "".join(pieces)

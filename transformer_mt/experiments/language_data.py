@@ -79,7 +79,10 @@ def pair_corpus(
 
 def folder_corpus(folder: Path) -> dict[str, list[dict[str, str]]]:
     """The three splits of a corpus folder as they are (`data/en-de`: the help-text model's own data)."""
-    return {split: read_rows(folder / f"{split}.tsv") for split in SPLITS}
+    return {
+        split: [{column: value or "" for column, value in row.items()} for row in read_rows(folder / f"{split}.tsv")]
+        for split in SPLITS
+    }
 
 
 def formality_mix(
@@ -151,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--keep_dictionary",
         action="store_true",
-        help="keep the dictionary's entries (ding): a model trained on them keeps them in its fine-tunes",
+        help="keep the dictionary's entries (ding) of the pair corpus (a --corpus folder is read whole)",
     )
     parser.add_argument(
         "--corpus", type=Path, help="a corpus folder to read instead of the pair corpus (data/en-de: help text only)"

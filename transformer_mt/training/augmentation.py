@@ -102,13 +102,19 @@ def augment(dataset, source_lang: str, target_lang: str, shares: dict[str, float
     return dataset.map(replace, batched=True, with_indices=True, desc="Augmenting training pairs"), counts
 
 
+def gives_registers(sources: list[str]) -> bool:
+    """Whether any of `sources` begins with a register's tag (`<informal> source`): data that gives registers."""
+    prefixes = tuple(f"{tag} " for tag in TAGS.values())
+    return any(source.startswith(prefixes) for source in sources)
+
+
 def lift_tags(dataset, source_lang: str):
     """The training split with each source's leading register tag (`<informal> source`, data that gives a pair's
     register, as `language_data --informal_rewrites` writes) lifted into a `GIVEN_REGISTER` column, so that joining
     and case augmentation never see it and `side_constraints` puts it back; the split as it is without one."""
     tags = {f"{tag} ": name for name, tag in TAGS.items()}
     sources = dataset[source_lang]
-    if not any(source.startswith(tuple(tags)) for source in sources):
+    if not gives_registers(sources):
         return dataset
     given = [next((name for tag, name in tags.items() if source.startswith(tag)), "") for source in sources]
     lifted = [source.split(" ", 1)[1] if name else source for source, name in zip(sources, given)]

@@ -10,7 +10,7 @@ from ..tags import language_token
 from ..text.glossary import mine_terms, read_glossary
 from ..tokenization import target_side
 from .arguments import SetupArguments
-from .augmentation import GIVEN_REGISTER, augment, lift_tags, side_constraints
+from .augmentation import GIVEN_REGISTER, augment, gives_registers, lift_tags, side_constraints
 from .data_arguments import DataArguments
 from .suggestion_data import suggestion_splits
 
@@ -175,6 +175,11 @@ def transform_training_split(dataset, tokenizer, data_args: DataArguments, train
 
     if data_args.formality_share:
         dataset = lift_tags(dataset, data_args.source_lang)
+    elif gives_registers(dataset[data_args.source_lang]):
+        raise ValueError(
+            "--formality_share 0: the training split's sources begin with register tags (<formal>, <informal>), "
+            "which only a run with --formality_share > 0 reads; give one, or data without tags"
+        )
 
     if data_args.joined_pairs_share:
         dataset, report["joined_pairs"] = add_joined_pairs(
