@@ -103,6 +103,7 @@ def test_a_target_the_rules_cannot_place_is_left_out(source, target):
         ("herunterladen", "herunterlädst", "herunterlade"),
         ("einschalten", "einschaltest", "einschalte"),  # ends like "halten", but weak
         ("erhalten", "erhältst", "erhalte"),
+        ("versehen", "versiehst", "versieh"),
         ("Können", "Kannst", "Könne"),
         ("wären", "wärst", "wäre"),
     ],

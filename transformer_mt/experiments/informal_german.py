@@ -93,10 +93,10 @@ _STRONG = {
     "wachsen": ("wächst", None),
 }
 # regular verbs that end like a strong one
-_WEAK_LOOKALIKES = ("schalten", "beantragen", "gestalten", "verwalten", "versehen")
-_IMPERATIVES = {"sein": "sei", "seien": "sei", "haben": "hab", "werden": "werde", "tun": "tu"}
-_POSSESSIVES = {"Ihr": "dein", "Ihre": "deine", "Ihren": "deinen", "Ihrem": "deinem", "Ihrer": "deiner"}
-_POSSESSIVES["Ihres"] = "deines"
+_WEAK_LOOKALIKES = ("schalten", "beantragen", "gestalten", "verwalten")
+# the auxiliaries' own imperatives never arise (an auxiliary before Sie is read as a question or statement)
+_IMPERATIVES = {"seien": "sei"}
+_POSSESSIVES = {f"Ihr{ending}": f"dein{ending}" for ending in ("", "e", "en", "em", "er", "es")}
 
 
 def _is_verb(word: str) -> bool:
@@ -113,7 +113,7 @@ def _stem(verb: str) -> str:
 
 
 def _strong(verb: str) -> tuple[str, tuple[str, str | None]] | None:
-    if verb.endswith(_WEAK_LOOKALIKES) and verb != "sehen":
+    if verb.endswith(_WEAK_LOOKALIKES):
         return None
     for base, forms in _STRONG.items():
         if verb.endswith(base):

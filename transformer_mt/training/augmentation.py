@@ -40,6 +40,7 @@ SIDE_CONSTRAINTS_STREAM = 42
 TERM_SUBSTITUTION = 0.5
 # the register a source's own tag asks for, lifted off it while the pair is joined and augmented (`lift_tags`)
 GIVEN_REGISTER = "given_register"
+_GIVEN_TAGS = {f"{tag} ": name for name, tag in TAGS.items()}  # a tag the data gives, with its space: its register
 CASES = {"uppercase": upper_case, "titlecase": title_case}
 
 
@@ -104,19 +105,17 @@ def augment(dataset, source_lang: str, target_lang: str, shares: dict[str, float
 
 def gives_registers(sources: list[str]) -> bool:
     """Whether any of `sources` begins with a register's tag (`<informal> source`): data that gives registers."""
-    prefixes = tuple(f"{tag} " for tag in TAGS.values())
-    return any(source.startswith(prefixes) for source in sources)
+    return any(source.startswith(tuple(_GIVEN_TAGS)) for source in sources)
 
 
 def lift_tags(dataset, source_lang: str):
     """The training split with each source's leading register tag (`<informal> source`, data that gives a pair's
     register, as `language_data --informal_rewrites` writes) lifted into a `GIVEN_REGISTER` column, so that joining
     and case augmentation never see it and `side_constraints` puts it back; the split as it is without one."""
-    tags = {f"{tag} ": name for name, tag in TAGS.items()}
     sources = dataset[source_lang]
     if not gives_registers(sources):
         return dataset
-    given = [next((name for tag, name in tags.items() if source.startswith(tag)), "") for source in sources]
+    given = [next((name for tag, name in _GIVEN_TAGS.items() if source.startswith(tag)), "") for source in sources]
     lifted = [source.split(" ", 1)[1] if name else source for source, name in zip(sources, given)]
     return dataset.remove_columns(source_lang).add_column(source_lang, lifted).add_column(GIVEN_REGISTER, given)
 
